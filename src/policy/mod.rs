@@ -1,0 +1,32 @@
+//! The policy engine: the one implementation of backoff, jitter, retry
+//! classification, Retry-After, budgets and attempt/deadline accounting.
+//!
+//! The linter, the simulator and the chaos client all call this module and never
+//! re-implement any of it, so a static prediction, a simulated run and a measured
+//! run cannot disagree about what a policy does. It imports nothing else of the
+//! project. Time is a `Duration` since the start of a run, so the same code runs
+//! on a virtual clock and on a real one.
+
+pub mod backoff;
+pub mod budget;
+pub mod classify;
+pub mod retry;
+pub mod retry_after;
+
+pub use backoff::{Backoff, BackoffKind, Jitter};
+pub use budget::{Budget, BudgetSpec};
+pub use classify::{Condition, Outcome, RetryOn};
+pub use retry::{Decision, RetryPolicy, RetrySession, Stop};
+
+/// The one random-number generator of the project: reproducible across rand
+/// versions and platforms, unlike `StdRng`.
+pub type Rng = rand::rngs::ChaCha8Rng;
+
+/// A generator for `seed`.
+pub fn seeded_rng(seed: u64) -> Rng {
+    rand::SeedableRng::seed_from_u64(seed)
+}
+
+/// The longest duration the engine computes; products and sums saturate here
+/// (about 136 years) instead of overflowing.
+pub const FOREVER: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);
