@@ -1,0 +1,124 @@
+//! Durations as the schema writes them: `250us`, `100ms`, `2s`, `1.5s`, `1m`,
+//! and sums such as `1m30s`.
+
+use std::time::Duration;
+
+/// Why a duration could not be read; the text is the fix to suggest.
+pub fn parse(text: &str) -> Result<Duration, String> {
+    let s = text.trim();
+    if s.starts_with('-') {
+        return Err(format!(
+            "`{text}` is negative; durations are zero or more, e.g. `100ms`"
+        ));
+    }
+    if s.is_empty() {
+        return Err("empty duration; write e.g. `100ms` or `2s`".into());
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, tail) = rest.split_at(num_len);
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let value: f64 = num
+            .parse()
+            .map_err(|_| format!("`{text}` is not a duration; write e.g. `250us`, `100ms`, `1.5s` or `1m`"))?;
+        let scale = match unit.trim() {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "" => {
+                return Err(format!(
+                    "`{text}` has no unit; write `{text}ms` or `{text}s`"
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "unknown unit `{other}` in `{text}`; use us, ms, s, m or h"
+                ));
+            }
+        };
+        total += value * scale;
+        rest = next.trim_start();
+    }
+    // A century is far beyond any timeout; bigger values are typos.
+    if !total.is_finite() || total > 100.0 * 365.0 * 86_400.0 {
+        return Err(format!("`{text}` is absurdly long; durations here are ms to minutes"));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// `1.5s`, `250ms`, `40us`: the shortest exact form for reports and messages.
+pub fn format(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns == 0 {
+        "0s".into()
+    } else if ns % 1_000_000_000 == 0 {
+        let s = ns / 1_000_000_000;
+        if s % 60 == 0 && s >= 60 {
+            format!("{}m", s / 60)
+        } else {
+            format!("{s}s")
+        }
+    } else if ns >= 1_000_000_000 && ns % 1_000_000 == 0 {
+        format!("{}s", trim(d.as_secs_f64()))
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns >= 1_000_000 {
+        format!("{}ms", trim(ns as f64 / 1e6))
+    } else if ns % 1000 == 0 {
+        format!("{}us", ns / 1000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_form() {
+        let ms = Duration::from_millis;
+        assert_eq!(parse("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse("100ms"), Ok(ms(100)));
+        assert_eq!(parse("2s"), Ok(ms(2000)));
+        assert_eq!(parse("1.5s"), Ok(ms(1500)));
+        assert_eq!(parse("1m"), Ok(ms(60_000)));
+        assert_eq!(parse("1m30s"), Ok(ms(90_000)));
+        assert_eq!(parse("0s"), Ok(Duration::ZERO));
+    }
+
+    #[test]
+    fn rejects_with_the_fix() {
+        assert!(parse("-5ms").unwrap_err().contains("negative"));
+        assert!(parse("100").unwrap_err().contains("`100ms`"));
+        assert!(parse("5 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse("fast").is_err());
+        assert!(parse("1.2.3s").is_err());
+        assert!(parse("99999999999h").unwrap_err().contains("absurdly"));
+    }
+
+    #[test]
+    fn formats_shortest() {
+        let ms = Duration::from_millis;
+        assert_eq!(format(ms(1500)), "1.5s");
+        assert_eq!(format(ms(250)), "250ms");
+        assert_eq!(format(ms(120_000)), "2m");
+        assert_eq!(format(Duration::from_micros(40)), "40us");
+        assert_eq!(format(Duration::from_micros(1500)), "1.5ms");
+    }
+}

@@ -1,0 +1,119 @@
+//! The call graph: cycle detection that names the whole cycle, the entry when
+//! the file leaves it implicit, and a topological order for the analyses.
+//!
+//! Everything here is iterative: a chain of 10,000 services must not overflow
+//! the stack.
+
+use super::error::{ErrorKind, LoadError};
+use super::model::{ServiceId, Topology};
+use super::yaml::Pos;
+
+/// Fails on the first cycle found, naming it `a → b → c → a` at the call that
+/// closes it.
+pub fn check_acyclic(t: &Topology) -> Result<(), LoadError> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnPath,
+        Done,
+    }
+    let n = t.services.len();
+    let mut mark = vec![Mark::New; n];
+    for root in 0..n {
+        if mark[root] != Mark::New {
+            continue;
+        }
+        // Each frame: (service, index of the next call to follow).
+        let mut stack: Vec<(ServiceId, usize)> = vec![(root, 0)];
+        mark[root] = Mark::OnPath;
+        while let Some(top) = stack.last_mut() {
+            let (s, next) = *top;
+            let calls = &t.services[s].calls;
+            if next == calls.len() {
+                mark[s] = Mark::Done;
+                stack.pop();
+                continue;
+            }
+            top.1 += 1;
+            let call = &calls[next];
+            match mark[call.to] {
+                Mark::New => {
+                    mark[call.to] = Mark::OnPath;
+                    stack.push((call.to, 0));
+                }
+                Mark::OnPath => {
+                    let start = stack.iter().position(|(id, _)| *id == call.to).unwrap_or(0);
+                    let mut names: Vec<&str> = stack[start..]
+                        .iter()
+                        .map(|(id, _)| t.services[*id].name.as_str())
+                        .collect();
+                    names.push(&t.services[call.to].name);
+                    return Err(LoadError::new(
+                        ErrorKind::Graph,
+                        &t.file,
+                        Some(call.pos),
+                        format!("cycle in the call graph: {}", names.join(" → ")),
+                    )
+                    .with_help(format!(
+                        "calls must form a DAG: remove the call from `{}` to `{}` or break the cycle elsewhere",
+                        t.services[s].name, t.services[call.to].name
+                    )));
+                }
+                Mark::Done => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The one service nobody calls.
+pub fn infer_entry(t: &Topology, at: Pos) -> Result<ServiceId, LoadError> {
+    let mut called = vec![false; t.services.len()];
+    for c in t.calls() {
+        called[c.to] = true;
+    }
+    let roots: Vec<ServiceId> = (0..t.services.len()).filter(|&i| !called[i]).collect();
+    match roots.as_slice() {
+        [one] => Ok(*one),
+        _ => {
+            let names: Vec<&str> = roots
+                .iter()
+                .take(5)
+                .map(|&i| t.services[i].name.as_str())
+                .collect();
+            Err(LoadError::new(
+                ErrorKind::Graph,
+                &t.file,
+                Some(at),
+                format!(
+                    "cannot tell the entry service: {} services are never called ({}{})",
+                    roots.len(),
+                    names.join(", "),
+                    if roots.len() > 5 { ", …" } else { "" }
+                ),
+            )
+            .with_help(format!("add `entry: {}` (the service that receives user traffic)", names.first().copied().unwrap_or("web"))))
+        }
+    }
+}
+
+/// Services in an order where every caller comes before its callees.
+pub fn topo_order(t: &Topology) -> Vec<ServiceId> {
+    let n = t.services.len();
+    let mut indegree = vec![0usize; n];
+    for c in t.calls() {
+        indegree[c.to] += 1;
+    }
+    let mut ready: Vec<ServiceId> = (0..n).rev().filter(|&i| indegree[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(s) = ready.pop() {
+        order.push(s);
+        for c in t.services[s].calls.iter().rev() {
+            indegree[c.to] -= 1;
+            if indegree[c.to] == 0 {
+                ready.push(c.to);
+            }
+        }
+    }
+    order
+}

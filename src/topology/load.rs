@@ -1,0 +1,110 @@
+//! Reading a topology file: size limit, text check, parse, schema, graph.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::error::{ErrorKind, LoadError};
+use super::model::Topology;
+use super::presets::Presets;
+use super::yaml::{self, Pos};
+
+/// Files over this many bytes are refused before parsing (DESIGN: 64 MiB).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads `path` as UTF-8 text within the size limit.
+pub fn read_text(path: &Path, shown: &str) -> Result<String, LoadError> {
+    let io = |msg: String| LoadError::new(ErrorKind::Io, shown, None, msg);
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            io("no such file".into()).with_help("check the path; examples/ has sample topologies")
+        }
+        _ => io(format!("cannot open: {e}")),
+    })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(io("is a directory, not a topology file".into()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(io(format!(
+            "file is larger than the {} MiB limit",
+            MAX_FILE_BYTES / (1024 * 1024)
+        ))
+        .with_help("split the topology, or check that this is the file you meant"));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        LoadError::new(
+            ErrorKind::Io,
+            shown,
+            Some(Pos {
+                line: line as u32,
+                column: column as u32,
+            }),
+            "not UTF-8 text (is this a binary file?)",
+        )
+        .with_help("a topology is a YAML text file")
+    })
+}
+
+/// Loads and validates the topology at `path`.
+pub fn load(path: &Path, presets: &Presets) -> Result<Topology, LoadError> {
+    let shown = path.display().to_string();
+    let text = read_text(path, &shown)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "topology".into());
+    load_str(&text, &shown, &stem, presets)
+}
+
+/// Loads a topology from text; `file` is the name errors and findings show.
+pub fn load_str(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    presets: &Presets,
+) -> Result<Topology, LoadError> {
+    if text.trim().is_empty() {
+        return Err(LoadError::new(
+            ErrorKind::Io,
+            file,
+            Some(Pos { line: 1, column: 1 }),
+            "the file is empty",
+        )
+        .with_help("a topology starts with `version: 1` and a `services:` map; see examples/"));
+    }
+    let root = yaml::parse(text).map_err(|e| syntax_error(file, e))?;
+    super::schema::read(file, text, &root, presets, default_name)
+}
+
+fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
+    // serde-saphyr appends " at line L, column C"; we lead with file:line:col.
+    let message = match e.message.rfind(" at line ") {
+        Some(i) => e.message[..i].to_owned(),
+        None => e.message.clone(),
+    };
+    let (message, help) = if message.starts_with("duplicate mapping key") {
+        let key = message.split(": ").nth(1).unwrap_or("").split(',').next().unwrap_or("");
+        (
+            format!("duplicate key `{key}`"),
+            Some("each key appears once per mapping; merge the two entries".to_owned()),
+        )
+    } else if message.contains("budget") || message.contains("limit") || message.contains("depth") {
+        (
+            format!("YAML refused: {message}"),
+            Some("the document exceeds retrylint's parser limits (nesting depth 64, alias expansion); a topology needs neither".to_owned()),
+        )
+    } else {
+        (format!("invalid YAML: {message}"), None)
+    };
+    let err = LoadError::new(ErrorKind::Syntax, file, Some(e.pos), message);
+    match help {
+        Some(h) => err.with_help(h),
+        None => err,
+    }
+}

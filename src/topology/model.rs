@@ -1,0 +1,179 @@
+//! The validated topology: services, calls and retry layers as `policy` values,
+//! each keeping the source position that a finding points at.
+
+use std::time::Duration;
+
+use crate::policy::RetryPolicy;
+
+pub use super::yaml::Pos;
+
+/// Index of a service in `Topology::services`.
+pub type ServiceId = usize;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub name: String,
+    /// The path as the user gave it; findings name it.
+    pub file: String,
+    /// The whole source text, for snippets.
+    pub source: String,
+    pub entry: ServiceId,
+    /// End-to-end deadline of one user request.
+    pub deadline: Option<Located<Duration>>,
+    /// The retry layer in front of the entry (browser, mobile app, JS client).
+    pub client: Option<Layer>,
+    pub services: Vec<Service>,
+    pub lint: LintSettings,
+}
+
+#[derive(Debug, Clone)]
+pub struct Service {
+    pub name: String,
+    pub pos: Pos,
+    pub latency: Latency,
+    pub capacity: Option<Located<u32>>,
+    pub deadline_propagation: bool,
+    pub calls: Vec<Call>,
+}
+
+/// Own work per request: a log-normal-ish spread given by two quantiles; a fixed
+/// latency has p50 == p99.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    pub p50: Duration,
+    pub p99: Duration,
+    pub pos: Option<Pos>,
+}
+
+impl Latency {
+    pub const DEFAULT: Duration = Duration::from_millis(1);
+}
+
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub from: ServiceId,
+    pub to: ServiceId,
+    /// The call's entry in `calls:` (its `to:` value).
+    pub pos: Pos,
+    pub method: Located<String>,
+    pub path: Option<String>,
+    /// Resolved: the explicit `idempotent:` or the method's RFC 9110 default.
+    pub idempotent: bool,
+    pub idempotency_key: bool,
+    /// Runs concurrently with the neighbouring parallel calls of its service.
+    pub parallel: bool,
+    /// The retry layers of this call, outermost first: the caller's own
+    /// (application) layer, then every `via` layer.
+    pub layers: Vec<Layer>,
+}
+
+impl Call {
+    /// `POST /payouts` or `GET`: how messages name the call's operation.
+    pub fn operation(&self) -> String {
+        match &self.path {
+            Some(p) => format!("{} {p}", self.method.value),
+            None => self.method.value.clone(),
+        }
+    }
+}
+
+/// Where a layer sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerKind {
+    /// `client:` in front of the entry.
+    Client,
+    /// The call's own `retry:` and `timeout:` in the caller's code.
+    App,
+    /// A hidden `via` layer: SDK, sidecar, gateway.
+    Via,
+}
+
+/// One layer that may retry: a per-attempt timeout and a policy.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub kind: LayerKind,
+    /// `client`, `app`, or the `via` layer's name.
+    pub name: String,
+    /// Where the layer is declared (the `via` item, the call, the `client:` key).
+    pub pos: Pos,
+    pub timeout: Option<Located<Duration>>,
+    pub policy: RetryPolicy,
+    pub spans: PolicySpans,
+    /// The preset the policy came from, if any.
+    pub preset: Option<String>,
+}
+
+/// Positions of a policy's fields in the topology file. A field a preset filled
+/// in points at the place that names the preset.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PolicySpans {
+    /// The `retry:` value; `None` when the layer does not declare one.
+    pub policy: Option<Pos>,
+    pub max_attempts: Option<Pos>,
+    pub backoff: Option<Pos>,
+    pub backoff_kind: Option<Pos>,
+    pub jitter: Option<Pos>,
+    pub cap: Option<Pos>,
+    pub retry_on: Option<Pos>,
+    pub honor_retry_after: Option<Pos>,
+    pub budget: Option<Pos>,
+}
+
+/// The `lint:` section of a topology.
+#[derive(Debug, Clone, Default)]
+pub struct LintSettings {
+    /// Rule code or name → level, in file order.
+    pub levels: Vec<(Located<String>, LevelSetting)>,
+    pub max_amplification: Option<Located<f64>>,
+    pub fail_on: Option<Located<LevelSetting>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelSetting {
+    Error,
+    Warning,
+    Info,
+    Allow,
+}
+
+impl Layer {
+    /// The position to point at for a policy field: the field itself, else the
+    /// policy, else the layer.
+    pub fn at(&self, field: Option<Pos>) -> Pos {
+        field.or(self.spans.policy).unwrap_or(self.pos)
+    }
+
+    /// How messages name the layer: `app`, `client`, `istio-sidecar`.
+    pub fn label(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Topology {
+    pub fn service(&self, id: ServiceId) -> &Service {
+        &self.services[id]
+    }
+
+    pub fn id_of(&self, name: &str) -> Option<ServiceId> {
+        self.services.iter().position(|s| s.name == name)
+    }
+
+    /// Every call, in file order.
+    pub fn calls(&self) -> impl Iterator<Item = &Call> {
+        self.services.iter().flat_map(|s| s.calls.iter())
+    }
+
+    /// Every layer with where it sits: (the call, or `None` for the client layer).
+    pub fn layers(&self) -> impl Iterator<Item = (Option<&Call>, &Layer)> {
+        self.client
+            .iter()
+            .map(|l| (None, l))
+            .chain(self.calls().flat_map(|c| c.layers.iter().map(move |l| (Some(c), l))))
+    }
+}

@@ -1,0 +1,83 @@
+//! Named retry-policy presets: the embedded `policies/*.yaml`, plus any a user
+//! adds with `--policies DIR` (a user's file replaces an embedded one of the same
+//! name).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use super::error::{ErrorKind, LoadError};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// The sources of every known preset, by name.
+#[derive(Debug, Clone)]
+pub struct Presets {
+    sources: BTreeMap<String, PresetSource>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PresetSource {
+    /// The file name shown in errors: `policies/NAME.yaml` or the user's path.
+    pub file: String,
+    pub text: String,
+}
+
+impl Default for Presets {
+    fn default() -> Self {
+        Self::embedded()
+    }
+}
+
+impl Presets {
+    /// The presets shipped in the binary.
+    pub fn embedded() -> Self {
+        let sources = embedded::POLICIES
+            .iter()
+            .map(|(name, text)| {
+                let source = PresetSource {
+                    file: format!("policies/{name}.yaml"),
+                    text: (*text).to_owned(),
+                };
+                ((*name).to_owned(), source)
+            })
+            .collect();
+        Presets { sources }
+    }
+
+    /// Adds every `*.yaml` file of `dir`, named by its file stem.
+    pub fn add_dir(&mut self, dir: &Path) -> Result<(), LoadError> {
+        let shown = dir.display().to_string();
+        let io = |e: std::io::Error| {
+            LoadError::new(ErrorKind::Io, &shown, None, format!("cannot read preset directory: {e}"))
+                .with_help("pass an existing directory of NAME.yaml retry policies to --policies")
+        };
+        let mut paths: Vec<_> = fs::read_dir(dir)
+            .map_err(io)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let file = path.display().to_string();
+            let text = super::load::read_text(&path, &file)?;
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.sources.insert(name, PresetSource { file, text });
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&PresetSource> {
+        self.sources.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.sources.keys().map(String::as_str)
+    }
+}

@@ -1,0 +1,563 @@
+//! Reading a topology (schema version 1, DESIGN.md) out of a located YAML tree.
+
+use std::collections::HashMap;
+
+use super::error::{ErrorKind, LoadError, nearest};
+use super::fields::Fields;
+use super::model::{
+    Call, Latency, Layer, LayerKind, LevelSetting, LintSettings, Located, PolicySpans, Service,
+    Topology,
+};
+use super::policy_schema::PolicyReader;
+use super::presets::Presets;
+use super::yaml::{Node, Pos, Value};
+
+const TOP_KEYS: &[&str] = &[
+    "version",
+    "name",
+    "description",
+    "entry",
+    "deadline",
+    "client",
+    "services",
+    "lint",
+    "defaults",
+];
+const SERVICE_KEYS: &[&str] = &[
+    "latency",
+    "capacity",
+    "deadline_propagation",
+    "calls",
+    "parallel",
+    "description",
+];
+const CALL_KEYS: &[&str] = &[
+    "to",
+    "method",
+    "path",
+    "idempotent",
+    "idempotency_key",
+    "timeout",
+    "retry",
+    "via",
+    "parallel",
+    "description",
+];
+const LAYER_KEYS: &[&str] = &["name", "retry", "timeout", "description"];
+const METHODS: &[&str] = &[
+    "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
+];
+
+/// Whether RFC 9110 §9.2.2 makes `method` idempotent.
+pub fn method_is_idempotent(method: &str) -> bool {
+    matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE")
+}
+
+/// A service's calls before their targets are resolved.
+struct PendingCall {
+    call: Call,
+    to_name: String,
+    to_pos: Pos,
+}
+
+pub fn read(
+    file: &str,
+    source: &str,
+    root: &Node,
+    presets: &Presets,
+    default_name: &str,
+) -> Result<Topology, LoadError> {
+    let f = Fields { file };
+    let mut policies = PolicyReader::new(presets);
+    if matches!(root.value, Value::Null) {
+        return Err(f
+            .error(root.pos, "the file has no content")
+            .with_help("a topology starts with `version: 1` and a `services:` map"));
+    }
+    let top = f.map(root, "a topology (top level)", &top_keys_with_extensions(root))?;
+    if let Some(v) = top.get("version") {
+        let version = f.int(v, "version", i128::MIN, i128::MAX)?;
+        if version != 1 {
+            return Err(f
+                .error(v.pos, format!("unsupported schema version {version}"))
+                .with_help("this retrylint reads `version: 1`"));
+        }
+    }
+    let name = match top.get("name") {
+        Some(n) => f.str(n, "`name`")?.to_owned(),
+        None => default_name.to_owned(),
+    };
+    let deadline = located_duration(f, &top, "deadline")?;
+    let client = top
+        .get("client")
+        .map(|n| read_layer(f, &mut policies, n, LayerKind::Client, "client"))
+        .transpose()?;
+    let Some(services_node) = top.get("services") else {
+        return Err(f
+            .error(top.pos, "the topology has no `services:`")
+            .with_help("add a `services:` map, one entry per service"));
+    };
+    let Value::Map(entries) = &services_node.value else {
+        return Err(f.expected(services_node, "a map of services (name: definition)"));
+    };
+    if entries.is_empty() {
+        return Err(f
+            .error(services_node.pos, "`services:` is empty")
+            .with_help("add at least one service"));
+    }
+    let mut ids: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    for (i, (k, _)) in entries.iter().enumerate() {
+        let name = f.str(k, "a service name")?;
+        if name.trim().is_empty() {
+            return Err(f.error(k.pos, "a service name is empty"));
+        }
+        ids.insert(name, i);
+    }
+    let mut services = Vec::with_capacity(entries.len());
+    let mut pending: Vec<Vec<PendingCall>> = Vec::with_capacity(entries.len());
+    for (i, (k, v)) in entries.iter().enumerate() {
+        let (service, calls) = read_service(f, &mut policies, i, k, v)?;
+        services.push(service);
+        pending.push(calls);
+    }
+    for (from, calls) in pending.into_iter().enumerate() {
+        for mut p in calls {
+            let Some(&to) = ids.get(p.to_name.as_str()) else {
+                let err = LoadError::new(
+                    ErrorKind::Graph,
+                    file,
+                    Some(p.to_pos),
+                    format!(
+                        "`{}` calls unknown service `{}`",
+                        services[from].name, p.to_name
+                    ),
+                );
+                return Err(match nearest(&p.to_name, ids.keys().copied()) {
+                    Some(n) => err.with_help(format!("did you mean `{n}`?")),
+                    None => err.with_help(format!(
+                        "define `{}` under `services:` or call an existing service",
+                        p.to_name
+                    )),
+                });
+            };
+            if to == from {
+                return Err(LoadError::new(
+                    ErrorKind::Graph,
+                    file,
+                    Some(p.to_pos),
+                    format!("`{}` calls itself", p.to_name),
+                )
+                .with_help("a service calling itself retries into its own queue forever; remove the call"));
+            }
+            p.call.to = to;
+            services[from].calls.push(p.call);
+        }
+    }
+    let entry = match top.get("entry") {
+        Some(n) => {
+            let name = f.str(n, "`entry`")?;
+            match ids.get(name) {
+                Some(&id) => id,
+                None => {
+                    let err = LoadError::new(
+                        ErrorKind::Graph,
+                        file,
+                        Some(n.pos),
+                        format!("entry `{name}` is not a service"),
+                    );
+                    return Err(match nearest(name, ids.keys().copied()) {
+                        Some(near) => err.with_help(format!("did you mean `{near}`?")),
+                        None => err.with_help("name one of the services under `services:`"),
+                    });
+                }
+            }
+        }
+        None => 0,
+    };
+    let lint = top
+        .get("lint")
+        .map(|n| read_lint(f, n))
+        .transpose()?
+        .unwrap_or_default();
+    let mut topology = Topology {
+        name,
+        file: file.to_owned(),
+        source: source.to_owned(),
+        entry,
+        deadline,
+        client,
+        services,
+        lint,
+    };
+    super::graph::check_acyclic(&topology)?;
+    if top.get("entry").is_none() {
+        topology.entry = super::graph::infer_entry(&topology, top.pos)?;
+    }
+    Ok(topology)
+}
+
+/// Top-level keys starting with `x-` hold anchors for merging and are ignored.
+fn top_keys_with_extensions(root: &Node) -> Vec<&str> {
+    let mut keys: Vec<&str> = TOP_KEYS.to_vec();
+    if let Value::Map(entries) = &root.value {
+        for (k, _) in entries {
+            if let Value::Str(s) = &k.value
+                && s.starts_with("x-")
+            {
+                keys.push(s);
+            }
+        }
+    }
+    keys
+}
+
+fn read_service(
+    f: Fields,
+    policies: &mut PolicyReader,
+    id: usize,
+    key: &Node,
+    node: &Node,
+) -> Result<(Service, Vec<PendingCall>), LoadError> {
+    let name = f.str(key, "a service name")?.to_owned();
+    let mut service = Service {
+        name,
+        pos: key.pos,
+        latency: Latency {
+            p50: Latency::DEFAULT,
+            p99: Latency::DEFAULT,
+            pos: None,
+        },
+        capacity: None,
+        deadline_propagation: false,
+        calls: Vec::new(),
+    };
+    // `db: {}` and a bare `db:` are both a leaf with defaults.
+    if matches!(node.value, Value::Null) {
+        return Ok((service, Vec::new()));
+    }
+    let m = f.map(node, &format!("service `{}`", service.name), SERVICE_KEYS)?;
+    if let Some(v) = m.get("latency") {
+        service.latency = read_latency(f, v)?;
+        service.latency.pos = Some(m.key_pos("latency"));
+    }
+    if let Some(v) = m.get("capacity") {
+        let c = f.int(v, "capacity", 1, i128::from(u32::MAX))?;
+        service.capacity = Some(Located {
+            value: c as u32,
+            pos: m.key_pos("capacity"),
+        });
+    }
+    if let Some(v) = m.get("deadline_propagation") {
+        service.deadline_propagation = f.bool(v, "deadline_propagation")?;
+    }
+    let all_parallel = m
+        .get("parallel")
+        .map(|v| f.bool(v, "parallel"))
+        .transpose()?
+        .unwrap_or(false);
+    let mut calls = Vec::new();
+    if let Some(v) = m.get("calls") {
+        let items = match &v.value {
+            Value::Seq(items) => items,
+            Value::Null => return Ok((service, calls)),
+            _ => return Err(f.expected(v, "a list of calls (`- to: SERVICE`)")),
+        };
+        for item in items {
+            let mut p = read_call(f, policies, id, item)?;
+            p.call.parallel |= all_parallel;
+            calls.push(p);
+        }
+    }
+    Ok((service, calls))
+}
+
+fn read_latency(f: Fields, node: &Node) -> Result<Latency, LoadError> {
+    if let Value::Map(_) = node.value {
+        let m = f.map(node, "a latency", &["p50", "p99"])?;
+        let p50 = m.get("p50").map(|v| f.duration(v, "p50")).transpose()?;
+        let p99 = m.get("p99").map(|v| f.duration(v, "p99")).transpose()?;
+        let (p50, p99) = match (p50, p99) {
+            (Some(a), Some(b)) => (a, b),
+            (Some(a), None) => (a, a),
+            (None, Some(b)) => (b, b),
+            (None, None) => {
+                return Err(f
+                    .error(node.pos, "a latency map needs `p50` and `p99`")
+                    .with_help("write `latency: { p50: 20ms, p99: 120ms }` or `latency: 20ms`"));
+            }
+        };
+        if p99 < p50 {
+            return Err(f
+                .error(node.pos, "latency p99 is below p50")
+                .with_help("p99 is the slower tail: it must be at least p50"));
+        }
+        return Ok(Latency {
+            p50,
+            p99,
+            pos: Some(node.pos),
+        });
+    }
+    let d = f.duration(node, "latency")?;
+    Ok(Latency {
+        p50: d,
+        p99: d,
+        pos: Some(node.pos),
+    })
+}
+
+fn read_call(
+    f: Fields,
+    policies: &mut PolicyReader,
+    from: usize,
+    node: &Node,
+) -> Result<PendingCall, LoadError> {
+    // `- db` is shorthand for `- to: db`.
+    if let Value::Str(to) = &node.value {
+        return Ok(PendingCall {
+            call: Call {
+                from,
+                to: usize::MAX,
+                pos: node.pos,
+                method: Located {
+                    value: "GET".into(),
+                    pos: node.pos,
+                },
+                path: None,
+                idempotent: true,
+                idempotency_key: false,
+                parallel: false,
+                layers: vec![app_layer(node.pos, None, None)],
+            },
+            to_name: to.clone(),
+            to_pos: node.pos,
+        });
+    }
+    let m = f.map(node, "a call", CALL_KEYS)?;
+    let Some(to) = m.get("to") else {
+        return Err(f
+            .error(node.pos, "a call needs `to:`")
+            .with_help("add `to: SERVICE`, the service it calls"));
+    };
+    let to_name = f.str(to, "`to`")?.to_owned();
+    let (method, mut path) = match m.get("method") {
+        Some(v) => {
+            let text = f.str(v, "`method`")?;
+            let mut parts = text.split_whitespace();
+            let method = parts.next().unwrap_or("").to_ascii_uppercase();
+            if !METHODS.contains(&method.as_str()) {
+                let err = f.error(v.pos, format!("unknown HTTP method `{text}`"));
+                return Err(match nearest(&method, METHODS.iter().copied()) {
+                    Some(n) => err.with_help(format!("did you mean `{n}`?")),
+                    None => err.with_help(format!("use one of {}", METHODS.join(", "))),
+                });
+            }
+            let path = parts.next().map(str::to_owned);
+            (Located { value: method, pos: m.key_pos("method") }, path)
+        }
+        None => (
+            Located {
+                value: "GET".into(),
+                pos: to.pos,
+            },
+            None,
+        ),
+    };
+    if let Some(v) = m.get("path") {
+        path = Some(f.str(v, "`path`")?.to_owned());
+    }
+    let idempotent = match m.get("idempotent") {
+        Some(v) => f.bool(v, "idempotent")?,
+        None => method_is_idempotent(&method.value),
+    };
+    let idempotency_key = m
+        .get("idempotency_key")
+        .map(|v| f.bool(v, "idempotency_key"))
+        .transpose()?
+        .unwrap_or(false);
+    let parallel = m
+        .get("parallel")
+        .map(|v| f.bool(v, "parallel"))
+        .transpose()?
+        .unwrap_or(false);
+    let timeout = located_duration(f, &m, "timeout")?;
+    let read = m
+        .entry("retry")
+        .map(|(k, v)| policies.read(f, k.pos, v))
+        .transpose()?;
+    let call_pos = m.key_pos("to");
+    let mut layers = vec![app_layer(call_pos, timeout, read)];
+    if let Some(v) = m.get("via") {
+        let items = match &v.value {
+            Value::Seq(items) => items.as_slice(),
+            Value::Null => &[],
+            _ => return Err(f.expected(v, "a list of retry layers (`- name: …`)")),
+        };
+        for (i, item) in items.iter().enumerate() {
+            let default_name = format!("via-{}", i + 1);
+            layers.push(read_layer(f, policies, item, LayerKind::Via, &default_name)?);
+        }
+    }
+    Ok(PendingCall {
+        call: Call {
+            from,
+            to: usize::MAX,
+            pos: call_pos,
+            method,
+            path,
+            idempotent,
+            idempotency_key,
+            parallel,
+            layers,
+        },
+        to_name,
+        to_pos: to.pos,
+    })
+}
+
+fn app_layer(
+    pos: Pos,
+    timeout: Option<Located<std::time::Duration>>,
+    read: Option<super::policy_schema::ReadPolicy>,
+) -> Layer {
+    let (policy, spans, preset) = match read {
+        Some(r) => (r.policy, r.spans, r.preset),
+        None => (Default::default(), PolicySpans::default(), None),
+    };
+    Layer {
+        kind: LayerKind::App,
+        name: "app".into(),
+        pos,
+        timeout,
+        policy,
+        spans,
+        preset,
+    }
+}
+
+fn read_layer(
+    f: Fields,
+    policies: &mut PolicyReader,
+    node: &Node,
+    kind: LayerKind,
+    default_name: &str,
+) -> Result<Layer, LoadError> {
+    // `via: [istio-default]`: a preset name alone is a layer named after it.
+    if let Value::Str(name) = &node.value {
+        let read = policies.read(f, node.pos, node)?;
+        return Ok(Layer {
+            kind,
+            name: name.clone(),
+            pos: node.pos,
+            timeout: None,
+            policy: read.policy,
+            spans: read.spans,
+            preset: read.preset,
+        });
+    }
+    let what = match kind {
+        LayerKind::Client => "the client layer",
+        _ => "a `via` layer",
+    };
+    let m = f.map(node, what, LAYER_KEYS)?;
+    let name = match m.get("name") {
+        Some(v) => f.str(v, "`name`")?.to_owned(),
+        None => default_name.to_owned(),
+    };
+    let timeout = located_duration(f, &m, "timeout")?;
+    let (policy, spans, preset) = match m.entry("retry") {
+        Some((k, v)) => {
+            let r = policies.read(f, k.pos, v)?;
+            (r.policy, r.spans, r.preset)
+        }
+        None => (Default::default(), PolicySpans::default(), None),
+    };
+    let pos = m.key_pos("name");
+    Ok(Layer {
+        kind,
+        name,
+        pos,
+        timeout,
+        policy,
+        spans,
+        preset,
+    })
+}
+
+/// A duration field, located at its key.
+fn located_duration(
+    f: Fields,
+    m: &super::fields::MapView,
+    key: &str,
+) -> Result<Option<Located<std::time::Duration>>, LoadError> {
+    m.entry(key)
+        .map(|(k, v)| f.duration(v, key).map(|d| Located { value: d, pos: k.pos }))
+        .transpose()
+}
+
+fn level(f: Fields, node: &Node) -> Result<LevelSetting, LoadError> {
+    let s = f.str(node, "a level")?;
+    Ok(match s.to_ascii_lowercase().as_str() {
+        "error" | "deny" => LevelSetting::Error,
+        "warning" | "warn" => LevelSetting::Warning,
+        "info" | "note" => LevelSetting::Info,
+        "allow" | "off" | "none" | "ignore" => LevelSetting::Allow,
+        _ => {
+            return Err(f
+                .error(node.pos, format!("unknown level `{s}`"))
+                .with_help("use error, warning, info or allow"));
+        }
+    })
+}
+
+fn read_lint(f: Fields, node: &Node) -> Result<LintSettings, LoadError> {
+    let Value::Map(entries) = &node.value else {
+        return Err(f.expected(node, "a mapping for `lint:`"));
+    };
+    let mut out = LintSettings::default();
+    for (k, v) in entries {
+        let key = f.str(k, "a `lint:` key")?;
+        match key {
+            "max_amplification" => {
+                let x = f.number(v, "max_amplification")?;
+                if x < 1.0 {
+                    return Err(f
+                        .error(v.pos, "`max_amplification` is below 1")
+                        .with_help("one attempt per request is amplification 1; use 1 or more"));
+                }
+                out.max_amplification = Some(Located { value: x, pos: v.pos });
+            }
+            "fail_on" => {
+                out.fail_on = Some(Located {
+                    value: level(f, v)?,
+                    pos: v.pos,
+                });
+            }
+            "deny" | "warn" | "allow" | "info" => {
+                let lvl = match key {
+                    "deny" => LevelSetting::Error,
+                    "warn" => LevelSetting::Warning,
+                    "info" => LevelSetting::Info,
+                    _ => LevelSetting::Allow,
+                };
+                for item in f.list(v) {
+                    let code = f.str(item, "a rule code")?;
+                    out.levels.push((Located { value: code.to_owned(), pos: item.pos }, lvl));
+                }
+            }
+            "rules" => {
+                let Value::Map(rules) = &v.value else {
+                    return Err(f.expected(v, "a map of rule → level under `rules:`"));
+                };
+                for (rk, rv) in rules {
+                    let code = f.str(rk, "a rule code")?;
+                    out.levels.push((Located { value: code.to_owned(), pos: rk.pos }, level(f, rv)?));
+                }
+            }
+            // `RL004: error` or `missing-jitter: allow` directly under `lint:`.
+            code => out
+                .levels
+                .push((Located { value: code.to_owned(), pos: k.pos }, level(f, v)?)),
+        }
+    }
+    Ok(out)
+}
