@@ -4,4 +4,6 @@
 //! `lint` analyses them; `report` formats plain results. `policy` is the ground floor.
 
 pub mod policy;
+pub mod lint;
+pub mod report;
 pub mod topology;

@@ -1,0 +1,235 @@
+//! The static figures every rule and report reads: worst-case amplification per
+//! service, its steady-state bound with budgets, worst-case response times, and
+//! how many retrying layers sit above each call.
+//!
+//! All of it is dynamic programming over the call DAG in topological order:
+//! O(services + calls), never path enumeration (a ladder of 64 diamonds has 2⁶⁴
+//! paths). Counts saturate at u128::MAX; durations at `policy::FOREVER`.
+
+use std::time::Duration;
+
+use crate::policy::FOREVER;
+use crate::topology::{Call, Layer, ServiceId, Topology, graph};
+
+/// A count of attempts: exact while it fits in u128, with an f64 beside it for
+/// figures beyond (and for JSON, whose numbers are doubles).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Count {
+    pub exact: u128,
+    /// `exact` hit u128::MAX; `approx` is then the figure to show.
+    pub saturated: bool,
+    pub approx: f64,
+}
+
+impl Count {
+    pub const ZERO: Count = Count {
+        exact: 0,
+        saturated: false,
+        approx: 0.0,
+    };
+
+    pub fn of(n: u128) -> Count {
+        Count {
+            exact: n,
+            saturated: false,
+            approx: n as f64,
+        }
+    }
+
+    fn add(self, o: Count) -> Count {
+        let (exact, over) = self.exact.overflowing_add(o.exact);
+        Count {
+            exact: if over { u128::MAX } else { exact },
+            saturated: self.saturated || o.saturated || over,
+            approx: clamp(self.approx + o.approx),
+        }
+    }
+
+    fn mul(self, factor: u128) -> Count {
+        let (exact, over) = self.exact.overflowing_mul(factor);
+        Count {
+            exact: if over { u128::MAX } else { exact },
+            saturated: self.saturated || over,
+            approx: clamp(self.approx * factor as f64),
+        }
+    }
+
+    /// The figure as a JSON-safe double.
+    pub fn value(&self) -> f64 {
+        if self.saturated {
+            self.approx
+        } else {
+            self.exact as f64
+        }
+    }
+}
+
+fn clamp(x: f64) -> f64 {
+    if x.is_finite() { x } else { f64::MAX }
+}
+
+/// Attempts one layer sends per attempt it receives, worst case.
+pub fn layer_attempts(layer: &Layer) -> u128 {
+    u128::from(layer.policy.max_attempts.max(1))
+}
+
+/// Attempts one call sends to its callee per time the caller makes it: the
+/// product over its layers.
+pub fn call_attempts(call: &Call) -> u128 {
+    call.layers
+        .iter()
+        .fold(1u128, |a, l| a.saturating_mul(layer_attempts(l)))
+}
+
+fn call_steady_attempts(call: &Call) -> f64 {
+    call.layers
+        .iter()
+        .map(|l| l.policy.steady_state_attempts())
+        .product()
+}
+
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Callers before callees.
+    pub order: Vec<ServiceId>,
+    pub reachable: Vec<bool>,
+    /// Attempts reaching each service per user request, every call failing.
+    pub worst_case: Vec<Count>,
+    /// The same with every budget in its steady state.
+    pub with_budgets: Vec<f64>,
+    /// For each service, the incoming call that contributes most to its worst
+    /// case, as (caller, index in the caller's calls): the hot path backwards.
+    pub hottest_caller: Vec<Option<(ServiceId, usize)>>,
+    /// Worst-case time each service takes to answer: its own p99 plus its calls.
+    pub service_worst: Vec<Duration>,
+    /// Worst-case time of each call from its caller's view, per service, per call.
+    pub call_worst: Vec<Vec<Duration>>,
+    /// Worst case of one user request, through the client layer.
+    pub entry_worst: Duration,
+    /// Most retrying layers on any path from the user down to each service
+    /// (client layer included), and the call that achieves it.
+    pub retrying_above: Vec<u32>,
+}
+
+impl Analysis {
+    pub fn new(t: &Topology) -> Analysis {
+        let n = t.services.len();
+        let order = graph::topo_order(t);
+        let mut reachable = vec![false; n];
+        let mut worst_case = vec![Count::ZERO; n];
+        let mut with_budgets = vec![0.0; n];
+        let mut hottest_caller: Vec<Option<(ServiceId, usize)>> = vec![None; n];
+        let mut best_contribution = vec![Count::ZERO; n];
+        let mut retrying_above = vec![0u32; n];
+
+        let client_attempts = t.client.as_ref().map_or(1, layer_attempts);
+        reachable[t.entry] = true;
+        worst_case[t.entry] = Count::of(client_attempts);
+        with_budgets[t.entry] = t
+            .client
+            .as_ref()
+            .map_or(1.0, |l| l.policy.steady_state_attempts());
+        retrying_above[t.entry] = u32::from(t.client.as_ref().is_some_and(|l| l.policy.retries()));
+
+        for &s in &order {
+            if !reachable[s] {
+                continue;
+            }
+            for (i, call) in t.services[s].calls.iter().enumerate() {
+                let to = call.to;
+                reachable[to] = true;
+                let contribution = worst_case[s].mul(call_attempts(call));
+                if hottest_caller[to].is_none() || contribution.approx > best_contribution[to].approx {
+                    hottest_caller[to] = Some((s, i));
+                    best_contribution[to] = contribution;
+                }
+                worst_case[to] = worst_case[to].add(contribution);
+                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
+                let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
+                retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
+            }
+        }
+
+        let mut service_worst = vec![Duration::ZERO; n];
+        let mut call_worst: Vec<Vec<Duration>> = t.services.iter().map(|s| vec![Duration::ZERO; s.calls.len()]).collect();
+        for &s in order.iter().rev() {
+            let svc = &t.services[s];
+            let mut total = svc.latency.p99;
+            let mut group_max = Duration::ZERO;
+            for (i, call) in svc.calls.iter().enumerate() {
+                let w = call_worst_case(call, service_worst[call.to]);
+                call_worst[s][i] = w;
+                if call.parallel {
+                    group_max = group_max.max(w);
+                    let next_parallel = svc.calls.get(i + 1).is_some_and(|c| c.parallel);
+                    if !next_parallel {
+                        total = sat_add(total, group_max);
+                        group_max = Duration::ZERO;
+                    }
+                } else {
+                    total = sat_add(total, w);
+                }
+            }
+            service_worst[s] = total;
+        }
+        let entry_worst = match &t.client {
+            Some(l) => layer_worst_case(l, service_worst[t.entry]),
+            None => service_worst[t.entry],
+        };
+
+        Analysis {
+            order,
+            reachable,
+            worst_case,
+            with_budgets,
+            hottest_caller,
+            service_worst,
+            call_worst,
+            entry_worst,
+            retrying_above,
+        }
+    }
+
+    /// The hot path from the entry down to `s`: the calls, as (caller, index).
+    pub fn hot_path(&self, s: ServiceId) -> Vec<(ServiceId, usize)> {
+        let mut path = Vec::new();
+        let mut at = s;
+        while let Some((caller, i)) = self.hottest_caller[at] {
+            path.push((caller, i));
+            at = caller;
+            if path.len() > self.order.len() {
+                break;
+            }
+        }
+        path.reverse();
+        path
+    }
+}
+
+fn sat_add(a: Duration, b: Duration) -> Duration {
+    a.saturating_add(b).min(FOREVER)
+}
+
+/// What one layer takes at worst when what it wraps takes `inner` at worst:
+/// per attempt min(timeout, inner), over all attempts, plus the longest waits.
+pub fn layer_worst_case(layer: &Layer, inner: Duration) -> Duration {
+    let per_attempt = layer.timeout.map_or(inner, |t| t.value.min(inner));
+    let attempts = layer.policy.max_attempts.max(1);
+    let mut total = Duration::ZERO;
+    for _ in 0..attempts {
+        total = sat_add(total, per_attempt);
+        if total == FOREVER {
+            return FOREVER;
+        }
+    }
+    sat_add(total, layer.policy.max_total_wait())
+}
+
+/// A call's worst case from its caller's view: its layers from the innermost
+/// (nearest the callee) outwards.
+pub fn call_worst_case(call: &Call, callee_worst: Duration) -> Duration {
+    call.layers
+        .iter()
+        .rev()
+        .fold(callee_worst, |inner, layer| layer_worst_case(layer, inner))
+}

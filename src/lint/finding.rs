@@ -1,0 +1,64 @@
+//! What a rule reports: plain data for the reporters.
+
+use serde::Serialize;
+
+use crate::topology::Pos;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A call, by its ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallRef {
+    pub from: String,
+    pub to: String,
+}
+
+/// One hazard at one place in the topology.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub code: &'static str,
+    pub rule: &'static str,
+    pub severity: Severity,
+    /// What is wrong, lowercase, no final period.
+    pub message: String,
+    /// The concrete fix.
+    pub help: String,
+    /// The service the finding is about (the caller, for a call).
+    pub service: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallRef>,
+    /// The retry layer, when the finding is about one: `app`, `client`, a `via` name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// A few words shown under the caret.
+    #[serde(skip)]
+    pub label: String,
+}
+
+impl Finding {
+    pub fn pos(&self) -> Pos {
+        Pos {
+            line: self.line,
+            column: self.column,
+        }
+    }
+}

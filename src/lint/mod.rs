@@ -1,0 +1,202 @@
+//! Static analysis: the rules of DESIGN's catalogue over the call graph, and the
+//! figures they read. Nothing here prints; `check` returns plain data.
+
+pub mod analysis;
+pub mod finding;
+pub mod levels;
+pub mod rule;
+pub mod rules;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::topology::Topology;
+
+pub use analysis::{Analysis, Count};
+pub use finding::{CallRef, Finding, Severity};
+pub use levels::{CliLevels, Config, Level, ResolveError};
+pub use rule::Rule;
+pub use rules::RULES;
+
+/// One row of the amplification table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AmplificationRow {
+    pub service: String,
+    /// Attempts reaching the service per user request when every call fails.
+    pub worst_case: f64,
+    /// The exact figure as a string (JSON doubles lose precision beyond 2⁵³).
+    pub worst_case_exact: String,
+    /// `worst_case_exact` is a lower bound: the count saturated u128.
+    pub saturated: bool,
+    /// The same with every retry budget in its steady state.
+    pub with_budgets: f64,
+    /// Worst-case time for the service to answer, in milliseconds.
+    pub worst_response_ms: f64,
+    pub reachable: bool,
+}
+
+/// A call for graph drawings: attempts per call and whether it lies on a hot path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EdgeRow {
+    pub from: String,
+    pub to: String,
+    /// Product of the call's layers' max_attempts.
+    pub attempts: f64,
+    /// Names of the layers that retry, outermost first.
+    pub retrying_layers: Vec<String>,
+    /// On the hot path to a service over the amplification limit.
+    pub hot: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+/// Everything `check` found, for the reporters.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    pub topology: String,
+    pub file: String,
+    pub source: String,
+    pub entry: String,
+    pub findings: Vec<Finding>,
+    pub amplification: Vec<AmplificationRow>,
+    pub edges: Vec<EdgeRow>,
+    pub summary: Summary,
+    pub fail_on: Severity,
+    pub max_amplification: f64,
+    /// Worst case of one user request through the client layer.
+    pub entry_worst: Duration,
+    pub deadline: Option<Duration>,
+}
+
+impl CheckReport {
+    /// Whether a finding reaches `fail_on`: exit code 1.
+    pub fn failed(&self) -> bool {
+        self.findings.iter().any(|f| f.severity >= self.fail_on)
+    }
+}
+
+/// Runs every enabled rule over `t`.
+pub fn check(t: &Topology, config: &Config) -> CheckReport {
+    let analysis = Analysis::new(t);
+    let cx = rule::Context {
+        topology: t,
+        analysis: &analysis,
+        max_amplification: config.max_amplification,
+    };
+    let mut findings = Vec::new();
+    for (rule, level) in RULES.iter().zip(&config.levels) {
+        let Level::Report(level) = *level else {
+            continue;
+        };
+        let mut diagnostics = Vec::new();
+        (rule.check)(&cx, &mut diagnostics);
+        for d in diagnostics {
+            // A rule's own escalation (RL007's deadline case) only applies at its
+            // default level; a level set by the user wins.
+            let severity = match d.severity {
+                Some(s) if level == rule.default => s,
+                _ => level,
+            };
+            let call = d.call.map(|i| {
+                let c = &t.services[d.service].calls[i];
+                CallRef {
+                    from: t.services[c.from].name.clone(),
+                    to: t.services[c.to].name.clone(),
+                }
+            });
+            findings.push(Finding {
+                code: rule.code,
+                rule: rule.name,
+                severity,
+                message: d.message,
+                help: d.help,
+                service: t.services[d.service].name.clone(),
+                call,
+                layer: d.layer,
+                file: t.file.clone(),
+                line: d.pos.line,
+                column: d.pos.column,
+                label: d.label,
+            });
+        }
+    }
+    findings.sort_by(|a, b| (a.line, a.column, a.code).cmp(&(b.line, b.column, b.code)));
+    findings.dedup();
+    let mut summary = Summary::default();
+    for f in &findings {
+        match f.severity {
+            Severity::Error => summary.errors += 1,
+            Severity::Warning => summary.warnings += 1,
+            Severity::Info => summary.infos += 1,
+        }
+    }
+    CheckReport {
+        topology: t.name.clone(),
+        file: t.file.clone(),
+        source: t.source.clone(),
+        entry: t.services[t.entry].name.clone(),
+        amplification: amplification_rows(t, &analysis),
+        edges: edge_rows(t, &analysis, config.max_amplification),
+        findings,
+        summary,
+        fail_on: config.fail_on,
+        max_amplification: config.max_amplification,
+        entry_worst: analysis.entry_worst,
+        deadline: t.deadline.map(|d| d.value),
+    }
+}
+
+fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
+    t.services
+        .iter()
+        .enumerate()
+        .map(|(s, svc)| {
+            let c = a.worst_case[s];
+            AmplificationRow {
+                service: svc.name.clone(),
+                worst_case: c.value(),
+                worst_case_exact: c.exact.to_string(),
+                saturated: c.saturated,
+                with_budgets: a.with_budgets[s],
+                worst_response_ms: a.service_worst[s].as_secs_f64() * 1000.0,
+                reachable: a.reachable[s],
+            }
+        })
+        .collect()
+}
+
+fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
+    let mut hot = vec![Vec::new(); t.services.len()];
+    for s in 0..t.services.len() {
+        if a.worst_case[s].value() > max {
+            for (caller, i) in a.hot_path(s) {
+                hot[caller].push(i);
+            }
+        }
+    }
+    t.services
+        .iter()
+        .enumerate()
+        .flat_map(|(s, svc)| {
+            let hot = &hot;
+            svc.calls.iter().enumerate().map(move |(i, c)| EdgeRow {
+                from: svc.name.clone(),
+                to: t.services[c.to].name.clone(),
+                attempts: analysis::call_attempts(c) as f64,
+                retrying_layers: c
+                    .layers
+                    .iter()
+                    .filter(|l| l.policy.retries())
+                    .map(|l| l.name.clone())
+                    .collect(),
+                hot: hot[s].contains(&i),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,189 @@
+//! How a rule is declared: a doc comment with the four headings (*What it finds /
+//! Why it matters / Example / Fix*), a code, a kebab-case name, a default level,
+//! a one-line summary and one check function. The doc text is written once and
+//! feeds `retrylint explain`, SARIF and the Markdown report.
+
+use crate::topology::{Call, Layer, Pos, ServiceId, Topology};
+
+use super::analysis::Analysis;
+use super::finding::Severity;
+
+/// What a rule's check function sees.
+pub struct Context<'a> {
+    pub topology: &'a Topology,
+    pub analysis: &'a Analysis,
+    /// Findings of RL001 fire above this worst-case amplification.
+    pub max_amplification: f64,
+}
+
+/// A finding before its rule's code and level are attached.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub pos: Pos,
+    pub service: ServiceId,
+    /// Index of the call in the service's `calls`, for call findings.
+    pub call: Option<usize>,
+    pub layer: Option<String>,
+    pub message: String,
+    pub help: String,
+    pub label: String,
+    /// Set by rules whose level depends on the case (RL007); else the rule's.
+    pub severity: Option<Severity>,
+}
+
+impl Diagnostic {
+    pub fn new(pos: Pos, service: ServiceId, message: impl Into<String>) -> Self {
+        Diagnostic {
+            pos,
+            service,
+            call: None,
+            layer: None,
+            message: message.into(),
+            help: String::new(),
+            label: String::new(),
+            severity: None,
+        }
+    }
+
+    /// About `layer` of call number `index` of `service`.
+    pub fn on_layer(mut self, index: usize, layer: &Layer) -> Self {
+        self.call = Some(index);
+        self.layer = Some(layer.name.clone());
+        self
+    }
+
+    pub fn on_call(mut self, index: usize) -> Self {
+        self.call = Some(index);
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = help.into();
+        self
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    pub fn severity(mut self, s: Severity) -> Self {
+        self.severity = Some(s);
+        self
+    }
+}
+
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub default: Severity,
+    pub summary: &'static str,
+    /// Markdown with the four headings.
+    pub doc: &'static str,
+    pub check: fn(&Context, &mut Vec<Diagnostic>),
+}
+
+/// Declares a rule; the doc comment becomes `Rule::doc`.
+#[macro_export]
+macro_rules! declare_rule {
+    (
+        $(#[doc = $doc:literal])*
+        pub static $ident:ident = {
+            code: $code:literal,
+            name: $name:literal,
+            default: $default:ident,
+            summary: $summary:literal,
+            check: $check:path $(,)?
+        };
+    ) => {
+        pub static $ident: $crate::lint::rule::Rule = $crate::lint::rule::Rule {
+            code: $code,
+            name: $name,
+            default: $crate::lint::finding::Severity::$default,
+            summary: $summary,
+            doc: concat!($($doc, "\n"),*),
+            check: $check,
+        };
+    };
+}
+
+/// Every layer of every reachable call: (caller, call index, call, layer index, layer).
+pub fn call_layers<'t>(
+    cx: &'t Context,
+) -> impl Iterator<Item = (ServiceId, usize, &'t Call, usize, &'t Layer)> + 't {
+    cx.topology
+        .services
+        .iter()
+        .enumerate()
+        .filter(|(s, _)| cx.analysis.reachable[*s])
+        .flat_map(|(s, svc)| {
+            svc.calls.iter().enumerate().flat_map(move |(i, c)| {
+                c.layers
+                    .iter()
+                    .enumerate()
+                    .map(move |(li, l)| (s, i, c, li, l))
+            })
+        })
+}
+
+/// `web → api`.
+pub fn edge(t: &Topology, call: &Call) -> String {
+    format!("{} → {}", t.services[call.from].name, t.services[call.to].name)
+}
+
+/// `the istio-sidecar layer of web → api`, or `web → api` for the app layer.
+pub fn where_layer(t: &Topology, call: &Call, layer: &Layer) -> String {
+    match layer.kind {
+        crate::topology::LayerKind::App => edge(t, call),
+        _ => format!("the {} layer of {}", layer.name, edge(t, call)),
+    }
+}
+
+/// Where a layer sits: a call of a service, or the client in front of the entry.
+#[derive(Clone, Copy)]
+pub struct LayerSite<'t> {
+    pub service: ServiceId,
+    /// (index in the service's calls, the call); `None` for the client layer.
+    pub call: Option<(usize, &'t Call)>,
+    pub layer: &'t Layer,
+}
+
+impl LayerSite<'_> {
+    /// A diagnostic about this layer at `pos`.
+    pub fn diagnostic(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
+        let d = Diagnostic::new(pos, self.service, message);
+        let d = match self.call {
+            Some((i, _)) => d.on_call(i),
+            None => d,
+        };
+        Diagnostic {
+            layer: Some(self.layer.name.clone()),
+            ..d
+        }
+    }
+
+    /// How messages name this layer.
+    pub fn describe(&self, t: &Topology) -> String {
+        match self.call {
+            Some((_, c)) => where_layer(t, c, self.layer),
+            None => format!("the client layer in front of {}", t.services[t.entry].name),
+        }
+    }
+}
+
+/// Every layer that user traffic can reach: the client layer, then each
+/// reachable call's layers.
+pub fn layer_sites<'t>(cx: &'t Context) -> impl Iterator<Item = LayerSite<'t>> + 't {
+    let client = cx.topology.client.as_ref().map(|layer| LayerSite {
+        service: cx.topology.entry,
+        call: None,
+        layer,
+    });
+    client
+        .into_iter()
+        .chain(call_layers(cx).map(|(s, i, c, _, l)| LayerSite {
+            service: s,
+            call: Some((i, c)),
+            layer: l,
+        }))
+}

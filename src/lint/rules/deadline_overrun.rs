@@ -1,0 +1,95 @@
+use crate::declare_rule;
+use crate::lint::analysis::layer_worst_case;
+use crate::lint::finding::Severity;
+use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
+use crate::topology::duration::format as dur;
+
+declare_rule! {
+    /// ## What it finds
+    /// A per-attempt timeout shorter than the worst case of what it waits for (the
+    /// callee with all its own calls and retries, or the inner retry layers), so
+    /// the callee keeps working after the caller has given up (a warning); and a
+    /// user request whose worst case, through every layer, exceeds the topology's
+    /// `deadline` (an error).
+    ///
+    /// ## Why it matters
+    /// Work nobody waits for is pure waste: the caller has timed out and, often,
+    /// already retried, so the callee does the same work twice while overloaded.
+    /// A worst case beyond the deadline means users see failures the retries were
+    /// meant to hide, after waiting the longest.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// - to: api
+    ///   timeout: 500ms           # api may take 1.2s: 3 × 300ms to db + waits
+    /// ```
+    ///
+    /// ## Fix
+    /// Make inner timeouts and retries fit inside the outer timeout (fewer inner
+    /// attempts, shorter inner timeouts), or propagate the deadline
+    /// (`deadline_propagation: true`) so callees stop when the caller stops.
+    pub static RULE = {
+        code: "RL007",
+        name: "deadline-overrun",
+        default: Warning,
+        summary: "a callee outlives its caller's timeout, or a request outlives the deadline",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    let t = cx.topology;
+    let a = cx.analysis;
+    for (s, i, call, li, layer) in call_layers(cx) {
+        let Some(timeout) = layer.timeout else {
+            continue;
+        };
+        // What this layer's attempt waits for: the inner layers, then the callee.
+        let inner = call.layers[li + 1..]
+            .iter()
+            .rev()
+            .fold(a.service_worst[call.to], |w, l| layer_worst_case(l, w));
+        if inner <= timeout.value {
+            continue;
+        }
+        let callee = &t.services[call.to].name;
+        let waited = if li + 1 < call.layers.len() {
+            format!("the inner retry layers and `{callee}`")
+        } else {
+            format!("`{callee}`")
+        };
+        out.push(
+            Diagnostic::new(timeout.pos, s, format!(
+                "{} times out after {} but {waited} can take {} at worst: work nobody waits for",
+                where_layer(t, call, layer),
+                dur(timeout.value),
+                dur(inner)
+            ))
+            .on_layer(i, layer)
+            .help(format!(
+                "fit the work under {callee} inside {} (fewer inner attempts or shorter inner timeouts), or set deadline_propagation: true on {}",
+                dur(timeout.value),
+                t.services[s].name
+            ))
+            .label(format!("{} < {} worst case", dur(timeout.value), dur(inner))),
+        );
+    }
+    if let Some(deadline) = t.deadline
+        && a.entry_worst > deadline.value
+    {
+        out.push(
+            Diagnostic::new(
+                deadline.pos,
+                t.entry,
+                format!(
+                    "a user request can take {} at worst through every retry layer, beyond the {} deadline",
+                    dur(a.entry_worst),
+                    dur(deadline.value)
+                ),
+            )
+            .help("lower attempts or timeouts on the slowest path until its worst case fits the deadline")
+            .label(format!("worst case {}", dur(a.entry_worst)))
+            .severity(Severity::Error),
+        );
+    }
+}

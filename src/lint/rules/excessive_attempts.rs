@@ -1,0 +1,52 @@
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, layer_sites};
+
+/// More attempts than this on a synchronous call is excessive.
+const LIMIT: u32 = 5;
+
+declare_rule! {
+    /// ## What it finds
+    /// A retry layer with `max_attempts` above 5 on a synchronous call.
+    ///
+    /// ## Why it matters
+    /// Someone is waiting for a synchronous call. After a few attempts the odds
+    /// that one more helps are small, while every extra attempt adds load to a
+    /// service that is failing and latency for the user. Most SDKs default to 3.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// retry: { max_attempts: 10 }
+    /// ```
+    ///
+    /// ## Fix
+    /// Use 2 to 3 attempts (`max_attempts: 3`); queue the work for later instead
+    /// of retrying longer in line.
+    pub static RULE = {
+        code: "RL006",
+        name: "excessive-attempts",
+        default: Warning,
+        summary: "max_attempts above 5 on a synchronous call",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    for site in layer_sites(cx) {
+        let n = site.layer.policy.max_attempts;
+        if n <= LIMIT {
+            continue;
+        }
+        let pos = site.layer.at(site.layer.spans.max_attempts);
+        out.push(
+            site.diagnostic(
+                pos,
+                format!(
+                    "{} makes up to {n} attempts on a synchronous call (more than {LIMIT})",
+                    site.describe(cx.topology)
+                ),
+            )
+            .help("set max_attempts: 3; queue work that must eventually succeed instead of retrying in line")
+            .label(format!("{n} attempts")),
+        );
+    }
+}

@@ -1,0 +1,53 @@
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, layer_sites};
+use crate::policy::BackoffKind;
+
+declare_rule! {
+    /// ## What it finds
+    /// A retrying layer with no wait between attempts: `backoff: { kind: none }`,
+    /// or no `backoff` at all.
+    ///
+    /// ## Why it matters
+    /// Immediate retries turn every failure into an instant burst of identical
+    /// requests at the service that is failing. Under overload they keep it
+    /// overloaded: in the overload model nobody gets through until the retries stop.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// retry: { max_attempts: 3 }          # no backoff: retries at once
+    /// ```
+    ///
+    /// ## Fix
+    /// Wait between attempts with capped, jittered exponential backoff:
+    /// `backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: full }`.
+    pub static RULE = {
+        code: "RL005",
+        name: "immediate-retry",
+        default: Error,
+        summary: "retries with no wait between attempts",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    for site in layer_sites(cx) {
+        let p = &site.layer.policy;
+        if !p.retries() || p.backoff.kind != BackoffKind::None {
+            continue;
+        }
+        let spans = &site.layer.spans;
+        let pos = site.layer.at(spans.backoff_kind.or(spans.backoff));
+        out.push(
+            site.diagnostic(
+                pos,
+                format!(
+                    "{} retries immediately, with no backoff between its {} attempts",
+                    site.describe(cx.topology),
+                    p.max_attempts
+                ),
+            )
+            .help("add backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: full }")
+            .label("no wait between attempts"),
+        );
+    }
+}

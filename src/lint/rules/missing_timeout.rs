@@ -1,0 +1,76 @@
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, edge, layer_sites};
+use crate::topology::LayerKind;
+
+declare_rule! {
+    /// ## What it finds
+    /// A call with no per-attempt timeout in any of its layers, and a layer that
+    /// retries without a per-attempt timeout of its own (including the client
+    /// layer and hidden `via` layers such as Istio's default, which has none).
+    ///
+    /// ## Why it matters
+    /// Without a timeout a hung callee holds the caller's request, thread and
+    /// connection forever; the caller's own callers time out and retry, and the
+    /// stuck work piles up. A retry layer without a per-attempt timeout can never
+    /// retry a hang, which is the failure that needs it most.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// - to: api                  # no timeout: a hung api hangs web
+    ///   retry: { max_attempts: 3 }
+    /// ```
+    ///
+    /// ## Fix
+    /// Give every call and every retrying layer a per-attempt `timeout:` a little
+    /// above the callee's p99 latency.
+    pub static RULE = {
+        code: "RL011",
+        name: "missing-timeout",
+        default: Error,
+        summary: "a call, or a retry layer, has no per-attempt timeout",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    let t = cx.topology;
+    for site in layer_sites(cx) {
+        let layer = site.layer;
+        if layer.timeout.is_some() {
+            continue;
+        }
+        match site.call {
+            Some((i, call)) if layer.kind == LayerKind::App => {
+                if call.layers.iter().all(|l| l.timeout.is_none()) {
+                    let callee = &t.services[call.to].name;
+                    out.push(
+                        Diagnostic::new(call.pos, site.service, format!(
+                            "the call {} has no timeout: a hung `{callee}` holds `{}` forever",
+                            edge(t, call),
+                            t.services[site.service].name
+                        ))
+                        .on_call(i)
+                        .help(format!("add `timeout:` to the call, a little above {callee}'s p99 latency"))
+                        .label("no timeout"),
+                    );
+                } else if layer.policy.retries() {
+                    out.push(missing_layer_timeout(cx, &site));
+                }
+            }
+            _ if layer.policy.retries() => out.push(missing_layer_timeout(cx, &site)),
+            _ => {}
+        }
+    }
+}
+
+fn missing_layer_timeout(cx: &Context, site: &crate::lint::rule::LayerSite) -> Diagnostic {
+    site.diagnostic(
+        site.layer.pos,
+        format!(
+            "{} retries but has no per-attempt timeout: a hung attempt is never retried",
+            site.describe(cx.topology)
+        ),
+    )
+    .help(format!("add `timeout:` to the {} layer", site.layer.name))
+    .label("retry layer without a timeout")
+}

@@ -1,0 +1,43 @@
+//! The rule catalogue: one file per rule, registered by one line here, in code
+//! order. Codes are stable and never reused.
+
+mod deadline_overrun;
+mod excessive_attempts;
+mod ignores_retry_after;
+mod immediate_retry;
+mod missing_budget;
+mod missing_jitter;
+mod missing_timeout;
+mod multi_layer_retry;
+mod non_idempotent_retry;
+mod retries_permanent_error;
+mod retry_amplification;
+mod timeout_below_latency;
+mod uncapped_backoff;
+mod unreachable_attempts;
+
+use super::rule::Rule;
+
+pub static RULES: &[&Rule] = &[
+    &retry_amplification::RULE,
+    &multi_layer_retry::RULE,
+    &non_idempotent_retry::RULE,
+    &missing_jitter::RULE,
+    &immediate_retry::RULE,
+    &excessive_attempts::RULE,
+    &deadline_overrun::RULE,
+    &unreachable_attempts::RULE,
+    &retries_permanent_error::RULE,
+    &ignores_retry_after::RULE,
+    &missing_timeout::RULE,
+    &missing_budget::RULE,
+    &timeout_below_latency::RULE,
+    &uncapped_backoff::RULE,
+];
+
+/// The index in `RULES` of a rule by code (any case) or name.
+pub fn find_rule(code_or_name: &str) -> Option<usize> {
+    RULES.iter().position(|r| {
+        r.code.eq_ignore_ascii_case(code_or_name) || r.name.eq_ignore_ascii_case(code_or_name)
+    })
+}

@@ -1,0 +1,84 @@
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, call_layers, edge, where_layer};
+
+declare_rule! {
+    /// ## What it finds
+    /// A retry layer that retries beneath another retrying layer on the same call
+    /// path: an app that retries a call its sidecar already retries, an SDK under
+    /// an app retry loop, a service that retries while its caller retries too.
+    /// Hidden `via` layers and the client layer count.
+    ///
+    /// ## Why it matters
+    /// Nested retries multiply: an app's 3 attempts through Istio's default of 3
+    /// attempts send 9 requests; each further layer multiplies again. Teams rarely
+    /// see all layers at once, so the product is usually discovered in an outage.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// calls:
+    ///   - to: api
+    ///     retry: { max_attempts: 3 }     # the app retries
+    ///     via:
+    ///       - name: istio-sidecar
+    ///         retry: istio-default       # and so does the sidecar: 3 × 3 = 9
+    /// ```
+    ///
+    /// ## Fix
+    /// Retry in one layer per path. Either keep the app's retries and disable the
+    /// sidecar's (`retry: { max_attempts: 1 }`), or the other way round.
+    pub static RULE = {
+        code: "RL002",
+        name: "multi-layer-retry",
+        default: Warning,
+        summary: "more than one layer on one call path retries",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    let t = cx.topology;
+    for (s, i, call, li, layer) in call_layers(cx) {
+        if !layer.policy.retries() {
+            continue;
+        }
+        let outer_in_call: Vec<&str> = call.layers[..li]
+            .iter()
+            .filter(|l| l.policy.retries())
+            .map(|l| l.name.as_str())
+            .collect();
+        let above = cx.analysis.retrying_above[s] as usize + outer_in_call.len();
+        if above == 0 {
+            continue;
+        }
+        let this = match layer.kind {
+            crate::topology::LayerKind::App => format!("{} retries", edge(t, call)),
+            _ => format!("the {} layer of {} retries", layer.name, edge(t, call)),
+        };
+        // Name the retrying layers above: on the hottest path down to this
+        // service, then the outer layers of this call.
+        let mut outer: Vec<String> = Vec::new();
+        if t.client.as_ref().is_some_and(|c| c.policy.retries()) {
+            outer.push("the client layer".into());
+        }
+        for (caller, ci) in cx.analysis.hot_path(s) {
+            let above = &t.services[caller].calls[ci];
+            outer.extend(above.layers.iter().filter(|l| l.policy.retries()).map(|l| where_layer(t, above, l)));
+        }
+        outer.extend(outer_in_call.iter().map(|n| format!("the {n} layer of {}", edge(t, call))));
+        let message = format!(
+            "{this} ({} attempts) beneath {above} other retrying layer{}: {}",
+            layer.policy.max_attempts,
+            if above == 1 { "" } else { "s" },
+            outer.join(", ")
+        );
+        out.push(
+            Diagnostic::new(layer.at(layer.spans.max_attempts), s, message)
+                .on_layer(i, layer)
+                .help(format!(
+                    "retry in one layer per path: set max_attempts: 1 here, or stop retrying in {}",
+                    outer.join(" and ")
+                ))
+                .label("nested retry layer"),
+        );
+    }
+}

@@ -1,0 +1,65 @@
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
+use crate::topology::duration::format as dur;
+
+declare_rule! {
+    /// ## What it finds
+    /// A per-attempt timeout below the callee's p99 latency (its `latency`, or
+    /// `latency.p99`).
+    ///
+    /// ## Why it matters
+    /// More than 1 % of healthy attempts time out, get retried, and add load and
+    /// latency; under a slowdown nearly all do, and the retries make it worse. The
+    /// timeout turns normal tail latency into failures.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// - to: db
+    ///   timeout: 20ms            # db: { latency: { p50: 5ms, p99: 40ms } }
+    /// ```
+    ///
+    /// ## Fix
+    /// Set the timeout a little above the callee's p99 (for example p99 × 1.5), or
+    /// make the callee faster.
+    pub static RULE = {
+        code: "RL013",
+        name: "timeout-below-latency",
+        default: Warning,
+        summary: "per-attempt timeout below the callee's p99 latency",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    let t = cx.topology;
+    for (s, i, call, _, layer) in call_layers(cx) {
+        let Some(timeout) = layer.timeout else {
+            continue;
+        };
+        let callee = &t.services[call.to];
+        let p99 = callee.latency.p99;
+        if timeout.value >= p99 {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                timeout.pos,
+                s,
+                format!(
+                    "{} times out after {}, below `{}`'s p99 latency of {}: healthy requests time out",
+                    where_layer(t, call, layer),
+                    dur(timeout.value),
+                    callee.name,
+                    dur(p99)
+                ),
+            )
+            .on_layer(i, layer)
+            .help(format!(
+                "raise the timeout above {} (e.g. {})",
+                dur(p99),
+                dur(p99.mul_f64(1.5))
+            ))
+            .label(format!("below p99 {}", dur(p99))),
+        );
+    }
+}

@@ -1,0 +1,103 @@
+use std::time::Duration;
+
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
+use crate::topology::duration::format as dur;
+
+declare_rule! {
+    /// ## What it finds
+    /// Attempts that can never start: even if every earlier attempt failed at
+    /// once, the shortest backoff waits alone reach the timeout of the layer
+    /// around this one (or of the caller, or the topology's `deadline`) before
+    /// the attempt could begin.
+    ///
+    /// ## Why it matters
+    /// Such attempts are configuration that does nothing but mislead: the real
+    /// retry behaviour is fewer attempts than written, and the waits still hold
+    /// the caller's request until its timeout fires.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// - to: api
+    ///   timeout: 1s
+    ///   via:
+    ///     - name: sdk
+    ///       retry: { max_attempts: 5, backoff: { kind: constant, base: 400ms, jitter: none } }
+    /// # attempts 4 and 5 would start at 1.2 s and 1.6 s: after the 1 s timeout
+    /// ```
+    ///
+    /// ## Fix
+    /// Lower `max_attempts` to what fits, or shorten the backoff.
+    pub static RULE = {
+        code: "RL008",
+        name: "unreachable-attempts",
+        default: Warning,
+        summary: "attempts that can never start before the caller's timeout or deadline",
+        check: check,
+    };
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    let t = cx.topology;
+    // How long each service's callers wait for it, at most.
+    let mut waited = vec![None::<Duration>; t.services.len()];
+    if let Some(client) = &t.client {
+        waited[t.entry] = client.timeout.map(|l| l.value);
+    }
+    for c in t.calls() {
+        if let Some(tmo) = c.layers.last().and_then(|l| l.timeout) {
+            let w = &mut waited[c.to];
+            *w = Some(w.map_or(tmo.value, |x| x.min(tmo.value)));
+        }
+    }
+    let deadline = t.deadline.map(|d| d.value);
+    for (s, i, call, li, layer) in call_layers(cx) {
+        let p = &layer.policy;
+        if !p.retries() {
+            continue;
+        }
+        let (bound, by) = if li > 0 {
+            match call.layers[li - 1].timeout {
+                Some(tmo) => (
+                    Some(tmo.value),
+                    format!("the {} timeout of {}", dur(tmo.value), where_layer(t, call, &call.layers[li - 1])),
+                ),
+                None => (waited[s], format!("the callers of {}", t.services[s].name)),
+            }
+        } else {
+            (waited[s], format!("the callers of {}", t.services[s].name))
+        };
+        let (bound, by) = match (bound, deadline) {
+            (Some(b), Some(d)) if d < b => (Some(d), format!("the {} deadline", dur(d))),
+            (None, Some(d)) => (Some(d), format!("the {} deadline", dur(d))),
+            (b, _) => (b, by),
+        };
+        let Some(bound) = bound else {
+            continue;
+        };
+        let startable = (1..p.max_attempts)
+            .take_while(|&k| p.min_start_of_retry(k) < bound)
+            .count() as u32
+            + 1;
+        if startable >= p.max_attempts {
+            continue;
+        }
+        let by = if by.starts_with("the callers") {
+            format!("{by}, who wait {} at most", dur(bound))
+        } else {
+            by
+        };
+        out.push(
+            Diagnostic::new(layer.at(layer.spans.max_attempts), s, format!(
+                "{} allows {} attempts but only {startable} can start before {by}: attempt {} would wait {} first",
+                where_layer(t, call, layer),
+                p.max_attempts,
+                startable + 1,
+                dur(p.min_start_of_retry(startable))
+            ))
+            .on_layer(i, layer)
+            .help(format!("set max_attempts: {startable}, or shorten the backoff"))
+            .label(format!("only {startable} can start")),
+        );
+    }
+}

@@ -1,0 +1,32 @@
+//! Load errors as the user sees them: `error: file:line:col: message; fix`,
+//! then the line with a caret when the source is at hand.
+
+use annotate_snippets::Level;
+
+use super::snippet::{Annotated, render as render_snippet};
+use crate::topology::LoadError;
+
+pub fn render(e: &LoadError, source: Option<&str>, color: bool) -> String {
+    let mut out = format!("error: {e}\n");
+    if let (Some(pos), Some(source)) = (e.pos, source)
+        && pos.line > 0
+        && source.lines().nth(pos.line as usize - 1).is_some()
+    {
+        out.push_str(&render_snippet(
+            &Annotated {
+                level: Level::ERROR,
+                code: None,
+                title: &e.message,
+                file: &e.file,
+                source,
+                line: pos.line,
+                column: pos.column,
+                label: "here",
+                help: e.help.as_deref(),
+            },
+            color,
+        ));
+        out.push('\n');
+    }
+    out
+}

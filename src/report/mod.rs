@@ -1,0 +1,50 @@
+//! Output formats: one file per format, behind one trait. Reporters take plain
+//! result structs and only format; they never compute findings or figures.
+
+pub mod error;
+pub mod json;
+pub mod rules;
+pub mod snippet;
+
+use crate::lint::CheckReport;
+
+/// How `check` results can be printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// Findings with the YAML line and a caret under the culprit, then the
+    /// amplification table.
+    Table,
+    /// A PR comment: verdict, findings, amplification, mermaid graph.
+    Markdown,
+    /// DESIGN's JSON contract.
+    Json,
+    /// SARIF 2.1.0 for code-scanning UIs.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+/// Options every format may use.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Style {
+    /// ANSI colours (a terminal); off in pipes, CI logs and snapshots.
+    pub color: bool,
+}
+
+/// A format of `check` results.
+pub trait CheckReporter {
+    fn render(&self, report: &CheckReport, style: Style) -> String;
+}
+
+fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
+    match format {
+        CheckFormat::Json => &json::Json,
+        // Until their reporters land, the other formats print JSON rather than nothing.
+        _ => &json::Json,
+    }
+}
+
+/// Renders `report` in `format`.
+pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style) -> String {
+    reporter(format).render(report, style)
+}
