@@ -12,7 +12,9 @@ pub fn render(e: &LoadError, source: Option<&str>, color: bool) -> String {
         && pos.line > 0
         && source.lines().nth(pos.line as usize - 1).is_some()
     {
-        out.push_str(&render_snippet(
+        // The one-line message above says what and how to fix; below it, only
+        // the line with its caret.
+        let snippet = render_snippet(
             &Annotated {
                 level: Level::ERROR,
                 code: None,
@@ -22,11 +24,14 @@ pub fn render(e: &LoadError, source: Option<&str>, color: bool) -> String {
                 line: pos.line,
                 column: pos.column,
                 label: "here",
-                help: e.help.as_deref(),
+                help: None,
             },
             color,
-        ));
-        out.push('\n');
+        );
+        for line in snippet.lines().skip(1) {
+            out.push_str(line);
+            out.push('\n');
+        }
     }
     out
 }

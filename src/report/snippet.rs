@@ -25,6 +25,9 @@ fn token(text: &str, column: u32) -> std::ops::Range<usize> {
         .nth(column.saturating_sub(1) as usize)
         .map_or(text.len(), |(i, _)| i);
     let rest = &text[start..];
+    if rest.starts_with(['[', '{']) {
+        return start..start + 1;
+    }
     let len = rest
         .find([':', ',', '}', ']', '#'])
         .unwrap_or(rest.len());

@@ -84,21 +84,32 @@ pub fn load_str(
 
 fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
     // serde-saphyr appends " at line L, column C"; we lead with file:line:col.
-    let message = match e.message.rfind(" at line ") {
+    let message = match e.message.find(" at line ") {
         Some(i) => e.message[..i].to_owned(),
         None => e.message.clone(),
     };
+    let limits = "a topology needs neither deep nesting (the limit is 64 levels) nor mass alias expansion";
     let (message, help) = if message.starts_with("duplicate mapping key") {
-        let key = message.split(": ").nth(1).unwrap_or("").split(',').next().unwrap_or("");
+        let key = message
+            .split(": ")
+            .nth(1)
+            .unwrap_or("")
+            .split(',')
+            .next()
+            .unwrap_or("");
         (
             format!("duplicate key `{key}`"),
             Some("each key appears once per mapping; merge the two entries".to_owned()),
         )
-    } else if message.contains("budget") || message.contains("limit") || message.contains("depth") {
-        (
-            format!("YAML refused: {message}"),
-            Some("the document exceeds retrylint's parser limits (nesting depth 64, alias expansion); a topology needs neither".to_owned()),
-        )
+    } else if message.contains("recursion limit") || message.contains("Depth") {
+        ("YAML nested deeper than 64 levels".to_owned(), Some(limits.to_owned()))
+    } else if message.contains("budget breached") {
+        let what = if message.contains("Alias") || message.contains("Anchor") || message.contains("Replay") {
+            "too many alias expansions (an alias bomb?)"
+        } else {
+            "too many YAML nodes or events"
+        };
+        (format!("YAML refused: {what}"), Some(limits.to_owned()))
     } else {
         (format!("invalid YAML: {message}"), None)
     };

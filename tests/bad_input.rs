@@ -1,0 +1,237 @@
+//! Invalid input: one located message with the fix, exit code 2, no panic, and
+//! bounded time and memory.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+fn write(name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_input");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Runs `check` on `yaml` and returns stderr, asserting exit 2 and no panic.
+fn rejected(name: &str, yaml: impl AsRef<[u8]>) -> String {
+    let path = write(name, yaml);
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .arg("check")
+        .arg(&path)
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{name} panicked: {stderr}");
+    assert!(out.stdout.is_empty(), "{name} printed to stdout");
+    stderr
+}
+
+/// The first line, with the temp directory stripped: `name.yaml:L:C: …`.
+fn first_line(stderr: &str) -> String {
+    let line = stderr.lines().next().unwrap_or("");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_input");
+    line.replace(&format!("{}/", dir.display()), "")
+}
+
+#[test]
+fn malformed_yaml() {
+    let e = rejected("malformed.yaml", "version: 1\nservices:\n  web:\n    calls: [ { to: api\n");
+    assert!(first_line(&e).starts_with("error: malformed.yaml:4:"), "{e}");
+    assert!(e.contains("invalid YAML"), "{e}");
+}
+
+#[test]
+fn unknown_key_names_the_nearest_valid_key() {
+    let e = rejected(
+        "unknown_key.yaml",
+        "version: 1\nservices:\n  web:\n    calls:\n      - to: api\n        retry: { max_attempt: 3 }\n  api: {}\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: unknown_key.yaml:6:18: unknown key `max_attempt` in a retry policy; did you mean `max_attempts`?"
+    );
+    let e = rejected("unknown_top.yaml", "version: 1\nservice:\n  web: {}\n");
+    assert!(first_line(&e).contains("unknown_top.yaml:2:1: unknown key `service`"), "{e}");
+    assert!(e.contains("did you mean `services`?"), "{e}");
+}
+
+#[test]
+fn timeout_inside_a_policy_says_where_it_belongs() {
+    let e = rejected(
+        "policy_timeout.yaml",
+        "version: 1\nservices:\n  web: { calls: [ { to: api, retry: { max_attempts: 2, timeout: 1s } } ] }\n  api: {}\n",
+    );
+    assert!(e.contains("move `timeout:` one level up"), "{e}");
+}
+
+#[test]
+fn unknown_service_in_to() {
+    let e = rejected("unknown_to.yaml", "version: 1\nservices:\n  web:\n    calls: [ { to: apx } ]\n  api: {}\n");
+    assert_eq!(
+        first_line(&e),
+        "error: unknown_to.yaml:4:20: `web` calls unknown service `apx`; did you mean `api`?"
+    );
+}
+
+#[test]
+fn unknown_preset() {
+    let e = rejected(
+        "unknown_preset.yaml",
+        "version: 1\nservices:\n  web:\n    calls: [ { to: api, retry: istio-defualt } ]\n  api: {}\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: unknown_preset.yaml:4:32: unknown preset `istio-defualt`; did you mean `istio-default`?"
+    );
+    let e = rejected(
+        "unknown_preset_override.yaml",
+        "version: 1\nservices:\n  web:\n    calls: [ { to: api, retry: { preset: nope, max_attempts: 2 } } ]\n  api: {}\n",
+    );
+    assert!(first_line(&e).contains("unknown preset `nope`"), "{e}");
+    assert!(e.contains("known presets: "), "{e}");
+}
+
+#[test]
+fn a_cycle_is_named_whole() {
+    let e = rejected(
+        "cycle.yaml",
+        "version: 1\nservices:\n  edge: { calls: [ { to: api } ] }\n  api: { calls: [ { to: db } ] }\n  db: { calls: [ { to: edge } ] }\n",
+    );
+    assert!(
+        first_line(&e).starts_with("error: cycle.yaml:5:20: cycle in the call graph: edge → api → db → edge;"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_service_calling_itself() {
+    let e = rejected("self.yaml", "version: 1\nservices:\n  web:\n    calls: [ { to: web } ]\n");
+    assert!(first_line(&e).starts_with("error: self.yaml:4:20: `web` calls itself"), "{e}");
+}
+
+#[test]
+fn max_attempts_zero_negative_or_absurd() {
+    for (name, value) in [("zero.yaml", "0"), ("negative.yaml", "-3"), ("absurd.yaml", "100000000000"), ("huge.yaml", "1000")] {
+        let e = rejected(
+            name,
+            format!("version: 1\nservices:\n  web:\n    calls: [ {{ to: api, retry: {{ max_attempts: {value} }} }} ]\n  api: {{}}\n"),
+        );
+        assert!(first_line(&e).starts_with(&format!("error: {name}:4:48: `max_attempts: {value}`")), "{e}");
+    }
+}
+
+#[test]
+fn negative_or_unparsable_durations() {
+    for (name, value, says) in [
+        ("neg.yaml", "-5ms", "negative"),
+        ("word.yaml", "fast", "not a duration"),
+        ("unitless.yaml", "250", "has no unit"),
+        ("badunit.yaml", "5 parsecs", "unknown unit"),
+    ] {
+        let e = rejected(
+            name,
+            format!("version: 1\nservices:\n  web:\n    calls: [ {{ to: api, timeout: {value} }} ]\n  api: {{}}\n"),
+        );
+        assert!(first_line(&e).starts_with(&format!("error: {name}:4:34:")), "{e}");
+        assert!(e.contains(says), "{name}: {e}");
+    }
+}
+
+#[test]
+fn ratios_outside_zero_to_one() {
+    for (name, field) in [
+        ("ratio.yaml", "budget: { kind: ratio, ratio: 1.5 }"),
+        ("neg_ratio.yaml", "budget: { kind: ratio, ratio: -0.1 }"),
+        ("jitter_ratio.yaml", "backoff: { kind: constant, base: 1ms, jitter: proportional, jitter_ratio: 2 }"),
+    ] {
+        let e = rejected(
+            name,
+            format!("version: 1\nservices:\n  web:\n    calls: [ {{ to: api, retry: {{ max_attempts: 2, {field} }} }} ]\n  api: {{}}\n"),
+        );
+        assert!(e.contains("outside 0..=1"), "{name}: {e}");
+        assert!(first_line(&e).starts_with(&format!("error: {name}:4:")), "{e}");
+    }
+}
+
+#[test]
+fn empty_and_whitespace_files() {
+    let e = rejected("empty.yaml", "");
+    assert!(first_line(&e).starts_with("error: empty.yaml:1:1: the file is empty"), "{e}");
+    let e = rejected("blank.yaml", "\n   \n# only a comment\n");
+    assert!(e.contains("empty") || e.contains("no content"), "{e}");
+}
+
+#[test]
+fn binary_garbage() {
+    let mut bytes = b"version: 1\n".to_vec();
+    bytes.extend((0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    let e = rejected("garbage.yaml", bytes);
+    assert!(first_line(&e).starts_with("error: garbage.yaml:"), "{e}");
+    let e = rejected("nul.yaml", b"\0\x01\x02\x03");
+    assert!(first_line(&e).starts_with("error: nul.yaml:1:"), "{e}");
+}
+
+#[test]
+fn a_missing_file() {
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(["check", "no/such/topology.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.starts_with("error: no/such/topology.yaml: no such file"), "{e}");
+}
+
+#[test]
+fn an_alias_bomb_is_refused_quickly() {
+    let mut y = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    for i in 1..10 {
+        let prev = if i == 1 { "a".to_owned() } else { format!("b{}", i - 1) };
+        y.push_str(&format!("b{i}: &b{i} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+    }
+    let e = rejected("bomb.yaml", y);
+    assert!(e.contains("alias"), "{e}");
+}
+
+#[test]
+fn nesting_100000_deep_is_refused_without_overflowing_the_stack() {
+    let flow = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let e = rejected("deep_flow.yaml", flow);
+    assert!(e.contains("nested deeper than 64"), "{e}");
+    let block: String = (0..100_000).map(|i| format!("{}k{i}:\n", " ".repeat(i % 2000))).collect();
+    rejected("deep_block.yaml", block);
+    let seq = format!("{}x\n", "- ".repeat(100_000));
+    let e = rejected("deep_seq.yaml", seq);
+    assert!(e.contains("nested deeper than 64"), "{e}");
+}
+
+#[test]
+fn wrong_types_say_what_was_expected() {
+    let e = rejected("types.yaml", "version: 1\nservices:\n  web: [1, 2]\n");
+    assert!(first_line(&e).contains("types.yaml:3:8: expected a mapping for service `web`, found a list"), "{e}");
+    let e = rejected("bool.yaml", "version: 1\nservices:\n  web: { deadline_propagation: maybe }\n");
+    assert!(e.contains("true or false"), "{e}");
+    let e = rejected("version.yaml", "version: 2\nservices:\n  web: {}\n");
+    assert!(e.contains("unsupported schema version 2"), "{e}");
+    let e = rejected("dup.yaml", "version: 1\nservices:\n  web: {}\n  web: {}\n");
+    assert!(first_line(&e).contains("dup.yaml:4:3: duplicate key `web`"), "{e}");
+}
+
+#[test]
+fn unknown_rule_in_the_lint_section() {
+    let e = rejected("lint.yaml", "version: 1\nlint:\n  RL999: allow\nservices:\n  web: {}\n");
+    assert!(first_line(&e).starts_with("error: lint.yaml:3:3: unknown rule `RL999`"), "{e}");
+}
+
+#[test]
+fn an_ambiguous_entry() {
+    let e = rejected("entry.yaml", "version: 1\nservices:\n  a: {}\n  b: {}\n");
+    assert!(e.contains("cannot tell the entry service"), "{e}");
+    assert!(e.contains("add `entry: a`"), "{e}");
+}

@@ -1,0 +1,42 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use retrylint::lint::{self, CheckReport, CliLevels, Config};
+use retrylint::topology::{self, LoadError, Presets, Topology};
+
+pub fn load(text: &str) -> Result<Topology, LoadError> {
+    topology::load_str(text, "test.yaml", "test", &Presets::embedded())
+}
+
+pub fn load_file(path: &str) -> Topology {
+    topology::load(std::path::Path::new(path), &Presets::embedded())
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+pub fn check(t: &Topology) -> CheckReport {
+    let config = Config::resolve(t, &CliLevels::default()).expect("levels");
+    lint::check(t, &config)
+}
+
+/// Worst-case amplification at `service`.
+pub fn amplification(report: &CheckReport, service: &str) -> f64 {
+    report
+        .amplification
+        .iter()
+        .find(|r| r.service == service)
+        .unwrap_or_else(|| panic!("no service {service}"))
+        .worst_case
+}
+
+/// Lines (1-based) that carry `# expect: CODE`.
+pub fn expected_lines(text: &str, code: &str) -> Vec<u32> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.split("# expect:")
+                .nth(1)
+                .is_some_and(|rest| rest.split([',', ' ']).any(|c| c.trim() == code))
+        })
+        .map(|(i, _)| i as u32 + 1)
+        .collect()
+}

@@ -1,0 +1,88 @@
+//! Every rule fires exactly at the lines its fixture marks with `# expect: CODE`,
+//! and never on its `_ok` fixture.
+
+mod common;
+
+use retrylint::lint::RULES;
+
+fn fixture(name: &str) -> String {
+    let path = format!("tests/fixtures/rules/{name}.yaml");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn lines_of(code: &str, text: &str, name: &str) -> Vec<u32> {
+    let t = retrylint::topology::load_str(text, name, name, &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = common::check(&t);
+    let mut lines: Vec<u32> = report
+        .findings
+        .iter()
+        .filter(|f| f.code == code)
+        .map(|f| f.line)
+        .collect();
+    lines.dedup();
+    lines
+}
+
+#[test]
+fn each_rule_fires_at_the_marked_lines() {
+    for rule in RULES {
+        let text = fixture(&format!("{}_fires", rule.code));
+        let want = common::expected_lines(&text, rule.code);
+        assert!(!want.is_empty(), "{}_fires marks no line", rule.code);
+        let got = lines_of(rule.code, &text, rule.code);
+        assert_eq!(got, want, "{} ({}) fired at the wrong lines", rule.code, rule.name);
+    }
+}
+
+#[test]
+fn each_rule_is_quiet_on_its_ok_fixture() {
+    for rule in RULES {
+        let text = fixture(&format!("{}_ok", rule.code));
+        let got = lines_of(rule.code, &text, rule.code);
+        assert!(got.is_empty(), "{} fired on its ok fixture at {got:?}", rule.code);
+    }
+}
+
+#[test]
+fn the_clean_example_has_no_errors_or_warnings() {
+    let t = common::load_file("examples/clean.yaml");
+    let report = common::check(&t);
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+}
+
+#[test]
+fn findings_name_the_call_and_carry_a_fix() {
+    let text = fixture("RL003_fires");
+    let t = common::load(&text).unwrap();
+    let report = common::check(&t);
+    let sidecar = report
+        .findings
+        .iter()
+        .find(|f| f.code == "RL003" && f.layer.as_deref() == Some("istio-sidecar"))
+        .expect("RL003 on the sidecar layer");
+    assert_eq!(sidecar.service, "api");
+    let call = sidecar.call.as_ref().unwrap();
+    assert_eq!((call.from.as_str(), call.to.as_str()), ("api", "payments"));
+    assert_eq!((sidecar.line, sidecar.column), (14, 13));
+    assert_eq!(
+        sidecar.help,
+        "add idempotency_key: true or stop retrying POST /payouts in the istio-sidecar layer (max_attempts: 1, or retry_on: [connect])"
+    );
+}
+
+#[test]
+fn amplification_fix_keeps_the_outermost_layer() {
+    let t = common::load(&fixture("RL001_fires")).unwrap();
+    let report = common::check(&t);
+    let db = report
+        .findings
+        .iter()
+        .find(|f| f.code == "RL001" && f.message.contains("`db`"))
+        .unwrap();
+    assert_eq!(
+        db.help,
+        "retry only at the client layer; set max_attempts: 1 at web → api, api → db"
+    );
+    assert!(db.message.starts_with("worst case 64 attempts reach `db`"), "{}", db.message);
+}
