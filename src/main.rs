@@ -63,6 +63,9 @@ struct CheckArgs {
     /// More retry-policy presets: a directory of NAME.yaml files.
     #[arg(long, value_name = "DIR")]
     policies: Vec<PathBuf>,
+    /// Exit 0 even when findings reach --fail-on (report without gating).
+    #[arg(long)]
+    exit_zero: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -161,7 +164,7 @@ fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         &report,
         style,
     ));
-    Ok(if report.failed() {
+    Ok(if report.failed() && !args.exit_zero {
         Outcome::Failed
     } else {
         Outcome::Clean

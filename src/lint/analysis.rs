@@ -107,8 +107,12 @@ pub struct Analysis {
     /// Worst case of one user request, through the client layer.
     pub entry_worst: Duration,
     /// Most retrying layers on any path from the user down to each service
-    /// (client layer included), and the call that achieves it.
+    /// (client layer included).
     pub retrying_above: Vec<u32>,
+    /// Retrying call layers on the hot path down to each service (client layer
+    /// not included), and the outermost of them as (caller, call, layer index).
+    pub hot_retrying: Vec<u32>,
+    pub hot_outermost: Vec<Option<(ServiceId, usize, usize)>>,
 }
 
 impl Analysis {
@@ -131,9 +135,20 @@ impl Analysis {
             .map_or(1.0, |l| l.policy.steady_state_attempts());
         retrying_above[t.entry] = u32::from(t.client.as_ref().is_some_and(|l| l.policy.retries()));
 
+        let mut hot_retrying = vec![0u32; n];
+        let mut hot_outermost: Vec<Option<(ServiceId, usize, usize)>> = vec![None; n];
         for &s in &order {
             if !reachable[s] {
                 continue;
+            }
+            // Every caller of `s` came earlier in the order: its hottest caller is final.
+            if let Some((c, i)) = hottest_caller[s] {
+                let layers = &t.services[c].calls[i].layers;
+                let retrying = layers.iter().filter(|l| l.policy.retries()).count() as u32;
+                hot_retrying[s] = hot_retrying[c] + retrying;
+                hot_outermost[s] = hot_outermost[c].or_else(|| {
+                    layers.iter().position(|l| l.policy.retries()).map(|li| (c, i, li))
+                });
             }
             for (i, call) in t.services[s].calls.iter().enumerate() {
                 let to = call.to;
@@ -187,22 +202,46 @@ impl Analysis {
             call_worst,
             entry_worst,
             retrying_above,
+            hot_retrying,
+            hot_outermost,
         }
     }
 
-    /// The hot path from the entry down to `s`: the calls, as (caller, index).
-    pub fn hot_path(&self, s: ServiceId) -> Vec<(ServiceId, usize)> {
+    /// The last `max_hops` calls of the hot path down to `s` as (caller, index),
+    /// outermost first, and whether the path goes on above them. Bounded, so
+    /// messages about deep chains stay short and cheap.
+    pub fn hot_path_tail(&self, s: ServiceId, max_hops: usize) -> (Vec<(ServiceId, usize)>, bool) {
         let mut path = Vec::new();
         let mut at = s;
         while let Some((caller, i)) = self.hottest_caller[at] {
+            if path.len() == max_hops {
+                path.reverse();
+                return (path, true);
+            }
             path.push((caller, i));
             at = caller;
-            if path.len() > self.order.len() {
-                break;
-            }
         }
         path.reverse();
-        path
+        (path, false)
+    }
+
+    /// Calls on the hot path to any service in `targets`, as (caller, index):
+    /// the hot paths form a tree, so each call is walked once.
+    pub fn hot_calls(&self, targets: impl IntoIterator<Item = ServiceId>) -> Vec<(ServiceId, usize)> {
+        let mut seen = vec![false; self.worst_case.len()];
+        let mut calls = Vec::new();
+        for s in targets {
+            let mut at = s;
+            while !seen[at] {
+                seen[at] = true;
+                let Some((caller, i)) = self.hottest_caller[at] else {
+                    break;
+                };
+                calls.push((caller, i));
+                at = caller;
+            }
+        }
+        calls
     }
 }
 

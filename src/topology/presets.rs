@@ -8,6 +8,8 @@ use std::path::Path;
 
 use super::error::{ErrorKind, LoadError};
 
+// FAULTS is read by the fault loader, not here.
+#[allow(dead_code)]
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
 }

@@ -46,7 +46,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .filter(|l| l.policy.retries())
             .map(|l| l.name.as_str())
             .collect();
-        let above = cx.analysis.retrying_above[s] as usize + outer_in_call.len();
+        let above = above_count(cx, s) + outer_in_call.len();
         if above == 0 {
             continue;
         }
@@ -60,9 +60,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if t.client.as_ref().is_some_and(|c| c.policy.retries()) {
             outer.push("the client layer".into());
         }
-        for (caller, ci) in cx.analysis.hot_path(s) {
+        let (tail, _) = cx.analysis.hot_path_tail(s, 4);
+        for (caller, ci) in tail {
             let above = &t.services[caller].calls[ci];
             outer.extend(above.layers.iter().filter(|l| l.policy.retries()).map(|l| where_layer(t, above, l)));
+        }
+        let hidden = above_count(cx, s).saturating_sub(outer.len());
+        if hidden > 0 {
+            outer.insert(0, format!("{hidden} more above"));
         }
         outer.extend(outer_in_call.iter().map(|n| format!("the {n} layer of {}", edge(t, call))));
         let message = format!(
@@ -81,4 +86,9 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 .label("nested retry layer"),
         );
     }
+}
+
+/// Retrying layers above service `s` on its most-retried path.
+fn above_count(cx: &Context, s: usize) -> usize {
+    cx.analysis.retrying_above[s] as usize
 }

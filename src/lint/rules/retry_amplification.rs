@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
-use crate::topology::{Layer, Pos};
+use crate::topology::{Layer, LayerKind};
 
 declare_rule! {
     /// ## What it finds
@@ -39,6 +39,9 @@ declare_rule! {
     };
 }
 
+/// Messages name at most this many hops and layers of a hot path.
+const SHOWN: usize = 8;
+
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
     let a = cx.analysis;
@@ -47,67 +50,103 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if !a.reachable[s] || count.value() <= cx.max_amplification {
             continue;
         }
-        let path = a.hot_path(s);
-        // The retrying layers on the hot path, outermost first.
-        let mut retrying: Vec<(String, &Layer, Option<usize>, usize)> = Vec::new();
-        if let Some(c) = t.client.as_ref().filter(|c| c.policy.retries()) {
-            retrying.push(("the client layer".into(), c, None, t.entry));
-        }
-        for &(caller, i) in &path {
+        let (tail, truncated) = a.hot_path_tail(s, SHOWN);
+        let layer_name = |caller: usize, i: usize, l: &Layer| {
             let call = &t.services[caller].calls[i];
-            for l in call.layers.iter().filter(|l| l.policy.retries()) {
-                let name = match l.kind {
-                    crate::topology::LayerKind::App => edge(t, call),
-                    _ => format!("the {} layer of {}", l.name, edge(t, call)),
-                };
-                retrying.push((name, l, Some(i), caller));
+            match l.kind {
+                LayerKind::App => edge(t, call),
+                _ => format!("the {} layer of {}", l.name, edge(t, call)),
             }
-        }
-        let factors: Vec<String> = retrying
+        };
+        // The retrying layers on the shown part of the hot path, outermost first.
+        let shown: Vec<(String, &Layer, usize, usize)> = tail
             .iter()
-            .map(|(_, l, _, _)| l.policy.max_attempts.to_string())
+            .flat_map(|&(caller, i)| {
+                t.services[caller].calls[i]
+                    .layers
+                    .iter()
+                    .filter(|l| l.policy.retries())
+                    .map(move |l| (caller, i, l))
+            })
+            .map(|(caller, i, l)| (layer_name(caller, i, l), l, caller, i))
             .collect();
-        let route: Vec<&str> = std::iter::once(t.services[t.entry].name.as_str())
-            .chain(path.iter().map(|&(c, i)| t.services[t.services[c].calls[i].to].name.as_str()))
-            .collect();
+        let client = t.client.as_ref().filter(|c| c.policy.retries());
+        let total = a.hot_retrying[s] as usize + usize::from(client.is_some());
+        let outermost = match client {
+            Some(_) => Some("the client layer".to_owned()),
+            None => a.hot_outermost[s].map(|(c, i, li)| {
+                layer_name(c, i, &t.services[c].calls[i].layers[li])
+            }),
+        };
         let figure = if count.saturated {
             format!("more than {:.3e}", count.approx)
         } else {
             count.exact.to_string()
         };
+        let mut route: Vec<&str> = tail
+            .iter()
+            .map(|&(c, i)| t.services[t.services[c].calls[i].to].name.as_str())
+            .collect();
+        match tail.first() {
+            Some(_) if truncated => route.insert(0, "…"),
+            Some(&(first, _)) => route.insert(0, &t.services[first].name),
+            None => route.insert(0, &t.services[s].name),
+        }
+        if truncated {
+            route.insert(0, &t.services[t.entry].name);
+        }
+        let mut factors: Vec<String> = client
+            .iter()
+            .map(|c| c.policy.max_attempts.to_string())
+            .chain(shown.iter().map(|(_, l, ..)| l.policy.max_attempts.to_string()))
+            .collect();
+        if total > factors.len() {
+            factors.insert(0, format!("…({} more)", total - factors.len()));
+        }
         let mut message = format!(
             "worst case {figure} attempts reach `{}` per user request (limit {})",
             t.services[s].name, cx.max_amplification
         );
-        if !factors.is_empty() {
+        if total > 0 {
             message.push_str(&format!(
                 "; hottest path {} multiplies {}",
                 route.join(" → "),
                 factors.join(" × ")
             ));
         }
-        let help = match retrying.as_slice() {
-            [] => "no layer on the hottest path retries; the fan-in of many paths adds up: reduce retries on the other paths".to_owned(),
-            [(name, l, _, _)] => format!(
-                "lower max_attempts at {name} (now {}), or add a retry budget: budget: {{ kind: ratio, ratio: 0.1 }}",
-                l.policy.max_attempts
+        let inner: Vec<&str> = shown
+            .iter()
+            .map(|(n, ..)| n.as_str())
+            .filter(|n| Some(*n) != outermost.as_deref())
+            .collect();
+        let help = match (&outermost, total) {
+            (None, _) => "no layer on the hottest path retries; the fan-in of many paths adds up: reduce retries on the other paths".to_owned(),
+            (Some(keep), 1) => format!(
+                "lower max_attempts at {keep}, or add a retry budget: budget: {{ kind: ratio, ratio: 0.1 }}"
             ),
-            [(keep, ..), rest @ ..] => format!(
-                "retry only at {keep}; set max_attempts: 1 at {}",
-                rest.iter().map(|(n, ..)| n.as_str()).collect::<Vec<_>>().join(", ")
-            ),
+            (Some(keep), _) => {
+                let more = total - 1 - inner.len();
+                format!(
+                    "retry only at {keep}; set max_attempts: 1 at {}{}",
+                    inner.join(", "),
+                    if more > 0 { format!(" and {more} more layers above them") } else { String::new() }
+                )
+            }
         };
         // Point at the retrying layer nearest the service: the last multiplier.
-        let (pos, call, layer): (Pos, Option<usize>, Option<String>) = match retrying.last() {
-            Some((_, l, call, _)) => (l.at(l.spans.max_attempts), *call, Some(l.name.clone())),
-            None => (t.services[s].pos, None, None),
+        let mut d = match shown.last() {
+            Some((_, l, caller, i)) => {
+                let mut d = Diagnostic::new(l.at(l.spans.max_attempts), *caller, message);
+                d.call = Some(*i);
+                d.layer = Some(l.name.clone());
+                d
+            }
+            None => match client {
+                Some(c) => Diagnostic::new(c.at(c.spans.max_attempts), t.entry, message),
+                None => Diagnostic::new(t.services[s].pos, s, message),
+            },
         };
-        let service = retrying.last().map_or(s, |r| r.3);
-        let mut d = Diagnostic::new(pos, service, message)
-            .help(help)
-            .label(format!("{figure} attempts reach {}", t.services[s].name));
-        d.call = call;
-        d.layer = layer;
+        d = d.help(help).label(format!("{figure} attempts reach {}", t.services[s].name));
         out.push(d);
     }
 }
