@@ -28,11 +28,26 @@ fn token(text: &str, column: u32) -> std::ops::Range<usize> {
     if rest.starts_with(['[', '{']) {
         return start..start + 1;
     }
-    let len = rest
-        .find([':', ',', '}', ']', '#'])
-        .unwrap_or(rest.len());
-    let len = rest[..len].trim_end().len().max(rest.chars().next().map_or(0, char::len_utf8));
+    let len = rest.find([':', ',', '}', ']', '#']).unwrap_or(rest.len());
+    let len = rest[..len]
+        .trim_end()
+        .len()
+        .max(rest.chars().next().map_or(0, char::len_utf8));
     start..(start + len).min(text.len())
+}
+
+/// The 1-based columns, in characters, of the token at `line`:`column` of
+/// `source`, end exclusive (SARIF's `endColumn`, GitHub's `endColumn`): the
+/// same span the caret underlines. A position past the text is one column wide.
+pub fn columns(source: &str, line: u32, column: u32) -> (u32, u32) {
+    let text = source
+        .lines()
+        .nth(line.saturating_sub(1) as usize)
+        .unwrap_or("");
+    let range = token(text, column);
+    let start = column.max(1);
+    let width = text[range].chars().count().max(1) as u32;
+    (start, start.saturating_add(width))
 }
 
 pub fn render(a: &Annotated, color: bool) -> String {
@@ -56,7 +71,11 @@ pub fn render(a: &Annotated, color: bool) -> String {
             Snippet::source(line_text)
                 .line_start(a.line as usize)
                 .path(a.file)
-                .annotation(AnnotationKind::Primary.span(token(line_text, a.column)).label(a.label)),
+                .annotation(
+                    AnnotationKind::Primary
+                        .span(token(line_text, a.column))
+                        .label(a.label),
+                ),
         );
     }
     if let Some(help) = a.help {
@@ -76,5 +95,13 @@ mod tests {
         let text = "      retry: { max_attempts: 4 }";
         assert_eq!(&text[token(text, 16)], "max_attempts");
         assert_eq!(&text[token("x", 9)], "");
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        let source = "a: 1\n  é: { max_attempts: 4 }\n";
+        assert_eq!(columns(source, 2, 3), (3, 4));
+        assert_eq!(columns(source, 2, 8), (8, 20));
+        assert_eq!(columns(source, 9, 1), (1, 2));
     }
 }
