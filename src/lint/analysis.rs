@@ -139,19 +139,26 @@ impl Analysis {
                 let to = call.to;
                 reachable[to] = true;
                 let contribution = worst_case[s].mul(call_attempts(call));
-                if hottest_caller[to].is_none() || contribution.approx > best_contribution[to].approx {
+                if hottest_caller[to].is_none()
+                    || contribution.approx > best_contribution[to].approx
+                {
                     hottest_caller[to] = Some((s, i));
                     best_contribution[to] = contribution;
                 }
                 worst_case[to] = worst_case[to].add(contribution);
-                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
+                with_budgets[to] =
+                    clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
                 let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
                 retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
             }
         }
 
         let mut service_worst = vec![Duration::ZERO; n];
-        let mut call_worst: Vec<Vec<Duration>> = t.services.iter().map(|s| vec![Duration::ZERO; s.calls.len()]).collect();
+        let mut call_worst: Vec<Vec<Duration>> = t
+            .services
+            .iter()
+            .map(|s| vec![Duration::ZERO; s.calls.len()])
+            .collect();
         for &s in order.iter().rev() {
             let svc = &t.services[s];
             let mut total = svc.latency.p99;

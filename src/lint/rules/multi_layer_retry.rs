@@ -62,9 +62,19 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         }
         for (caller, ci) in cx.analysis.hot_path(s) {
             let above = &t.services[caller].calls[ci];
-            outer.extend(above.layers.iter().filter(|l| l.policy.retries()).map(|l| where_layer(t, above, l)));
+            outer.extend(
+                above
+                    .layers
+                    .iter()
+                    .filter(|l| l.policy.retries())
+                    .map(|l| where_layer(t, above, l)),
+            );
         }
-        outer.extend(outer_in_call.iter().map(|n| format!("the {n} layer of {}", edge(t, call))));
+        outer.extend(
+            outer_in_call
+                .iter()
+                .map(|n| format!("the {n} layer of {}", edge(t, call))),
+        );
         let message = format!(
             "{this} ({} attempts) beneath {above} other retrying layer{}: {}",
             layer.policy.max_attempts,

@@ -68,7 +68,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .map(|(_, l, _, _)| l.policy.max_attempts.to_string())
             .collect();
         let route: Vec<&str> = std::iter::once(t.services[t.entry].name.as_str())
-            .chain(path.iter().map(|&(c, i)| t.services[t.services[c].calls[i].to].name.as_str()))
+            .chain(
+                path.iter()
+                    .map(|&(c, i)| t.services[t.services[c].calls[i].to].name.as_str()),
+            )
             .collect();
         let figure = if count.saturated {
             format!("more than {:.3e}", count.approx)
