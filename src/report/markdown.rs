@@ -105,42 +105,52 @@ fn amplification(out: &mut String, r: &CheckReport) {
         code(&r.entry),
         figures::limit(r)
     );
-    out.push_str("| service | worst case | with budgets | worst response | |\n");
-    out.push_str("|---|---:|---:|---:|---|\n");
     let mut rows: Vec<&AmplificationRow> = r.amplification.iter().collect();
     if rows.len() > MAX_SERVICES {
         rows.sort_by(|a, b| b.worst_case.total_cmp(&a.worst_case));
         rows.truncate(MAX_SERVICES);
     }
+    let with_notes = rows
+        .iter()
+        .any(|row| !row.reachable || figures::over_limit(r, row));
+    if with_notes {
+        out.push_str("| service | worst case | with budgets | worst response | |\n");
+        out.push_str("|---|---:|---:|---:|---|\n");
+    } else {
+        out.push_str("| service | worst case | with budgets | worst response |\n");
+        out.push_str("|---|---:|---:|---:|\n");
+    }
     for row in &rows {
-        if !row.reachable {
-            let _ = writeln!(
-                out,
+        let cells = if !row.reachable {
+            format!(
                 "| {} | – | – | – | unreachable from {} |",
                 cell_code(&row.service),
                 cell_code(&r.entry)
-            );
-            continue;
-        }
-        let over = figures::over_limit(r, row);
-        let (b, note) = if over {
-            ("**", format!("🔥 over the {} limit", figures::limit(r)))
+            )
         } else {
-            ("", String::new())
+            let over = figures::over_limit(r, row);
+            let b = if over { "**" } else { "" };
+            let mut line = format!(
+                "| {b}{}{b} | {b}{}{b} | {} | {} |",
+                cell_code(&row.service),
+                figures::worst_case(row),
+                figures::factor(row.with_budgets),
+                figures::millis(row.worst_response_ms),
+            );
+            if over {
+                let _ = write!(line, " 🔥 over the {} limit |", figures::limit(r));
+            } else if with_notes {
+                line.push_str("  |");
+            }
+            line
         };
-        let _ = writeln!(
-            out,
-            "| {b}{}{b} | {b}{}{b} | {} | {} | {note} |",
-            cell_code(&row.service),
-            figures::worst_case(row),
-            figures::factor(row.with_budgets),
-            figures::millis(row.worst_response_ms),
-        );
+        out.push_str(&cells);
+        out.push('\n');
     }
     if r.amplification.len() > rows.len() {
         let _ = writeln!(
             out,
-            "\nThe {} services with the highest worst case of {}.",
+            "\nShowing the {} services with the highest worst case, of {}.",
             rows.len(),
             r.amplification.len()
         );
@@ -225,12 +235,20 @@ fn graph(out: &mut String, r: &CheckReport) {
         .filter(|row| !row.reachable)
         .map(|row| id(&row.service))
         .collect();
-    out.push_str("    classDef over fill:#ffebe9,stroke:#cf222e,stroke-width:2px,color:#82071e\n");
-    out.push_str(
-        "    classDef unreachable fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:4 4,color:#57606a\n",
-    );
-    for (class, nodes) in [("over", &over), ("unreachable", &unreachable)] {
+    for (class, style, nodes) in [
+        (
+            "over",
+            "fill:#ffebe9,stroke:#cf222e,stroke-width:2px,color:#82071e",
+            &over,
+        ),
+        (
+            "unreachable",
+            "fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:4 4,color:#57606a",
+            &unreachable,
+        ),
+    ] {
         if !nodes.is_empty() {
+            let _ = writeln!(out, "    classDef {class} {style}");
             let _ = writeln!(out, "    class {} {class}", nodes.join(","));
         }
     }
@@ -242,11 +260,18 @@ fn graph(out: &mut String, r: &CheckReport) {
         );
     }
     out.push_str("```\n\n");
-    let _ = writeln!(
-        out,
-        "Edges: attempts per call (the retrying layers when not just the app's). Thick red: the hottest paths to services over {}; red nodes: over the limit.",
-        figures::limit(r)
-    );
+    out.push_str("Edge labels: attempts per call, with the retrying layers when they are not just the app's.");
+    if !hot.is_empty() || !over.is_empty() {
+        let _ = write!(
+            out,
+            " Thick red arrows: the hottest path to each service over the {} limit; red boxes: those services.",
+            figures::limit(r)
+        );
+    }
+    if !unreachable.is_empty() {
+        out.push_str(" Dashed boxes: services no request reaches.");
+    }
+    out.push('\n');
 }
 
 /// `3×`, `3× (istio-sidecar)`, `9× (app × istio-sidecar)`.

@@ -14,7 +14,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 use super::figures;
 use super::snippet::{self, Annotated};
 use super::{CheckReporter, Style};
-use crate::lint::{CheckReport, Finding, Severity};
+use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
 
 pub struct Table;
 
@@ -76,41 +76,34 @@ fn paint(line: &str, r: &CheckReport, color: bool) -> String {
     format!("\x1b[{code}m{line}\x1b[0m")
 }
 
-/// The amplification table: one row per service, in the topology's order.
+/// The amplification table: one row per service, in the topology's order. The
+/// note column (over the limit, unreachable) is left out when every row is fine.
 fn amplification(r: &CheckReport) -> String {
+    let notes: Vec<String> = r.amplification.iter().map(|row| note(r, row)).collect();
+    let with_notes = notes.iter().any(|n| !n.is_empty());
+    let mut header = vec!["service", "worst case", "with budgets", "worst response"];
+    if with_notes {
+        header.push("note");
+    }
     let mut t = Grid::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .force_no_tty()
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header([
-            "service",
-            "worst case",
-            "with budgets",
-            "worst response",
-            "note",
-        ]);
-    for row in &r.amplification {
-        let cells = if row.reachable {
-            [
+        .set_header(header);
+    for (row, note) in r.amplification.iter().zip(notes) {
+        let mut cells = if row.reachable {
+            vec![
                 row.service.clone(),
                 figures::worst_case(row),
                 figures::factor(row.with_budgets),
                 figures::millis(row.worst_response_ms),
-                if figures::over_limit(r, row) {
-                    format!("over the {} limit", figures::limit(r))
-                } else {
-                    String::new()
-                },
             ]
         } else {
-            [
-                row.service.clone(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                format!("unreachable from `{}`", r.entry),
-            ]
+            vec![row.service.clone(), "-".into(), "-".into(), "-".into()]
         };
+        if with_notes {
+            cells.push(note);
+        }
         t.add_row(cells);
     }
     for i in 1..=3 {
@@ -121,4 +114,14 @@ fn amplification(r: &CheckReport) -> String {
     let mut s = t.to_string();
     s.push('\n');
     s
+}
+
+fn note(r: &CheckReport, row: &AmplificationRow) -> String {
+    if !row.reachable {
+        format!("unreachable from `{}`", r.entry)
+    } else if figures::over_limit(r, row) {
+        format!("over the {} limit", figures::limit(r))
+    } else {
+        String::new()
+    }
 }
