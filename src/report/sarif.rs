@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::rules::doc;
-use super::snippet;
+use super::snippet::{self, Lines};
 use super::{CheckReporter, Style};
 use crate::lint::{CheckReport, Finding, RULES, Severity, rules::find_rule};
 
@@ -51,15 +51,17 @@ pub fn log(r: &CheckReport) -> Value {
     if !repository.is_empty() {
         driver["informationUri"] = json!(repository);
     }
+    let lines = Lines::new(&r.source);
     let mut seen = HashMap::new();
     let results: Vec<Value> = r
         .findings
         .iter()
         .map(|f| {
-            let hash = line_hash(line_text(&r.source, f.line), f.code);
+            let text = lines.get(f.line.max(1));
+            let hash = line_hash(text, f.code);
             let n = seen.entry(hash).or_insert(0u32);
             *n += 1;
-            result(r, f, &format!("{hash:016x}:{n}"))
+            result(f, text, &format!("{hash:016x}:{n}"))
         })
         .collect();
     json!({
@@ -73,9 +75,10 @@ pub fn log(r: &CheckReport) -> Value {
     })
 }
 
-fn result(r: &CheckReport, f: &Finding, fingerprint: &str) -> Value {
+/// One result; `text` is the finding's source line.
+fn result(f: &Finding, text: &str, fingerprint: &str) -> Value {
     let line = f.line.max(1);
-    let (start, end) = snippet::columns(&r.source, line, f.column);
+    let (start, end) = snippet::columns(text, f.column);
     let mut message = f.message.clone();
     if !f.help.is_empty() {
         message.push_str(" — fix: ");
@@ -116,13 +119,6 @@ pub fn level(s: Severity) -> &'static str {
         Severity::Warning => "warning",
         Severity::Info => "note",
     }
-}
-
-fn line_text(source: &str, line: u32) -> &str {
-    source
-        .lines()
-        .nth(line.saturating_sub(1) as usize)
-        .unwrap_or("")
 }
 
 /// The file as given, as a relative URI reference: forward slashes, no `./`,

@@ -9,8 +9,8 @@ pub struct Annotated<'a> {
     pub code: Option<&'a str>,
     pub title: &'a str,
     pub file: &'a str,
-    /// The whole source text; only the line at `line` is shown.
-    pub source: &'a str,
+    /// The text of line `line` (see [`Lines`]).
+    pub text: &'a str,
     pub line: u32,
     pub column: u32,
     pub label: &'a str,
@@ -36,14 +36,29 @@ fn token(text: &str, column: u32) -> std::ops::Range<usize> {
     start..(start + len).min(text.len())
 }
 
-/// The 1-based columns, in characters, of the token at `line`:`column` of
-/// `source`, end exclusive (SARIF's `endColumn`, GitHub's `endColumn`): the
-/// same span the caret underlines. A position past the text is one column wide.
-pub fn columns(source: &str, line: u32, column: u32) -> (u32, u32) {
-    let text = source
-        .lines()
-        .nth(line.saturating_sub(1) as usize)
-        .unwrap_or("");
+/// A source split into lines once, so that reporting thousands of findings
+/// does not scan the file once per finding.
+pub struct Lines<'a>(Vec<&'a str>);
+
+impl<'a> Lines<'a> {
+    pub fn new(source: &'a str) -> Self {
+        Lines(source.lines().collect())
+    }
+
+    /// The text of 1-based `line`; empty when there is no such line.
+    pub fn get(&self, line: u32) -> &'a str {
+        (line as usize)
+            .checked_sub(1)
+            .and_then(|i| self.0.get(i))
+            .copied()
+            .unwrap_or("")
+    }
+}
+
+/// The 1-based columns, in characters, of the token at `column` of a line's
+/// `text`, end exclusive (SARIF's `endColumn`, GitHub's `endColumn`): the same
+/// span the caret underlines. A position past the text is one column wide.
+pub fn columns(text: &str, column: u32) -> (u32, u32) {
     let range = token(text, column);
     let start = column.max(1);
     let width = text[range].chars().count().max(1) as u32;
@@ -56,11 +71,7 @@ pub fn render(a: &Annotated, color: bool) -> String {
     } else {
         Renderer::plain()
     };
-    let line_text = a
-        .source
-        .lines()
-        .nth(a.line.saturating_sub(1) as usize)
-        .unwrap_or("");
+    let line_text = a.text;
     let mut title = a.level.clone().primary_title(a.title);
     if let Some(code) = a.code {
         title = title.id(code);
@@ -99,9 +110,10 @@ mod tests {
 
     #[test]
     fn columns_count_characters() {
-        let source = "a: 1\n  é: { max_attempts: 4 }\n";
-        assert_eq!(columns(source, 2, 3), (3, 4));
-        assert_eq!(columns(source, 2, 8), (8, 20));
-        assert_eq!(columns(source, 9, 1), (1, 2));
+        let lines = Lines::new("a: 1\n  é: { max_attempts: 4 }\n");
+        assert_eq!(columns(lines.get(2), 3), (3, 4));
+        assert_eq!(columns(lines.get(2), 8), (8, 20));
+        assert_eq!(columns(lines.get(9), 1), (1, 2));
+        assert_eq!(lines.get(0), "");
     }
 }

@@ -12,7 +12,7 @@ use annotate_snippets::Level;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 
 use super::figures;
-use super::snippet::{self, Annotated};
+use super::snippet::{self, Annotated, Lines};
 use super::{CheckReporter, Style};
 use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
 
@@ -21,8 +21,9 @@ pub struct Table;
 impl CheckReporter for Table {
     fn render(&self, r: &CheckReport, style: Style) -> String {
         let mut out = String::new();
+        let lines = Lines::new(&r.source);
         for f in &r.findings {
-            out.push_str(&finding(r, f, style.color));
+            out.push_str(&finding(&lines, f, style.color));
             out.push_str("\n\n");
         }
         let summary = figures::summary_line(r);
@@ -50,14 +51,14 @@ fn level(s: Severity) -> Level<'static> {
 }
 
 /// One rustc-style block.
-fn finding(r: &CheckReport, f: &Finding, color: bool) -> String {
+fn finding(lines: &Lines, f: &Finding, color: bool) -> String {
     snippet::render(
         &Annotated {
             level: level(f.severity),
             code: Some(f.code),
             title: &f.message,
             file: &f.file,
-            source: &r.source,
+            text: lines.get(f.line),
             line: f.line,
             column: f.column,
             label: &f.label,
