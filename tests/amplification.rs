@@ -23,7 +23,9 @@ fn chain(layers: usize, attempts: u32) -> String {
 fn three_layers_of_four_attempts_send_64_to_the_database() {
     let t = common::load(&chain(3, 4)).unwrap();
     let r = common::check(&t);
-    let got: Vec<f64> = (0..4).map(|i| common::amplification(&r, &format!("s{i}"))).collect();
+    let got: Vec<f64> = (0..4)
+        .map(|i| common::amplification(&r, &format!("s{i}")))
+        .collect();
     assert_eq!(got, [1.0, 4.0, 16.0, 64.0]);
 }
 
@@ -118,11 +120,19 @@ fn counts_saturate_instead_of_overflowing() {
     // 200 diamonds: 2²⁰⁰ paths overflow u128; the figure saturates and says so.
     let t = common::load(&diamond_ladder(200)).unwrap();
     let r = common::check(&t);
-    let bottom = r.amplification.iter().find(|a| a.service == "d200").unwrap();
+    let bottom = r
+        .amplification
+        .iter()
+        .find(|a| a.service == "d200")
+        .unwrap();
     assert!(bottom.saturated);
     assert_eq!(bottom.worst_case_exact, u128::MAX.to_string());
     assert_eq!(bottom.worst_case, 2f64.powi(200));
-    assert!(r.findings.iter().any(|f| f.code == "RL001" && f.message.contains("more than")));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.code == "RL001" && f.message.contains("more than"))
+    );
 }
 
 #[test]
@@ -131,5 +141,9 @@ fn worst_case_response_time_sums_attempts_and_waits() {
     let y = "version: 1\nservices:\n  web: { calls: [ { to: api, timeout: 1s } ] }\n  api:\n    latency: 5ms\n    calls:\n      - to: db\n        timeout: 100ms\n        retry: { max_attempts: 3, backoff: { kind: exponential, base: 10ms, cap: 1s, jitter: full } }\n  db: { latency: { p50: 10ms, p99: 40ms } }\n";
     let r = common::check(&common::load(y).unwrap());
     let api = r.amplification.iter().find(|a| a.service == "api").unwrap();
-    assert!((api.worst_response_ms - 155.0).abs() < 1e-6, "{}", api.worst_response_ms);
+    assert!(
+        (api.worst_response_ms - 155.0).abs() < 1e-6,
+        "{}",
+        api.worst_response_ms
+    );
 }

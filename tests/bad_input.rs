@@ -40,8 +40,14 @@ fn first_line(stderr: &str) -> String {
 
 #[test]
 fn malformed_yaml() {
-    let e = rejected("malformed.yaml", "version: 1\nservices:\n  web:\n    calls: [ { to: api\n");
-    assert!(first_line(&e).starts_with("error: malformed.yaml:4:"), "{e}");
+    let e = rejected(
+        "malformed.yaml",
+        "version: 1\nservices:\n  web:\n    calls: [ { to: api\n",
+    );
+    assert!(
+        first_line(&e).starts_with("error: malformed.yaml:4:"),
+        "{e}"
+    );
     assert!(e.contains("invalid YAML"), "{e}");
 }
 
@@ -56,7 +62,10 @@ fn unknown_key_names_the_nearest_valid_key() {
         "error: unknown_key.yaml:6:18: unknown key `max_attempt` in a retry policy; did you mean `max_attempts`?"
     );
     let e = rejected("unknown_top.yaml", "version: 1\nservice:\n  web: {}\n");
-    assert!(first_line(&e).contains("unknown_top.yaml:2:1: unknown key `service`"), "{e}");
+    assert!(
+        first_line(&e).contains("unknown_top.yaml:2:1: unknown key `service`"),
+        "{e}"
+    );
     assert!(e.contains("did you mean `services`?"), "{e}");
 }
 
@@ -71,7 +80,10 @@ fn timeout_inside_a_policy_says_where_it_belongs() {
 
 #[test]
 fn unknown_service_in_to() {
-    let e = rejected("unknown_to.yaml", "version: 1\nservices:\n  web:\n    calls: [ { to: apx } ]\n  api: {}\n");
+    let e = rejected(
+        "unknown_to.yaml",
+        "version: 1\nservices:\n  web:\n    calls: [ { to: apx } ]\n  api: {}\n",
+    );
     assert_eq!(
         first_line(&e),
         "error: unknown_to.yaml:4:20: `web` calls unknown service `apx`; did you mean `api`?"
@@ -103,25 +115,43 @@ fn a_cycle_is_named_whole() {
         "version: 1\nservices:\n  edge: { calls: [ { to: api } ] }\n  api: { calls: [ { to: db } ] }\n  db: { calls: [ { to: edge } ] }\n",
     );
     assert!(
-        first_line(&e).starts_with("error: cycle.yaml:5:20: cycle in the call graph: edge → api → db → edge;"),
+        first_line(&e).starts_with(
+            "error: cycle.yaml:5:20: cycle in the call graph: edge → api → db → edge;"
+        ),
         "{e}"
     );
 }
 
 #[test]
 fn a_service_calling_itself() {
-    let e = rejected("self.yaml", "version: 1\nservices:\n  web:\n    calls: [ { to: web } ]\n");
-    assert!(first_line(&e).starts_with("error: self.yaml:4:20: `web` calls itself"), "{e}");
+    let e = rejected(
+        "self.yaml",
+        "version: 1\nservices:\n  web:\n    calls: [ { to: web } ]\n",
+    );
+    assert!(
+        first_line(&e).starts_with("error: self.yaml:4:20: `web` calls itself"),
+        "{e}"
+    );
 }
 
 #[test]
 fn max_attempts_zero_negative_or_absurd() {
-    for (name, value) in [("zero.yaml", "0"), ("negative.yaml", "-3"), ("absurd.yaml", "100000000000"), ("huge.yaml", "1000")] {
+    for (name, value) in [
+        ("zero.yaml", "0"),
+        ("negative.yaml", "-3"),
+        ("absurd.yaml", "100000000000"),
+        ("huge.yaml", "1000"),
+    ] {
         let e = rejected(
             name,
-            format!("version: 1\nservices:\n  web:\n    calls: [ {{ to: api, retry: {{ max_attempts: {value} }} }} ]\n  api: {{}}\n"),
+            format!(
+                "version: 1\nservices:\n  web:\n    calls: [ {{ to: api, retry: {{ max_attempts: {value} }} }} ]\n  api: {{}}\n"
+            ),
         );
-        assert!(first_line(&e).starts_with(&format!("error: {name}:4:48: `max_attempts: {value}`")), "{e}");
+        assert!(
+            first_line(&e).starts_with(&format!("error: {name}:4:48: `max_attempts: {value}`")),
+            "{e}"
+        );
     }
 }
 
@@ -135,9 +165,14 @@ fn negative_or_unparsable_durations() {
     ] {
         let e = rejected(
             name,
-            format!("version: 1\nservices:\n  web:\n    calls: [ {{ to: api, timeout: {value} }} ]\n  api: {{}}\n"),
+            format!(
+                "version: 1\nservices:\n  web:\n    calls: [ {{ to: api, timeout: {value} }} ]\n  api: {{}}\n"
+            ),
         );
-        assert!(first_line(&e).starts_with(&format!("error: {name}:4:34:")), "{e}");
+        assert!(
+            first_line(&e).starts_with(&format!("error: {name}:4:34:")),
+            "{e}"
+        );
         assert!(e.contains(says), "{name}: {e}");
     }
 }
@@ -147,21 +182,32 @@ fn ratios_outside_zero_to_one() {
     for (name, field) in [
         ("ratio.yaml", "budget: { kind: ratio, ratio: 1.5 }"),
         ("neg_ratio.yaml", "budget: { kind: ratio, ratio: -0.1 }"),
-        ("jitter_ratio.yaml", "backoff: { kind: constant, base: 1ms, jitter: proportional, jitter_ratio: 2 }"),
+        (
+            "jitter_ratio.yaml",
+            "backoff: { kind: constant, base: 1ms, jitter: proportional, jitter_ratio: 2 }",
+        ),
     ] {
         let e = rejected(
             name,
-            format!("version: 1\nservices:\n  web:\n    calls: [ {{ to: api, retry: {{ max_attempts: 2, {field} }} }} ]\n  api: {{}}\n"),
+            format!(
+                "version: 1\nservices:\n  web:\n    calls: [ {{ to: api, retry: {{ max_attempts: 2, {field} }} }} ]\n  api: {{}}\n"
+            ),
         );
         assert!(e.contains("outside 0..=1"), "{name}: {e}");
-        assert!(first_line(&e).starts_with(&format!("error: {name}:4:")), "{e}");
+        assert!(
+            first_line(&e).starts_with(&format!("error: {name}:4:")),
+            "{e}"
+        );
     }
 }
 
 #[test]
 fn empty_and_whitespace_files() {
     let e = rejected("empty.yaml", "");
-    assert!(first_line(&e).starts_with("error: empty.yaml:1:1: the file is empty"), "{e}");
+    assert!(
+        first_line(&e).starts_with("error: empty.yaml:1:1: the file is empty"),
+        "{e}"
+    );
     let e = rejected("blank.yaml", "\n   \n# only a comment\n");
     assert!(e.contains("empty") || e.contains("no content"), "{e}");
 }
@@ -185,15 +231,27 @@ fn a_missing_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.starts_with("error: no/such/topology.yaml: no such file"), "{e}");
+    assert!(
+        e.starts_with("error: no/such/topology.yaml: no such file"),
+        "{e}"
+    );
 }
 
 #[test]
 fn an_alias_bomb_is_refused_quickly() {
-    let mut y = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    let mut y = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
     for i in 1..10 {
-        let prev = if i == 1 { "a".to_owned() } else { format!("b{}", i - 1) };
-        y.push_str(&format!("b{i}: &b{i} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+        let prev = if i == 1 {
+            "a".to_owned()
+        } else {
+            format!("b{}", i - 1)
+        };
+        y.push_str(&format!(
+            "b{i}: &b{i} [{}]\n",
+            vec![format!("*{prev}"); 9].join(",")
+        ));
     }
     let e = rejected("bomb.yaml", y);
     assert!(e.contains("alias"), "{e}");
@@ -204,7 +262,9 @@ fn nesting_100000_deep_is_refused_without_overflowing_the_stack() {
     let flow = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
     let e = rejected("deep_flow.yaml", flow);
     assert!(e.contains("nested deeper than 64"), "{e}");
-    let block: String = (0..100_000).map(|i| format!("{}k{i}:\n", " ".repeat(i % 2000))).collect();
+    let block: String = (0..100_000)
+        .map(|i| format!("{}k{i}:\n", " ".repeat(i % 2000)))
+        .collect();
     rejected("deep_block.yaml", block);
     let seq = format!("{}x\n", "- ".repeat(100_000));
     let e = rejected("deep_seq.yaml", seq);
@@ -214,19 +274,35 @@ fn nesting_100000_deep_is_refused_without_overflowing_the_stack() {
 #[test]
 fn wrong_types_say_what_was_expected() {
     let e = rejected("types.yaml", "version: 1\nservices:\n  web: [1, 2]\n");
-    assert!(first_line(&e).contains("types.yaml:3:8: expected a mapping for service `web`, found a list"), "{e}");
-    let e = rejected("bool.yaml", "version: 1\nservices:\n  web: { deadline_propagation: maybe }\n");
+    assert!(
+        first_line(&e)
+            .contains("types.yaml:3:8: expected a mapping for service `web`, found a list"),
+        "{e}"
+    );
+    let e = rejected(
+        "bool.yaml",
+        "version: 1\nservices:\n  web: { deadline_propagation: maybe }\n",
+    );
     assert!(e.contains("true or false"), "{e}");
     let e = rejected("version.yaml", "version: 2\nservices:\n  web: {}\n");
     assert!(e.contains("unsupported schema version 2"), "{e}");
     let e = rejected("dup.yaml", "version: 1\nservices:\n  web: {}\n  web: {}\n");
-    assert!(first_line(&e).contains("dup.yaml:4:3: duplicate key `web`"), "{e}");
+    assert!(
+        first_line(&e).contains("dup.yaml:4:3: duplicate key `web`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_rule_in_the_lint_section() {
-    let e = rejected("lint.yaml", "version: 1\nlint:\n  RL999: allow\nservices:\n  web: {}\n");
-    assert!(first_line(&e).starts_with("error: lint.yaml:3:3: unknown rule `RL999`"), "{e}");
+    let e = rejected(
+        "lint.yaml",
+        "version: 1\nlint:\n  RL999: allow\nservices:\n  web: {}\n",
+    );
+    assert!(
+        first_line(&e).starts_with("error: lint.yaml:3:3: unknown rule `RL999`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -30,12 +30,27 @@ fn names_are_kebab_case_and_unique() {
 fn every_doc_has_the_four_headings_in_order() {
     for r in RULES {
         let mut at = 0;
-        for h in ["## What it finds", "## Why it matters", "## Example", "## Fix"] {
-            let found = r.doc[at..].find(h).unwrap_or_else(|| panic!("{}: no `{h}`", r.code));
+        for h in [
+            "## What it finds",
+            "## Why it matters",
+            "## Example",
+            "## Fix",
+        ] {
+            let found = r.doc[at..]
+                .find(h)
+                .unwrap_or_else(|| panic!("{}: no `{h}`", r.code));
             at += found + h.len();
         }
-        assert!(!r.summary.ends_with('.'), "{}: summary ends with a period", r.code);
-        assert!(r.summary.chars().next().unwrap().is_lowercase(), "{}", r.code);
+        assert!(
+            !r.summary.ends_with('.'),
+            "{}: summary ends with a period",
+            r.code
+        );
+        assert!(
+            r.summary.chars().next().unwrap().is_lowercase(),
+            "{}",
+            r.code
+        );
     }
 }
 

@@ -23,7 +23,10 @@ fn ten_thousand_services_load_and_check() {
 fn a_chain_of_ten_thousand_does_not_overflow_the_stack() {
     let mut y = String::from("version: 1\nentry: s0\nservices:\n");
     for i in 0..10_000 {
-        y.push_str(&format!("  s{i}: {{ calls: [ {{ to: s{}, timeout: 1s }} ] }}\n", i + 1));
+        y.push_str(&format!(
+            "  s{i}: {{ calls: [ {{ to: s{}, timeout: 1s }} ] }}\n",
+            i + 1
+        ));
     }
     y.push_str("  s10000: {}\n");
     let t = common::load(&y).unwrap();
@@ -32,5 +35,9 @@ fn a_chain_of_ten_thousand_does_not_overflow_the_stack() {
     // And a cycle at the end of it is found and named.
     let y = y.replace("  s10000: {}\n", "  s10000: { calls: [ { to: s9999 } ] }\n");
     let e = common::load(&y).unwrap_err();
-    assert!(e.message.ends_with("s9999 → s10000 → s9999"), "{}", e.message);
+    assert!(
+        e.message.ends_with("s9999 → s10000 → s9999"),
+        "{}",
+        e.message
+    );
 }

@@ -31,7 +31,11 @@ fn each_rule_fires_at_the_marked_lines() {
         let want = common::expected_lines(&text, rule.code);
         assert!(!want.is_empty(), "{}_fires marks no line", rule.code);
         let got = lines_of(rule.code, &text, rule.code);
-        assert_eq!(got, want, "{} ({}) fired at the wrong lines", rule.code, rule.name);
+        assert_eq!(
+            got, want,
+            "{} ({}) fired at the wrong lines",
+            rule.code, rule.name
+        );
     }
 }
 
@@ -40,7 +44,11 @@ fn each_rule_is_quiet_on_its_ok_fixture() {
     for rule in RULES {
         let text = fixture(&format!("{}_ok", rule.code));
         let got = lines_of(rule.code, &text, rule.code);
-        assert!(got.is_empty(), "{} fired on its ok fixture at {got:?}", rule.code);
+        assert!(
+            got.is_empty(),
+            "{} fired on its ok fixture at {got:?}",
+            rule.code
+        );
     }
 }
 
@@ -84,5 +92,9 @@ fn amplification_fix_keeps_the_outermost_layer() {
         db.help,
         "retry only at the client layer; set max_attempts: 1 at web → api, api → db"
     );
-    assert!(db.message.starts_with("worst case 64 attempts reach `db`"), "{}", db.message);
+    assert!(
+        db.message.starts_with("worst case 64 attempts reach `db`"),
+        "{}",
+        db.message
+    );
 }

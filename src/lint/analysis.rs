@@ -147,26 +147,36 @@ impl Analysis {
                 let retrying = layers.iter().filter(|l| l.policy.retries()).count() as u32;
                 hot_retrying[s] = hot_retrying[c] + retrying;
                 hot_outermost[s] = hot_outermost[c].or_else(|| {
-                    layers.iter().position(|l| l.policy.retries()).map(|li| (c, i, li))
+                    layers
+                        .iter()
+                        .position(|l| l.policy.retries())
+                        .map(|li| (c, i, li))
                 });
             }
             for (i, call) in t.services[s].calls.iter().enumerate() {
                 let to = call.to;
                 reachable[to] = true;
                 let contribution = worst_case[s].mul(call_attempts(call));
-                if hottest_caller[to].is_none() || contribution.approx > best_contribution[to].approx {
+                if hottest_caller[to].is_none()
+                    || contribution.approx > best_contribution[to].approx
+                {
                     hottest_caller[to] = Some((s, i));
                     best_contribution[to] = contribution;
                 }
                 worst_case[to] = worst_case[to].add(contribution);
-                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
+                with_budgets[to] =
+                    clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
                 let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
                 retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
             }
         }
 
         let mut service_worst = vec![Duration::ZERO; n];
-        let mut call_worst: Vec<Vec<Duration>> = t.services.iter().map(|s| vec![Duration::ZERO; s.calls.len()]).collect();
+        let mut call_worst: Vec<Vec<Duration>> = t
+            .services
+            .iter()
+            .map(|s| vec![Duration::ZERO; s.calls.len()])
+            .collect();
         for &s in order.iter().rev() {
             let svc = &t.services[s];
             let mut total = svc.latency.p99;
@@ -227,7 +237,10 @@ impl Analysis {
 
     /// Calls on the hot path to any service in `targets`, as (caller, index):
     /// the hot paths form a tree, so each call is walked once.
-    pub fn hot_calls(&self, targets: impl IntoIterator<Item = ServiceId>) -> Vec<(ServiceId, usize)> {
+    pub fn hot_calls(
+        &self,
+        targets: impl IntoIterator<Item = ServiceId>,
+    ) -> Vec<(ServiceId, usize)> {
         let mut seen = vec![false; self.worst_case.len()];
         let mut calls = Vec::new();
         for s in targets {

@@ -173,7 +173,8 @@ fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
 
 fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
     let mut hot = vec![Vec::new(); t.services.len()];
-    for (caller, i) in a.hot_calls((0..t.services.len()).filter(|&s| a.worst_case[s].value() > max)) {
+    for (caller, i) in a.hot_calls((0..t.services.len()).filter(|&s| a.worst_case[s].value() > max))
+    {
         hot[caller].push(i);
     }
     t.services

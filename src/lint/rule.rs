@@ -128,7 +128,10 @@ pub fn call_layers<'t>(
 
 /// `web → api`.
 pub fn edge(t: &Topology, call: &Call) -> String {
-    format!("{} → {}", t.services[call.from].name, t.services[call.to].name)
+    format!(
+        "{} → {}",
+        t.services[call.from].name, t.services[call.to].name
+    )
 }
 
 /// `the istio-sidecar layer of web → api`, or `web → api` for the app layer.

@@ -119,8 +119,7 @@ impl Budget {
             ) => {
                 expire(requests, now, *window);
                 expire(retries, now, *window);
-                let allowed =
-                    ratio * requests.len() as f64 + min_per_second * window.as_secs_f64();
+                let allowed = ratio * requests.len() as f64 + min_per_second * window.as_secs_f64();
                 // A small epsilon so 10 % of 10 requests allows exactly one retry.
                 if (retries.len() + 1) as f64 <= allowed + 1e-9 {
                     retries.push_back(now);
@@ -199,7 +198,10 @@ impl Budget {
 }
 
 fn expire(times: &mut VecDeque<Duration>, now: Duration, window: Duration) {
-    while times.front().is_some_and(|t| now.saturating_sub(*t) >= window) {
+    while times
+        .front()
+        .is_some_and(|t| now.saturating_sub(*t) >= window)
+    {
         times.pop_front();
     }
 }

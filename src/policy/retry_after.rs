@@ -140,7 +140,11 @@ mod tests {
 
     #[test]
     fn garbage_is_not_a_date() {
-        for v in ["soon", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT"] {
+        for v in [
+            "soon",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+        ] {
             assert_eq!(parse(v, epoch(0)), None, "{v}");
         }
     }
@@ -151,6 +155,9 @@ mod tests {
             let t = epoch(secs);
             assert_eq!(parse_http_date(&format_http_date(t)), Some(t));
         }
-        assert_eq!(format_http_date(epoch(784_111_777)), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(
+            format_http_date(epoch(784_111_777)),
+            "Sun, 06 Nov 1994 08:49:37 GMT"
+        );
     }
 }

@@ -10,7 +10,7 @@ pub fn render(e: &LoadError, source: Option<&str>, color: bool) -> String {
     let mut out = format!("error: {e}\n");
     if let (Some(pos), Some(source)) = (e.pos, source)
         && pos.line > 0
-        && source.lines().nth(pos.line as usize - 1).is_some()
+        && let Some(text) = source.lines().nth(pos.line as usize - 1)
     {
         // The one-line message above says what and how to fix; below it, only
         // the line with its caret.
@@ -20,7 +20,7 @@ pub fn render(e: &LoadError, source: Option<&str>, color: bool) -> String {
                 code: None,
                 title: &e.message,
                 file: &e.file,
-                source,
+                text,
                 line: pos.line,
                 column: pos.column,
                 label: "here",

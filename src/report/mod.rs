@@ -2,9 +2,14 @@
 //! result structs and only format; they never compute findings or figures.
 
 pub mod error;
+pub mod figures;
+pub mod github;
 pub mod json;
+pub mod markdown;
 pub mod rules;
+pub mod sarif;
 pub mod snippet;
+pub mod table;
 
 use crate::lint::CheckReport;
 
@@ -38,9 +43,11 @@ pub trait CheckReporter {
 
 fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
     match format {
+        CheckFormat::Table => &table::Table,
+        CheckFormat::Markdown => &markdown::Markdown,
         CheckFormat::Json => &json::Json,
-        // Until their reporters land, the other formats print JSON rather than nothing.
-        _ => &json::Json,
+        CheckFormat::Sarif => &sarif::Sarif,
+        CheckFormat::Github => &github::Github,
     }
 }
 

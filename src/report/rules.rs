@@ -29,8 +29,18 @@ pub fn explain(rule: &Rule) -> String {
         rule.name,
         rule.default.as_str(),
         capitalize(rule.summary),
-        rule.doc.lines().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n")
+        doc(rule)
     )
+}
+
+/// A rule's doc as Markdown: the doc comment without the space after each `///`.
+/// `explain`, SARIF's descriptions and help all print this text.
+pub fn doc(rule: &Rule) -> String {
+    rule.doc
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn capitalize(s: &str) -> String {

@@ -25,9 +25,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(tail.len());
         let (unit, next) = tail.split_at(unit_len);
-        let value: f64 = num
-            .parse()
-            .map_err(|_| format!("`{text}` is not a duration; write e.g. `250us`, `100ms`, `1.5s` or `1m`"))?;
+        let value: f64 = num.parse().map_err(|_| {
+            format!("`{text}` is not a duration; write e.g. `250us`, `100ms`, `1.5s` or `1m`")
+        })?;
         let scale = match unit.trim() {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -51,7 +51,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     }
     // A century is far beyond any timeout; bigger values are typos.
     if !total.is_finite() || total > 100.0 * 365.0 * 86_400.0 {
-        return Err(format!("`{text}` is absurdly long; durations here are ms to minutes"));
+        return Err(format!(
+            "`{text}` is absurdly long; durations here are ms to minutes"
+        ));
     }
     Ok(Duration::from_secs_f64(total))
 }
@@ -61,20 +63,20 @@ pub fn format(d: Duration) -> String {
     let ns = d.as_nanos();
     if ns == 0 {
         "0s".into()
-    } else if ns % 1_000_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000_000) {
         let s = ns / 1_000_000_000;
-        if s % 60 == 0 && s >= 60 {
+        if s.is_multiple_of(60) && s >= 60 {
             format!("{}m", s / 60)
         } else {
             format!("{s}s")
         }
-    } else if ns >= 1_000_000_000 && ns % 1_000_000 == 0 {
+    } else if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
         format!("{}s", trim(d.as_secs_f64()))
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
     } else if ns >= 1_000_000 {
         format!("{}ms", trim(ns as f64 / 1e6))
-    } else if ns % 1000 == 0 {
+    } else if ns.is_multiple_of(1000) {
         format!("{}us", ns / 1000)
     } else {
         format!("{ns}ns")

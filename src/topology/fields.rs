@@ -139,7 +139,9 @@ impl<'f> Fields<'f> {
                 .trim()
                 .parse::<f64>()
                 .map(|p| p / 100.0)
-                .map_err(|_| self.expected(node, &format!("a ratio between 0 and 1 for `{key}`")))?,
+                .map_err(|_| {
+                    self.expected(node, &format!("a ratio between 0 and 1 for `{key}`"))
+                })?,
             _ => self.number(node, key)?,
         };
         if !(0.0..=1.0).contains(&r) {

@@ -92,7 +92,10 @@ pub fn infer_entry(t: &Topology, at: Pos) -> Result<ServiceId, LoadError> {
                     if roots.len() > 5 { ", …" } else { "" }
                 ),
             )
-            .with_help(format!("add `entry: {}` (the service that receives user traffic)", names.first().copied().unwrap_or("web"))))
+            .with_help(format!(
+                "add `entry: {}` (the service that receives user traffic)",
+                names.first().copied().unwrap_or("web")
+            )))
         }
     }
 }

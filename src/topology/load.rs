@@ -88,7 +88,8 @@ fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
         Some(i) => e.message[..i].to_owned(),
         None => e.message.clone(),
     };
-    let limits = "a topology needs neither deep nesting (the limit is 64 levels) nor mass alias expansion";
+    let limits =
+        "a topology needs neither deep nesting (the limit is 64 levels) nor mass alias expansion";
     let (message, help) = if message.starts_with("duplicate mapping key") {
         let key = message
             .split(": ")
@@ -102,9 +103,15 @@ fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
             Some("each key appears once per mapping; merge the two entries".to_owned()),
         )
     } else if message.contains("recursion limit") || message.contains("Depth") {
-        ("YAML nested deeper than 64 levels".to_owned(), Some(limits.to_owned()))
+        (
+            "YAML nested deeper than 64 levels".to_owned(),
+            Some(limits.to_owned()),
+        )
     } else if message.contains("budget breached") {
-        let what = if message.contains("Alias") || message.contains("Anchor") || message.contains("Replay") {
+        let what = if message.contains("Alias")
+            || message.contains("Anchor")
+            || message.contains("Replay")
+        {
             "too many alias expansions (an alias bomb?)"
         } else {
             "too many YAML nodes or events"

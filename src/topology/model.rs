@@ -171,9 +171,9 @@ impl Topology {
 
     /// Every layer with where it sits: (the call, or `None` for the client layer).
     pub fn layers(&self) -> impl Iterator<Item = (Option<&Call>, &Layer)> {
-        self.client
-            .iter()
-            .map(|l| (None, l))
-            .chain(self.calls().flat_map(|c| c.layers.iter().map(move |l| (Some(c), l))))
+        self.client.iter().map(|l| (None, l)).chain(
+            self.calls()
+                .flat_map(|c| c.layers.iter().map(move |l| (Some(c), l))),
+        )
     }
 }

@@ -21,7 +21,14 @@ const POLICY_KEYS: &[&str] = &[
     "budget",
     "description",
 ];
-const BACKOFF_KEYS: &[&str] = &["kind", "base", "multiplier", "cap", "jitter", "jitter_ratio"];
+const BACKOFF_KEYS: &[&str] = &[
+    "kind",
+    "base",
+    "multiplier",
+    "cap",
+    "jitter",
+    "jitter_ratio",
+];
 const CONDITION_NAMES: &[&str] = &[
     "timeout", "connect", "reset", "4xx", "5xx", "429", "500", "502", "503", "504",
 ];
@@ -86,7 +93,11 @@ impl<'p> PolicyReader<'p> {
             Some(p) => {
                 let name = f.str(p, "`preset`")?;
                 let key = m.key_pos("preset");
-                (self.preset(f, name, p.pos)?, all_at(key), Some(name.to_owned()))
+                (
+                    self.preset(f, name, p.pos)?,
+                    all_at(key),
+                    Some(name.to_owned()),
+                )
             }
             None => {
                 if m.get("max_attempts").is_none() {
@@ -122,7 +133,12 @@ impl<'p> PolicyReader<'p> {
         };
         let pf = Fields { file: &source.file };
         let root = yaml::parse(&source.text).map_err(|e| {
-            LoadError::new(super::error::ErrorKind::Syntax, &source.file, Some(e.pos), e.message)
+            LoadError::new(
+                super::error::ErrorKind::Syntax,
+                &source.file,
+                Some(e.pos),
+                e.message,
+            )
         })?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {
@@ -271,7 +287,10 @@ fn read_backoff(
             Jitter::Proportional { ratio } => *ratio = r,
             _ => {
                 return Err(f
-                    .error(v.pos, "`jitter_ratio` applies to `jitter: proportional` only")
+                    .error(
+                        v.pos,
+                        "`jitter_ratio` applies to `jitter: proportional` only",
+                    )
                     .with_help("add `jitter: proportional` or remove `jitter_ratio`"));
             }
         }
@@ -288,9 +307,7 @@ fn backoff_kind(f: Fields, node: &Node, s: &str) -> Result<BackoffKind, LoadErro
         "decorrelated" | "full" | "equal" => {
             return Err(f
                 .error(node.pos, format!("`{s}` is a jitter, not a backoff kind"))
-                .with_help(format!(
-                    "write `kind: exponential` and `jitter: {s}`"
-                )));
+                .with_help(format!("write `kind: exponential` and `jitter: {s}`")));
         }
         other => {
             let kinds = ["none", "constant", "linear", "exponential"];
@@ -336,7 +353,11 @@ fn read_retry_on(f: Fields, node: &Node) -> Result<RetryOn, LoadError> {
     Ok(RetryOn(conditions))
 }
 
-fn read_budget(f: Fields, node: &Node, base: Option<&BudgetSpec>) -> Result<Option<BudgetSpec>, LoadError> {
+fn read_budget(
+    f: Fields,
+    node: &Node,
+    base: Option<&BudgetSpec>,
+) -> Result<Option<BudgetSpec>, LoadError> {
     if matches!(node.value, Value::Null) {
         return Ok(None);
     }
@@ -363,9 +384,9 @@ fn read_budget(f: Fields, node: &Node, base: Option<&BudgetSpec>) -> Result<Opti
         None => match base {
             Some(b) => b.kind().to_owned(),
             None => {
-                return Err(f
-                    .error(node.pos, "a budget needs `kind`")
-                    .with_help("add `kind: ratio`, `kind: token_bucket` or `kind: grpc_throttling`"));
+                return Err(f.error(node.pos, "a budget needs `kind`").with_help(
+                    "add `kind: ratio`, `kind: token_bucket` or `kind: grpc_throttling`",
+                ));
             }
         },
     };
@@ -374,7 +395,11 @@ fn read_budget(f: Fields, node: &Node, base: Option<&BudgetSpec>) -> Result<Opti
     let (allowed, spec): (&[&str], BudgetSpec) = match kind.as_str() {
         "ratio" => {
             let (mut ratio, mut min, mut window) = match base {
-                Some(BudgetSpec::Ratio { ratio, min_per_second, window }) => (Some(*ratio), *min_per_second, *window),
+                Some(BudgetSpec::Ratio {
+                    ratio,
+                    min_per_second,
+                    window,
+                }) => (Some(*ratio), *min_per_second, *window),
                 _ => (None, 0.0, BudgetSpec::DEFAULT_WINDOW),
             };
             if let Some(v) = m.get("ratio") {
@@ -399,14 +424,21 @@ fn read_budget(f: Fields, node: &Node, base: Option<&BudgetSpec>) -> Result<Opti
             };
             (
                 &["kind", "ratio", "min_per_second", "window"],
-                BudgetSpec::Ratio { ratio, min_per_second: min, window },
+                BudgetSpec::Ratio {
+                    ratio,
+                    min_per_second: min,
+                    window,
+                },
             )
         }
         "token_bucket" => {
             let (mut capacity, mut retry_cost, mut timeout_cost, mut success_refund) = match base {
-                Some(BudgetSpec::TokenBucket { capacity, retry_cost, timeout_cost, success_refund }) => {
-                    (*capacity, *retry_cost, *timeout_cost, *success_refund)
-                }
+                Some(BudgetSpec::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    success_refund,
+                }) => (*capacity, *retry_cost, *timeout_cost, *success_refund),
                 _ => (500, 5, 10, 1),
             };
             let max = i128::from(u32::MAX);
@@ -423,20 +455,37 @@ fn read_budget(f: Fields, node: &Node, base: Option<&BudgetSpec>) -> Result<Opti
                 success_refund = f.int(v, "success_refund", 0, max)? as u32;
             }
             (
-                &["kind", "capacity", "retry_cost", "timeout_cost", "success_refund"],
-                BudgetSpec::TokenBucket { capacity, retry_cost, timeout_cost, success_refund },
+                &[
+                    "kind",
+                    "capacity",
+                    "retry_cost",
+                    "timeout_cost",
+                    "success_refund",
+                ],
+                BudgetSpec::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    success_refund,
+                },
             )
         }
         "grpc_throttling" => {
             let (mut max_tokens, mut token_ratio) = match base {
-                Some(BudgetSpec::GrpcThrottling { max_tokens, token_ratio }) => (*max_tokens, *token_ratio),
+                Some(BudgetSpec::GrpcThrottling {
+                    max_tokens,
+                    token_ratio,
+                }) => (*max_tokens, *token_ratio),
                 _ => (10.0, 0.1),
             };
             if let Some(v) = m.get("max_tokens") {
                 max_tokens = f.number(v, "max_tokens")?;
                 if !(0.0..=1000.0).contains(&max_tokens) || max_tokens == 0.0 {
                     return Err(f
-                        .error(v.pos, format!("`max_tokens: {max_tokens}` is outside 0..=1000"))
+                        .error(
+                            v.pos,
+                            format!("`max_tokens: {max_tokens}` is outside 0..=1000"),
+                        )
                         .with_help("gRPC A6 requires 0 < max_tokens <= 1000"));
                 }
             }
@@ -445,7 +494,10 @@ fn read_budget(f: Fields, node: &Node, base: Option<&BudgetSpec>) -> Result<Opti
             }
             (
                 &["kind", "max_tokens", "token_ratio"],
-                BudgetSpec::GrpcThrottling { max_tokens, token_ratio },
+                BudgetSpec::GrpcThrottling {
+                    max_tokens,
+                    token_ratio,
+                },
             )
         }
         other => {

@@ -53,8 +53,13 @@ impl Presets {
     pub fn add_dir(&mut self, dir: &Path) -> Result<(), LoadError> {
         let shown = dir.display().to_string();
         let io = |e: std::io::Error| {
-            LoadError::new(ErrorKind::Io, &shown, None, format!("cannot read preset directory: {e}"))
-                .with_help("pass an existing directory of NAME.yaml retry policies to --policies")
+            LoadError::new(
+                ErrorKind::Io,
+                &shown,
+                None,
+                format!("cannot read preset directory: {e}"),
+            )
+            .with_help("pass an existing directory of NAME.yaml retry policies to --policies")
         };
         let mut paths: Vec<_> = fs::read_dir(dir)
             .map_err(io)?

@@ -50,7 +50,10 @@ const METHODS: &[&str] = &[
 
 /// Whether RFC 9110 §9.2.2 makes `method` idempotent.
 pub fn method_is_idempotent(method: &str) -> bool {
-    matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE")
+    matches!(
+        method,
+        "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+    )
 }
 
 /// A service's calls before their targets are resolved.
@@ -74,7 +77,11 @@ pub fn read(
             .error(root.pos, "the file has no content")
             .with_help("a topology starts with `version: 1` and a `services:` map"));
     }
-    let top = f.map(root, "a topology (top level)", &top_keys_with_extensions(root))?;
+    let top = f.map(
+        root,
+        "a topology (top level)",
+        &top_keys_with_extensions(root),
+    )?;
     if let Some(v) = top.get("version") {
         let version = f.int(v, "version", i128::MIN, i128::MAX)?;
         if version != 1 {
@@ -147,7 +154,9 @@ pub fn read(
                     Some(p.to_pos),
                     format!("`{}` calls itself", p.to_name),
                 )
-                .with_help("a service calling itself retries into its own queue forever; remove the call"));
+                .with_help(
+                    "a service calling itself retries into its own queue forever; remove the call",
+                ));
             }
             p.call.to = to;
             services[from].calls.push(p.call);
@@ -352,7 +361,13 @@ fn read_call(
                 });
             }
             let path = parts.next().map(str::to_owned);
-            (Located { value: method, pos: m.key_pos("method") }, path)
+            (
+                Located {
+                    value: method,
+                    pos: m.key_pos("method"),
+                },
+                path,
+            )
         }
         None => (
             Located {
@@ -394,7 +409,13 @@ fn read_call(
         };
         for (i, item) in items.iter().enumerate() {
             let default_name = format!("via-{}", i + 1);
-            layers.push(read_layer(f, policies, item, LayerKind::Via, &default_name)?);
+            layers.push(read_layer(
+                f,
+                policies,
+                item,
+                LayerKind::Via,
+                &default_name,
+            )?);
         }
     }
     Ok(PendingCall {
@@ -490,7 +511,12 @@ fn located_duration(
     key: &str,
 ) -> Result<Option<Located<std::time::Duration>>, LoadError> {
     m.entry(key)
-        .map(|(k, v)| f.duration(v, key).map(|d| Located { value: d, pos: k.pos }))
+        .map(|(k, v)| {
+            f.duration(v, key).map(|d| Located {
+                value: d,
+                pos: k.pos,
+            })
+        })
         .transpose()
 }
 
@@ -524,7 +550,10 @@ fn read_lint(f: Fields, node: &Node) -> Result<LintSettings, LoadError> {
                         .error(v.pos, "`max_amplification` is below 1")
                         .with_help("one attempt per request is amplification 1; use 1 or more"));
                 }
-                out.max_amplification = Some(Located { value: x, pos: v.pos });
+                out.max_amplification = Some(Located {
+                    value: x,
+                    pos: v.pos,
+                });
             }
             "fail_on" => {
                 out.fail_on = Some(Located {
@@ -541,7 +570,13 @@ fn read_lint(f: Fields, node: &Node) -> Result<LintSettings, LoadError> {
                 };
                 for item in f.list(v) {
                     let code = f.str(item, "a rule code")?;
-                    out.levels.push((Located { value: code.to_owned(), pos: item.pos }, lvl));
+                    out.levels.push((
+                        Located {
+                            value: code.to_owned(),
+                            pos: item.pos,
+                        },
+                        lvl,
+                    ));
                 }
             }
             "rules" => {
@@ -550,13 +585,23 @@ fn read_lint(f: Fields, node: &Node) -> Result<LintSettings, LoadError> {
                 };
                 for (rk, rv) in rules {
                     let code = f.str(rk, "a rule code")?;
-                    out.levels.push((Located { value: code.to_owned(), pos: rk.pos }, level(f, rv)?));
+                    out.levels.push((
+                        Located {
+                            value: code.to_owned(),
+                            pos: rk.pos,
+                        },
+                        level(f, rv)?,
+                    ));
                 }
             }
             // `RL004: error` or `missing-jitter: allow` directly under `lint:`.
-            code => out
-                .levels
-                .push((Located { value: code.to_owned(), pos: k.pos }, level(f, v)?)),
+            code => out.levels.push((
+                Located {
+                    value: code.to_owned(),
+                    pos: k.pos,
+                },
+                level(f, v)?,
+            )),
         }
     }
     Ok(out)

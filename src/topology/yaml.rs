@@ -187,10 +187,20 @@ mod tests {
         println!("{n:#?}");
         let Value::Map(m) = &n.value else { panic!() };
         assert_eq!(m[0].0.pos, Pos { line: 1, column: 1 });
-        let Value::Map(inner) = &m[0].1.value else { panic!() };
+        let Value::Map(inner) = &m[0].1.value else {
+            panic!()
+        };
         assert_eq!(inner[0].0.pos, Pos { line: 2, column: 3 });
-        let Value::Seq(s) = &inner[0].1.value else { panic!() };
-        assert_eq!(s[1].pos, Pos { line: 2, column: 10 });
+        let Value::Seq(s) = &inner[0].1.value else {
+            panic!()
+        };
+        assert_eq!(
+            s[1].pos,
+            Pos {
+                line: 2,
+                column: 10
+            }
+        );
     }
 
     #[test]

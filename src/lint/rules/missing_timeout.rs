@@ -44,13 +44,19 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 if call.layers.iter().all(|l| l.timeout.is_none()) {
                     let callee = &t.services[call.to].name;
                     out.push(
-                        Diagnostic::new(call.pos, site.service, format!(
-                            "the call {} has no timeout: a hung `{callee}` holds `{}` forever",
-                            edge(t, call),
-                            t.services[site.service].name
-                        ))
+                        Diagnostic::new(
+                            call.pos,
+                            site.service,
+                            format!(
+                                "the call {} has no timeout: a hung `{callee}` holds `{}` forever",
+                                edge(t, call),
+                                t.services[site.service].name
+                            ),
+                        )
                         .on_call(i)
-                        .help(format!("add `timeout:` to the call, a little above {callee}'s p99 latency"))
+                        .help(format!(
+                            "add `timeout:` to the call, a little above {callee}'s p99 latency"
+                        ))
                         .label("no timeout"),
                     );
                 } else if layer.policy.retries() {

@@ -63,13 +63,23 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let (tail, _) = cx.analysis.hot_path_tail(s, 4);
         for (caller, ci) in tail {
             let above = &t.services[caller].calls[ci];
-            outer.extend(above.layers.iter().filter(|l| l.policy.retries()).map(|l| where_layer(t, above, l)));
+            outer.extend(
+                above
+                    .layers
+                    .iter()
+                    .filter(|l| l.policy.retries())
+                    .map(|l| where_layer(t, above, l)),
+            );
         }
         let hidden = above_count(cx, s).saturating_sub(outer.len());
         if hidden > 0 {
             outer.insert(0, format!("{hidden} more above"));
         }
-        outer.extend(outer_in_call.iter().map(|n| format!("the {n} layer of {}", edge(t, call))));
+        outer.extend(
+            outer_in_call
+                .iter()
+                .map(|n| format!("the {n} layer of {}", edge(t, call))),
+        );
         let message = format!(
             "{this} ({} attempts) beneath {above} other retrying layer{}: {}",
             layer.policy.max_attempts,

@@ -56,7 +56,9 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         }
         let op = call.operation();
         let who = match layer.kind {
-            crate::topology::LayerKind::App => format!("{} retries", crate::lint::rule::edge(t, call)),
+            crate::topology::LayerKind::App => {
+                format!("{} retries", crate::lint::rule::edge(t, call))
+            }
             _ => format!("{} retries", where_layer(t, call, layer)),
         };
         let message = format!(

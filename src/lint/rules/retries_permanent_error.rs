@@ -43,7 +43,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .retry_on
             .0
             .iter()
-            .filter(|c| matches!(c, Condition::Class(4)) || matches!(c, Condition::Status(s) if PERMANENT.contains(s)))
+            .filter(|c| {
+                matches!(c, Condition::Class(4))
+                    || matches!(c, Condition::Status(s) if PERMANENT.contains(s))
+            })
             .map(|c| c.to_string())
             .collect();
         if bad.is_empty() {

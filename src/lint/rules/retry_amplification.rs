@@ -74,9 +74,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let total = a.hot_retrying[s] as usize + usize::from(client.is_some());
         let outermost = match client {
             Some(_) => Some("the client layer".to_owned()),
-            None => a.hot_outermost[s].map(|(c, i, li)| {
-                layer_name(c, i, &t.services[c].calls[i].layers[li])
-            }),
+            None => a.hot_outermost[s]
+                .map(|(c, i, li)| layer_name(c, i, &t.services[c].calls[i].layers[li])),
         };
         let figure = if count.saturated {
             format!("more than {:.3e}", count.approx)
@@ -98,7 +97,11 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let mut factors: Vec<String> = client
             .iter()
             .map(|c| c.policy.max_attempts.to_string())
-            .chain(shown.iter().map(|(_, l, ..)| l.policy.max_attempts.to_string()))
+            .chain(
+                shown
+                    .iter()
+                    .map(|(_, l, ..)| l.policy.max_attempts.to_string()),
+            )
             .collect();
         if total > factors.len() {
             factors.insert(0, format!("…({} more)", total - factors.len()));
@@ -146,7 +149,9 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 None => Diagnostic::new(t.services[s].pos, s, message),
             },
         };
-        d = d.help(help).label(format!("{figure} attempts reach {}", t.services[s].name));
+        d = d
+            .help(help)
+            .label(format!("{figure} attempts reach {}", t.services[s].name));
         out.push(d);
     }
 }

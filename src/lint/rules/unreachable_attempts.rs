@@ -60,7 +60,11 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             match call.layers[li - 1].timeout {
                 Some(tmo) => (
                     Some(tmo.value),
-                    format!("the {} timeout of {}", dur(tmo.value), where_layer(t, call, &call.layers[li - 1])),
+                    format!(
+                        "the {} timeout of {}",
+                        dur(tmo.value),
+                        where_layer(t, call, &call.layers[li - 1])
+                    ),
                 ),
                 None => (waited[s], format!("the callers of {}", t.services[s].name)),
             }

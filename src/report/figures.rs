@@ -1,0 +1,150 @@
+//! How figures read in the human formats (table, markdown, github): counts of
+//! findings, the verdict, amplification factors and durations. Written once so
+//! the terminal, the PR comment and the annotations say the same thing.
+
+use std::time::Duration;
+
+use crate::lint::{AmplificationRow, CheckReport, Summary};
+use crate::policy::FOREVER;
+use crate::topology::duration;
+
+/// `11 errors, 26 warnings`, `1 warning, 2 infos`; empty when there is nothing.
+pub fn counts(s: &Summary) -> String {
+    let mut parts = Vec::new();
+    for (n, one, many) in [
+        (s.errors, "error", "errors"),
+        (s.warnings, "warning", "warnings"),
+        (s.infos, "info", "infos"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+        }
+    }
+    parts.join(", ")
+}
+
+/// `fails at --fail-on error` or `passes at --fail-on error`.
+pub fn gate(r: &CheckReport) -> String {
+    let verb = if r.failed() { "fails" } else { "passes" };
+    format!("{verb} at --fail-on {}", r.fail_on.as_str())
+}
+
+/// The one-line summary: `3 errors, 9 warnings; fails at --fail-on error`, or
+/// `no findings`.
+pub fn summary_line(r: &CheckReport) -> String {
+    let counts = counts(&r.summary);
+    if counts.is_empty() {
+        "no findings".into()
+    } else {
+        format!("{counts}; {}", gate(r))
+    }
+}
+
+/// A worst-case amplification: `486×`, exact however large; `≈3.4e38×` once
+/// the count saturated.
+pub fn worst_case(row: &AmplificationRow) -> String {
+    if row.saturated {
+        format!("≈{:.1e}×", row.worst_case)
+    } else {
+        format!("{}×", row.worst_case_exact)
+    }
+}
+
+/// A factor that may be fractional (`with_budgets`): `343.8×`, `1.1×`, `2×`.
+pub fn factor(x: f64) -> String {
+    if !x.is_finite() || x >= 1e15 {
+        format!("{x:.1e}×")
+    } else {
+        let s = format!("{x:.2}");
+        format!("{}×", s.trim_end_matches('0').trim_end_matches('.'))
+    }
+}
+
+/// The amplification limit as written: `10×`, `12.5×`.
+pub fn limit(r: &CheckReport) -> String {
+    factor(r.max_amplification)
+}
+
+/// Whether a row is over `--max-amplification` (the same test RL001 makes).
+pub fn over_limit(r: &CheckReport, row: &AmplificationRow) -> bool {
+    row.reachable && row.worst_case > r.max_amplification
+}
+
+/// A worst-case time in milliseconds as DESIGN writes durations: `25ms`,
+/// `6.21s`; `unbounded` at the engine's ceiling (a hang nobody times out).
+pub fn millis(ms: f64) -> String {
+    let d = if ms.is_finite() && ms >= 0.0 {
+        Duration::from_micros((ms * 1000.0).round().min(u64::MAX as f64) as u64)
+    } else {
+        FOREVER
+    };
+    if d >= FOREVER {
+        "unbounded".into()
+    } else {
+        duration::format(d)
+    }
+}
+
+/// `a user request to `web` takes 8.2s at worst through every retry layer
+/// (deadline 5s)`.
+pub fn request_line(r: &CheckReport) -> String {
+    let worst = if r.entry_worst >= FOREVER {
+        "has no bound on its time".to_owned()
+    } else {
+        format!("takes {} at worst", duration::format(r.entry_worst))
+    };
+    let deadline = r
+        .deadline
+        .map(|d| format!(" (deadline {})", duration::format(d)))
+        .unwrap_or_default();
+    format!(
+        "a user request to `{}` {worst} through every retry layer{deadline}",
+        r.entry
+    )
+}
+
+/// The reachable service the most attempts reach (the first of equals).
+pub fn worst_service(r: &CheckReport) -> Option<&AmplificationRow> {
+    r.amplification
+        .iter()
+        .filter(|row| row.reachable)
+        .reduce(|best, row| {
+            if row.worst_case > best.worst_case {
+                row
+            } else {
+                best
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_naturally() {
+        let s = |errors, warnings, infos| Summary {
+            errors,
+            warnings,
+            infos,
+        };
+        assert_eq!(counts(&s(3, 9, 0)), "3 errors, 9 warnings");
+        assert_eq!(counts(&s(1, 0, 2)), "1 error, 2 infos");
+        assert_eq!(counts(&s(0, 1, 0)), "1 warning");
+        assert_eq!(counts(&s(0, 0, 0)), "");
+    }
+
+    #[test]
+    fn factors_and_times() {
+        assert_eq!(factor(2.0), "2×");
+        assert_eq!(factor(343.8), "343.8×");
+        assert_eq!(factor(0.1 * 11.0), "1.1×");
+        assert_eq!(factor(1.21), "1.21×");
+        assert_eq!(factor(1.8e19), "1.8e19×");
+        assert_eq!(millis(25.0), "25ms");
+        assert_eq!(millis(6210.0), "6.21s");
+        assert_eq!(millis(0.5), "500us");
+        assert_eq!(millis(FOREVER.as_secs_f64() * 1000.0), "unbounded");
+        assert_eq!(millis(f64::INFINITY), "unbounded");
+    }
+}

@@ -1,0 +1,374 @@
+//! `--format markdown`: a PR comment. A one-line verdict, the findings table,
+//! the amplification table and a mermaid graph of the topology with each call's
+//! attempts on its edge, hot paths drawn thick and red, services over the limit
+//! filled red. Self-contained: no links, no images, nothing fetched.
+//!
+//! GitHub refuses comments over 65,536 characters, so a large topology's tables
+//! are cut (the worst rows kept, the rest counted) and its graph left out.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::figures;
+use super::{CheckReporter, Style};
+use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Severity};
+
+pub struct Markdown;
+
+/// At most this many findings rows; the rest are counted.
+const MAX_FINDINGS: usize = 100;
+/// At most this many amplification rows; beyond, the worst are shown.
+const MAX_SERVICES: usize = 50;
+/// Beyond these the graph is unreadable (and past mermaid's default edge limit).
+const MAX_GRAPH_NODES: usize = 100;
+const MAX_GRAPH_EDGES: usize = 200;
+
+impl CheckReporter for Markdown {
+    fn render(&self, r: &CheckReport, _: Style) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}\n", verdict(r));
+        findings(&mut out, r);
+        amplification(&mut out, r);
+        graph(&mut out, r);
+        out
+    }
+}
+
+/// `❌ **retrylint**: 11 errors, 26 warnings in `checkout` — worst case 486× at `db``.
+fn verdict(r: &CheckReport) -> String {
+    let s = &r.summary;
+    let (mark, counts) = if r.failed() {
+        let mut c = figures::counts(s);
+        if r.fail_on != Severity::Error {
+            let _ = write!(c, " ({})", figures::gate(r));
+        }
+        ("❌", c)
+    } else if s.warnings + s.infos == 0 {
+        ("✅", "no findings".to_owned())
+    } else {
+        ("✅", format!("no errors, {}", figures::counts(s)))
+    };
+    let worst = figures::worst_service(r)
+        .map(|row| {
+            format!(
+                " — worst case {} at {}",
+                figures::worst_case(row),
+                code(&row.service)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "{mark} **retrylint**: {counts} in {}{worst}",
+        code(&r.topology)
+    )
+}
+
+fn findings(out: &mut String, r: &CheckReport) {
+    if r.findings.is_empty() {
+        return;
+    }
+    out.push_str("### Findings\n\n");
+    out.push_str("| severity | code | rule | location | message | fix |\n");
+    out.push_str("|---|---|---|---|---|---|\n");
+    for f in r.findings.iter().take(MAX_FINDINGS) {
+        let icon = match f.severity {
+            Severity::Error => "🔴",
+            Severity::Warning => "🟡",
+            Severity::Info => "🔵",
+        };
+        let location = format!("{}:{}", f.file.replace('\\', "/"), f.line);
+        let _ = writeln!(
+            out,
+            "| {icon} {} | {} | {} | {} | {} | {} |",
+            f.severity.as_str(),
+            f.code,
+            f.rule,
+            cell_code(&location),
+            cell(&f.message),
+            cell(&f.help)
+        );
+    }
+    if r.findings.len() > MAX_FINDINGS {
+        let _ = writeln!(
+            out,
+            "\n…and {} more findings; `retrylint check` lists them all.",
+            r.findings.len() - MAX_FINDINGS
+        );
+    }
+    out.push('\n');
+}
+
+fn amplification(out: &mut String, r: &CheckReport) {
+    let _ = writeln!(
+        out,
+        "### Amplification\n\nAttempts reaching each service per user request to {} when every call fails (limit {}).\n",
+        code(&r.entry),
+        figures::limit(r)
+    );
+    let mut rows: Vec<&AmplificationRow> = r.amplification.iter().collect();
+    if rows.len() > MAX_SERVICES {
+        rows.sort_by(|a, b| b.worst_case.total_cmp(&a.worst_case));
+        rows.truncate(MAX_SERVICES);
+    }
+    let with_notes = rows
+        .iter()
+        .any(|row| !row.reachable || figures::over_limit(r, row));
+    if with_notes {
+        out.push_str("| service | worst case | with budgets | worst response | |\n");
+        out.push_str("|---|---:|---:|---:|---|\n");
+    } else {
+        out.push_str("| service | worst case | with budgets | worst response |\n");
+        out.push_str("|---|---:|---:|---:|\n");
+    }
+    for row in &rows {
+        let cells = if !row.reachable {
+            format!(
+                "| {} | – | – | – | unreachable from {} |",
+                cell_code(&row.service),
+                cell_code(&r.entry)
+            )
+        } else {
+            let over = figures::over_limit(r, row);
+            let b = if over { "**" } else { "" };
+            let mut line = format!(
+                "| {b}{}{b} | {b}{}{b} | {} | {} |",
+                cell_code(&row.service),
+                figures::worst_case(row),
+                figures::factor(row.with_budgets),
+                figures::millis(row.worst_response_ms),
+            );
+            if over {
+                let _ = write!(line, " 🔥 over the {} limit |", figures::limit(r));
+            } else if with_notes {
+                line.push_str("  |");
+            }
+            line
+        };
+        out.push_str(&cells);
+        out.push('\n');
+    }
+    if r.amplification.len() > rows.len() {
+        let _ = writeln!(
+            out,
+            "\nShowing the {} services with the highest worst case, of {}.",
+            rows.len(),
+            r.amplification.len()
+        );
+    }
+    let line = figures::request_line(r);
+    let _ = writeln!(out, "\n{}{}.\n", line[..1].to_uppercase(), &line[1..]);
+}
+
+/// The topology as a mermaid flowchart.
+fn graph(out: &mut String, r: &CheckReport) {
+    out.push_str("### Topology\n\n");
+    if r.amplification.len() > MAX_GRAPH_NODES || r.edges.len() > MAX_GRAPH_EDGES {
+        let _ = writeln!(
+            out,
+            "{} services and {} calls: too many to draw.",
+            r.amplification.len(),
+            r.edges.len()
+        );
+        return;
+    }
+    let ids: HashMap<&str, String> = r
+        .amplification
+        .iter()
+        .enumerate()
+        .map(|(i, row)| (row.service.as_str(), node_id(i, &row.service)))
+        .collect();
+    let id = |name: &str| {
+        ids.get(name)
+            .cloned()
+            .unwrap_or_else(|| node_id(usize::MAX, name))
+    };
+    out.push_str("```mermaid\nflowchart LR\n");
+    out.push_str("    user((\"user\"))\n");
+    for row in &r.amplification {
+        let figure = if row.reachable {
+            figures::worst_case(row)
+        } else {
+            "unreachable".into()
+        };
+        let _ = writeln!(
+            out,
+            "    {}[\"{}<br/>{}\"]",
+            id(&row.service),
+            label(&row.service),
+            label(&figure)
+        );
+    }
+    // Link 0 is the user's; calls follow in order, for `linkStyle`.
+    if let Some(entry) = r.amplification.iter().find(|row| row.service == r.entry) {
+        let _ = writeln!(
+            out,
+            "    user -->|\"{}\"| {}",
+            label(&figures::worst_case(entry)),
+            id(&r.entry)
+        );
+    }
+    let mut hot = Vec::new();
+    for (i, e) in r.edges.iter().enumerate() {
+        let arrow = if e.hot {
+            hot.push((i + 1).to_string());
+            "==>"
+        } else {
+            "-->"
+        };
+        let _ = writeln!(
+            out,
+            "    {} {arrow}|\"{}\"| {}",
+            id(&e.from),
+            label(&edge_label(e)),
+            id(&e.to)
+        );
+    }
+    let over: Vec<String> = r
+        .amplification
+        .iter()
+        .filter(|row| figures::over_limit(r, row))
+        .map(|row| id(&row.service))
+        .collect();
+    let unreachable: Vec<String> = r
+        .amplification
+        .iter()
+        .filter(|row| !row.reachable)
+        .map(|row| id(&row.service))
+        .collect();
+    for (class, style, nodes) in [
+        (
+            "over",
+            "fill:#ffebe9,stroke:#cf222e,stroke-width:2px,color:#82071e",
+            &over,
+        ),
+        (
+            "unreachable",
+            "fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:4 4,color:#57606a",
+            &unreachable,
+        ),
+    ] {
+        if !nodes.is_empty() {
+            let _ = writeln!(out, "    classDef {class} {style}");
+            let _ = writeln!(out, "    class {} {class}", nodes.join(","));
+        }
+    }
+    if !hot.is_empty() {
+        let _ = writeln!(
+            out,
+            "    linkStyle {} stroke:#cf222e,stroke-width:3px",
+            hot.join(",")
+        );
+    }
+    out.push_str("```\n\n");
+    out.push_str("Edge labels: attempts per call, with the retrying layers when they are not just the app's.");
+    if !hot.is_empty() || !over.is_empty() {
+        let _ = write!(
+            out,
+            " Thick red arrows: the hottest path to each service over the {} limit; red boxes: those services.",
+            figures::limit(r)
+        );
+    }
+    if !unreachable.is_empty() {
+        out.push_str(" Dashed boxes: services no request reaches.");
+    }
+    out.push('\n');
+}
+
+/// `3×`, `3× (istio-sidecar)`, `9× (app × istio-sidecar)`.
+fn edge_label(e: &EdgeRow) -> String {
+    let attempts = figures::factor(e.attempts);
+    if e.retrying_layers.is_empty() || e.retrying_layers == ["app"] {
+        attempts
+    } else {
+        format!("{attempts} ({})", e.retrying_layers.join(" × "))
+    }
+}
+
+/// A mermaid node id: unique by position, readable by name, and only
+/// `[A-Za-z0-9_]` (service names may hold `-`, `.`, or words mermaid reserves,
+/// like `end`).
+fn node_id(index: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(32)
+        .collect();
+    format!("s{index}_{clean}")
+}
+
+/// Text inside a quoted mermaid label: mermaid's `#name;` entities for what
+/// would end the label, open HTML, or close the markdown fence.
+fn label(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '#' => s.push_str("#35;"),
+            '"' => s.push_str("#quot;"),
+            '<' => s.push_str("#lt;"),
+            '>' => s.push_str("#gt;"),
+            '`' => s.push_str("#96;"),
+            '\n' | '\r' => s.push(' '),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// Text in a table cell: a pipe or a newline would end the cell, `<` could open
+/// HTML, and a backslash could un-escape a pipe.
+fn cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace("\r\n", "<br>")
+        .replace(['\n', '\r'], "<br>")
+}
+
+/// A code span holding any text: a fence longer than any run of backticks in it.
+fn code(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// A code span in a table cell: a pipe is escaped even inside the span.
+fn cell_code(text: &str) -> String {
+    code(&text.replace('|', "\\|"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cannot_break_the_table() {
+        assert_eq!(cell("a | b\nc"), "a \\| b<br>c");
+        assert_eq!(cell("x\\|y"), "x\\\\\\|y");
+        assert_eq!(cell("<img>"), "&lt;img>");
+    }
+
+    #[test]
+    fn node_ids_are_safe_and_unique() {
+        assert_eq!(node_id(0, "end"), "s0_end");
+        assert_eq!(node_id(3, "payments-v2.prod"), "s3_payments_v2_prod");
+        assert_ne!(node_id(1, "a-b"), node_id(2, "a.b"));
+    }
+
+    #[test]
+    fn labels_and_code_spans_escape() {
+        assert_eq!(
+            label("say \"hi\" <b>#1"),
+            "say #quot;hi#quot; #lt;b#gt;#35;1"
+        );
+        assert_eq!(code("web"), "`web`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`a"), "`` `a ``");
+        assert_eq!(cell_code("a|b"), "`a\\|b`");
+    }
+}

@@ -1,0 +1,128 @@
+//! `--format table`, the default on a terminal: every finding as rustc draws a
+//! diagnostic (the YAML line, a caret under the culprit, the fix), a one-line
+//! summary, then the amplification table.
+//!
+//! Colour goes only into the snippets and the summary, and only when
+//! `Style.color`; the table is plain comfy-table UTF-8 so pipes, CI logs and
+//! snapshots see the same bytes.
+
+use std::fmt::Write as _;
+
+use annotate_snippets::Level;
+use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
+
+use super::figures;
+use super::snippet::{self, Annotated, Lines};
+use super::{CheckReporter, Style};
+use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
+
+pub struct Table;
+
+impl CheckReporter for Table {
+    fn render(&self, r: &CheckReport, style: Style) -> String {
+        let mut out = String::new();
+        let lines = Lines::new(&r.source);
+        for f in &r.findings {
+            out.push_str(&finding(&lines, f, style.color));
+            out.push_str("\n\n");
+        }
+        let summary = figures::summary_line(r);
+        let _ = writeln!(out, "{}", paint(&summary, r, style.color));
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "amplification: attempts reaching each service per user request to `{}` when every call fails (limit {})",
+            r.entry,
+            figures::limit(r)
+        );
+        out.push_str(&amplification(r));
+        out.push('\n');
+        let _ = writeln!(out, "{}", figures::request_line(r));
+        out
+    }
+}
+
+fn level(s: Severity) -> Level<'static> {
+    match s {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+        Severity::Info => Level::INFO,
+    }
+}
+
+/// One rustc-style block.
+fn finding(lines: &Lines, f: &Finding, color: bool) -> String {
+    snippet::render(
+        &Annotated {
+            level: level(f.severity),
+            code: Some(f.code),
+            title: &f.message,
+            file: &f.file,
+            text: lines.get(f.line),
+            line: f.line,
+            column: f.column,
+            label: &f.label,
+            help: (!f.help.is_empty()).then_some(f.help.as_str()),
+        },
+        color,
+    )
+}
+
+/// The summary line, bold red when the check fails and green when it passes.
+fn paint(line: &str, r: &CheckReport, color: bool) -> String {
+    if !color {
+        return line.to_owned();
+    }
+    let code = if r.failed() { "1;31" } else { "1;32" };
+    format!("\x1b[{code}m{line}\x1b[0m")
+}
+
+/// The amplification table: one row per service, in the topology's order. The
+/// note column (over the limit, unreachable) is left out when every row is fine.
+fn amplification(r: &CheckReport) -> String {
+    let notes: Vec<String> = r.amplification.iter().map(|row| note(r, row)).collect();
+    let with_notes = notes.iter().any(|n| !n.is_empty());
+    let mut header = vec!["service", "worst case", "with budgets", "worst response"];
+    if with_notes {
+        header.push("note");
+    }
+    let mut t = Grid::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .force_no_tty()
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header);
+    for (row, note) in r.amplification.iter().zip(notes) {
+        let mut cells = if row.reachable {
+            vec![
+                row.service.clone(),
+                figures::worst_case(row),
+                figures::factor(row.with_budgets),
+                figures::millis(row.worst_response_ms),
+            ]
+        } else {
+            vec![row.service.clone(), "-".into(), "-".into(), "-".into()]
+        };
+        if with_notes {
+            cells.push(note);
+        }
+        t.add_row(cells);
+    }
+    for i in 1..=3 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut s = t.to_string();
+    s.push('\n');
+    s
+}
+
+fn note(r: &CheckReport, row: &AmplificationRow) -> String {
+    if !row.reachable {
+        format!("unreachable from `{}`", r.entry)
+    } else if figures::over_limit(r, row) {
+        format!("over the {} limit", figures::limit(r))
+    } else {
+        String::new()
+    }
+}
