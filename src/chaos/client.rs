@@ -87,7 +87,9 @@ impl LayerClient {
                     honored_retry_after,
                 } => {
                     metrics.layer_retry(self.slot, cause, honored_retry_after);
-                    tokio::time::sleep_until(run.instant(now + wait)).await;
+                    if !wait.is_zero() {
+                        tokio::time::sleep_until(run.instant(now + wait)).await;
+                    }
                 }
                 Decision::Stop(why) => {
                     metrics.layer_stop(self.slot, stop_name(why, by_horizon));

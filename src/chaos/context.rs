@@ -93,6 +93,19 @@ impl Run {
     }
 }
 
+/// Sleeps until `deadline` to well under a millisecond: tokio's timer ticks
+/// in whole milliseconds and rounds up, which would add up to 1 ms to every
+/// injected delay and service time. The last stretch yields in a loop instead.
+pub(crate) async fn sleep_until_precise(deadline: Instant) {
+    const SLACK: Duration = Duration::from_millis(1);
+    if deadline.saturating_duration_since(Instant::now()) > SLACK * 2 {
+        tokio::time::sleep_until(deadline - SLACK).await;
+    }
+    while Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Locks a mutex even if a panicking thread poisoned it: the counters behind
 /// it stay meaningful, and a report beats a second panic.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

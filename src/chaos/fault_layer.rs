@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 use reqwest::header::RETRY_AFTER;
 use tower::{Layer, Service};
 
-use super::context::{Run, lock};
+use super::context::{Run, lock, sleep_until_precise};
 use super::tier::OverloadCapacity;
 use crate::faults::Effect;
 use crate::topology::ServiceId;
@@ -119,7 +119,8 @@ where
                     Ok(resp)
                 }
                 Some(Effect::Delay(d)) => {
-                    tokio::time::sleep(d).await;
+                    // From the arrival, so the time spent getting here counts.
+                    sleep_until_precise(run.instant(now.saturating_add(d))).await;
                     Ok(ok(inner.call(req).await))
                 }
                 Some(Effect::Hang) => {

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::task::JoinSet;
 
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, Run, header, lock};
+use super::context::{CallCtx, CallerState, Run, header, lock, sleep_until_precise};
 use crate::policy::{Outcome, Rng, seeded_rng};
 use crate::topology::{Latency, ServiceId};
 
@@ -163,7 +163,7 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
         run.metrics.executed(tier.id, id);
     }
     let work = tier.latency.sample(&mut lock(&tier.rng));
-    tokio::time::sleep(work).await;
+    sleep_until_precise(tokio::time::Instant::now() + work).await;
     let result = run_calls(&tier, deadline).await;
     let marked = tier.in_flight.leave(ticket);
     if marked {
