@@ -6,13 +6,14 @@
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use reqwest::header::RETRY_AFTER;
+use axum::http::{HeaderMap, HeaderValue};
 
 use super::context::{CallCtx, CallerState, Run, header, lock};
 use super::metrics::stop_name;
-use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession, retry_after};
+use super::transport::Transport;
+use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession};
 use crate::topology::ServiceId;
 
 /// One retry layer pointed at its next hop.
@@ -25,6 +26,7 @@ pub(crate) struct LayerClient {
     pub timeout: Option<Duration>,
     /// `http://127.0.0.1:PORT` of the next hop; the call's path is appended.
     pub url: String,
+    pub transport: Transport,
     /// The service behind the hop when it is the callee itself (not a sidecar):
     /// refused connections count against it.
     pub callee: Option<ServiceId>,
@@ -109,33 +111,25 @@ impl LayerClient {
             let left = deadline.saturating_sub(started);
             timeout = Some(timeout.map_or(left, |t| t.min(left)));
         }
-        let mut req = self
-            .run
-            .http
-            .request(ctx.method.clone(), format!("{}{}", self.url, ctx.path))
-            .header(header::REQUEST_ID, ctx.request_id);
+        let mut headers = HeaderMap::with_capacity(4);
+        headers.insert(header::REQUEST_ID, HeaderValue::from(ctx.request_id));
         if ctx.non_idempotent {
-            req = req.header(header::NON_IDEMPOTENT, "1");
+            headers.insert(header::NON_IDEMPOTENT, HeaderValue::from_static("1"));
         }
-        if let Some(key) = &ctx.idempotency_key {
-            req = req.header(header::IDEMPOTENCY_KEY, key.as_str());
+        if let Some(key) = &ctx.idempotency_key
+            && let Ok(v) = HeaderValue::from_str(key)
+        {
+            headers.insert(header::IDEMPOTENCY_KEY, v);
         }
         if self.propagate_deadline
             && let Some(t) = timeout
         {
-            req = req.header(header::DEADLINE_US, t.as_micros().to_string());
+            let us = u64::try_from(t.as_micros()).unwrap_or(u64::MAX);
+            headers.insert(header::DEADLINE_US, HeaderValue::from(us));
         }
-        let exchange = async {
-            let resp = req.send().await?;
-            let status = resp.status().as_u16();
-            let retry_after = resp
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| retry_after::parse(v, SystemTime::now()));
-            resp.bytes().await?;
-            Ok::<_, reqwest::Error>((status, retry_after))
-        };
+        let exchange = self
+            .transport
+            .send(&self.url, &ctx.method, &ctx.path, headers);
         let result = match timeout {
             Some(t) => match tokio::time::timeout(t, exchange).await {
                 Ok(r) => r,
@@ -144,10 +138,8 @@ impl LayerClient {
             None => exchange.await,
         };
         match result {
-            Ok((status, retry_after)) => (Outcome::Status(status), retry_after),
-            Err(e) if e.is_connect() => (Outcome::Connect, None),
-            Err(e) if e.is_timeout() => (Outcome::Timeout, None),
-            Err(_) => (Outcome::Reset, None),
+            Ok(answer) => (Outcome::Status(answer.status), answer.retry_after),
+            Err(failure) => (failure, None),
         }
     }
 }

@@ -17,13 +17,15 @@ use crate::policy::{Budget, BudgetSpec, Rng, seeded_rng};
 
 /// Headers the harness adds to every hop.
 pub(crate) mod header {
+    use axum::http::HeaderName;
+
     /// The logical request: the same on every retry of every layer of one call.
-    pub const REQUEST_ID: &str = "x-retrylint-request";
+    pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-retrylint-request");
     /// Set on calls that are not idempotent, so the callee counts duplicates.
-    pub const NON_IDEMPOTENT: &str = "x-retrylint-non-idempotent";
+    pub const NON_IDEMPOTENT: HeaderName = HeaderName::from_static("x-retrylint-non-idempotent");
     /// Remaining time of the caller's deadline, in µs (like `grpc-timeout`).
-    pub const DEADLINE_US: &str = "x-retrylint-deadline-us";
-    pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+    pub const DEADLINE_US: HeaderName = HeaderName::from_static("x-retrylint-deadline-us");
+    pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 }
 
 /// Shared state of one run.

@@ -28,6 +28,8 @@ pub(crate) struct Driver {
     /// The topology's end-to-end deadline.
     pub deadline: Option<Duration>,
     pub load: LoadSettings,
+    /// The path user requests ask for.
+    pub path: String,
 }
 
 impl Driver {
@@ -94,7 +96,7 @@ impl Driver {
         let ctx = CallCtx {
             request_id: self.run.next_request_id(),
             method: reqwest::Method::GET,
-            path: "/".into(),
+            path: self.path.clone(),
             non_idempotent: false,
             idempotency_key: None,
             deadline: self.deadline.map(|d| intended.saturating_add(d)),

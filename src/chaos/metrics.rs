@@ -229,6 +229,37 @@ impl Metrics {
         format!("{} requests, {} ok", e.requests, e.succeeded)
     }
 
+    /// The end-to-end figures; `client` names the client layer, if any.
+    pub fn end_to_end(&self, client: Option<&str>) -> EndToEnd {
+        let e2e = lock(&self.e2e);
+        let users = e2e.requests;
+        let last = e2e.last_success.map(|d| d.as_secs_f64() * 1e3);
+        let client = client.map(|name| {
+            let mut l = self
+                .layer(Layout::CLIENT)
+                .map(|l| l.clone())
+                .unwrap_or_default();
+            l.layer = name.to_owned();
+            l
+        });
+        EndToEnd {
+            requests: users,
+            succeeded: e2e.succeeded,
+            failed: users - e2e.succeeded,
+            latency_ms: e2e.latency.quantiles(),
+            outcomes: e2e.outcomes.clone(),
+            client,
+            histogram: e2e.latency.buckets(),
+            last_success_ms: last.map(|ms| Spread {
+                p10: ms,
+                p50: ms,
+                p90: ms,
+                mean: ms,
+            }),
+            all_succeeded_ratio: None,
+        }
+    }
+
     /// Every per-service row, the end-to-end figures and the timeline.
     pub fn report(
         &self,
@@ -305,26 +336,8 @@ impl Metrics {
                 }
             })
             .collect();
-        let last = e2e.last_success.map(|d| d.as_secs_f64() * 1e3);
-        let end_to_end = EndToEnd {
-            requests: users,
-            succeeded: e2e.succeeded,
-            failed: users - e2e.succeeded,
-            latency_ms: e2e.latency.quantiles(),
-            outcomes: e2e.outcomes.clone(),
-            client: t
-                .client
-                .as_ref()
-                .map(|c| layer_report(Layout::CLIENT, &c.name)),
-            histogram: e2e.latency.buckets(),
-            last_success_ms: last.map(|ms| Spread {
-                p10: ms,
-                p50: ms,
-                p90: ms,
-                mean: ms,
-            }),
-            all_succeeded_ratio: None,
-        };
+        drop(e2e);
+        let end_to_end = self.end_to_end(t.client.as_ref().map(|c| c.name.as_str()));
         let timeline = Timeline {
             target: target.to_owned(),
             bucket_ms: BUCKET.as_millis() as u64,

@@ -23,6 +23,7 @@ mod progress;
 mod server;
 mod sidecar;
 mod tier;
+mod transport;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +36,7 @@ use self::client::LayerClient;
 use self::context::{CallerState, Run};
 use self::metrics::{Layout, Metrics};
 use self::server::{Detach, Meter};
+use self::transport::{DirectPool, Transport};
 use crate::faults::{Scenario, UnknownTarget};
 use crate::run::{LoadSettings, RunReport};
 use crate::topology::Topology;
@@ -209,6 +211,93 @@ pub async fn run_async(
     Ok(report)
 }
 
+/// Drives `load` against any HTTP server at `url` (plain `http://`, loopback
+/// or not) through a client layer without retries: the load driver alone,
+/// for benchmarks and for pointing a game day at a real service. The report
+/// has only end-to-end figures.
+pub async fn drive_url(
+    url: &str,
+    load: &LoadSettings,
+    options: &RunOptions,
+) -> Result<RunReport, ChaosError> {
+    let wall = Instant::now();
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .retry(reqwest::retry::never())
+        .http1_only()
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| ChaosError::Client(e.to_string()))?;
+    let plan = crate::faults::FaultPlan {
+        targets: Vec::new(),
+        phases: Vec::new(),
+    };
+    let metrics = Metrics::new(0, 1, Vec::new());
+    let run = Arc::new(Run::new(load.horizon(), http, plan, 0, metrics));
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| ChaosError::Client(format!("`{url}` is not a plain http:// URL")))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].to_owned()),
+        None => (rest, "/".to_owned()),
+    };
+    let with_port = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    let addr = tokio::net::lookup_host(with_port.as_str())
+        .await
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| ChaosError::Client(format!("cannot resolve `{authority}`")))?;
+    let client = LayerClient {
+        run: Arc::clone(&run),
+        slot: Layout::CLIENT,
+        policy: Default::default(),
+        timeout: None,
+        url: format!("http://{authority}"),
+        transport: Transport::Direct(Arc::new(DirectPool::new(Arc::clone(&run), addr))),
+        callee: None,
+        propagate_deadline: false,
+    };
+    let driver = Arc::new(driver::Driver {
+        run: Arc::clone(&run),
+        client: Arc::new(client),
+        budget: None,
+        deadline: None,
+        load: load.clone(),
+        path,
+    });
+    let stop = options.stop.clone().unwrap_or_default();
+    let mut interrupted = false;
+    let unfinished = tokio::select! {
+        n = driver.drive(options.grace) => n,
+        _ = stop.cancelled() => {
+            interrupted = true;
+            0
+        }
+    };
+    shutdown(&run).await;
+    run.metrics.unfinished(unfinished);
+    let report = RunReport {
+        fault: "none".into(),
+        seed: load.seed,
+        mode: "drive".into(),
+        topology: url.to_owned(),
+        target: url.to_owned(),
+        load: load.summary(),
+        end_to_end: run.metrics.end_to_end(None),
+        elapsed_ms: wall.elapsed().as_secs_f64() * 1e3,
+        interrupted,
+        ..RunReport::default()
+    };
+    if interrupted {
+        return Err(ChaosError::Interrupted(Box::new(report)));
+    }
+    Ok(report)
+}
+
 /// Ends every task of the run and waits until they are gone.
 async fn shutdown(run: &Arc<Run>) {
     run.cancel.cancel();
@@ -235,7 +324,7 @@ fn boot(
             name: s.name.clone(),
             addr: addr.to_string(),
         });
-        service_sockets.push((l, format!("http://{addr}")));
+        service_sockets.push((l, format!("http://{addr}"), addr));
     }
     // Sidecar sockets: `via[s][c][li]` for li ≥ 1.
     let mut via_sockets = Vec::new();
@@ -259,7 +348,8 @@ fn boot(
         }
         via_sockets.push(per_service);
     }
-    let urls: Vec<String> = service_sockets.iter().map(|(_, u)| u.clone()).collect();
+    let urls: Vec<String> = service_sockets.iter().map(|(_, u, _)| u.clone()).collect();
+    let entry_addr = service_sockets[t.entry].2;
     let mut tiers = Vec::with_capacity(t.services.len());
     for (sid, s) in t.services.iter().enumerate() {
         let mut calls = Vec::with_capacity(s.calls.len());
@@ -282,6 +372,7 @@ fn boot(
                     policy: layer.policy.clone(),
                     timeout: layer.timeout.map(|l| l.value),
                     url: next_url(li, vias),
+                    transport: Transport::Reqwest(run.http.clone()),
                     callee: (li + 1 == n).then_some(c.to),
                     propagate_deadline: s.deadline_propagation,
                 }
@@ -324,7 +415,7 @@ fn boot(
             load.stream_seed(STREAM_SERVICES + sid as u64),
         )));
     }
-    for (sid, ((listener, _), tier)) in service_sockets.into_iter().zip(tiers).enumerate() {
+    for (sid, ((listener, _, _), tier)) in service_sockets.into_iter().zip(tiers).enumerate() {
         let router = Router::new().fallback(tier::handle).with_state(tier);
         let down = run.plan.down_windows(sid);
         if run.plan.is_target(sid) {
@@ -363,6 +454,7 @@ fn boot(
         policy: client_layer.map(|l| l.policy.clone()).unwrap_or_default(),
         timeout: client_layer.and_then(|l| l.timeout.map(|x| x.value)),
         url: urls[t.entry].clone(),
+        transport: Transport::Direct(Arc::new(DirectPool::new(Arc::clone(run), entry_addr))),
         callee: Some(t.entry),
         propagate_deadline: t.deadline.is_some(),
     };
@@ -372,6 +464,7 @@ fn boot(
         client: Arc::new(client),
         deadline: t.deadline.map(|d| d.value),
         load: load.clone(),
+        path: "/".into(),
     });
     Ok((listeners, driver))
 }
