@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::context::lock;
@@ -63,18 +64,66 @@ struct ServiceStats {
     executed: HashSet<u64>,
 }
 
+/// The counters of one retry layer: atomics on the hot path, a map only for
+/// retries (which are rarer than attempts).
+#[derive(Default)]
+struct LayerStats {
+    requests: AtomicU64,
+    attempts: AtomicU64,
+    retries: AtomicU64,
+    budget_refusals: AtomicU64,
+    retry_after_waits: AtomicU64,
+    /// Indexed like `STOPS`.
+    stops: [AtomicU64; STOPS.len()],
+    by_reason: Mutex<BTreeMap<Outcome, u64>>,
+}
+
+const STOPS: [&str; 6] = [
+    "succeeded",
+    "not_retryable",
+    "attempts_exhausted",
+    "budget_exhausted",
+    "deadline_exceeded",
+    "horizon",
+];
+
+impl LayerStats {
+    fn report(&self, name: &str) -> LayerReport {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        LayerReport {
+            layer: name.to_owned(),
+            requests: get(&self.requests),
+            attempts: get(&self.attempts),
+            retries: get(&self.retries),
+            retries_by_reason: lock(&self.by_reason)
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            budget_refusals: get(&self.budget_refusals),
+            retry_after_waits: get(&self.retry_after_waits),
+            stops: STOPS
+                .iter()
+                .zip(&self.stops)
+                .filter(|(_, n)| get(n) > 0)
+                .map(|(k, n)| ((*k).to_owned(), get(n)))
+                .collect(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct EndToEndStats {
     requests: u64,
     succeeded: u64,
-    outcomes: BTreeMap<String, u64>,
+    /// `None`: unfinished when the run ended.
+    outcomes: BTreeMap<Option<Outcome>, u64>,
     latency: Latency,
     last_success: Option<Duration>,
 }
 
 pub(crate) struct Metrics {
     services: Vec<Mutex<ServiceStats>>,
-    layers: Vec<Mutex<LayerReport>>,
+    layers: Vec<LayerStats>,
     e2e: Mutex<EndToEndStats>,
     timeline: Mutex<Vec<u64>>,
     targets: Vec<bool>,
@@ -96,7 +145,7 @@ impl Metrics {
     pub fn new(services: usize, slots: usize, targets: Vec<bool>) -> Self {
         Metrics {
             services: (0..services).map(|_| Mutex::default()).collect(),
-            layers: (0..slots).map(|_| Mutex::default()).collect(),
+            layers: (0..slots).map(|_| LayerStats::default()).collect(),
             e2e: Mutex::default(),
             timeline: Mutex::default(),
             targets,
@@ -165,37 +214,39 @@ impl Metrics {
         }
     }
 
-    fn layer(&self, slot: usize) -> Option<std::sync::MutexGuard<'_, LayerReport>> {
-        self.layers.get(slot).map(lock)
+    fn layer(&self, slot: usize) -> Option<&LayerStats> {
+        self.layers.get(slot)
     }
 
     pub fn layer_request(&self, slot: usize) {
-        if let Some(mut l) = self.layer(slot) {
-            l.requests += 1;
+        if let Some(l) = self.layer(slot) {
+            l.requests.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     pub fn layer_attempt(&self, slot: usize) {
-        if let Some(mut l) = self.layer(slot) {
-            l.attempts += 1;
+        if let Some(l) = self.layer(slot) {
+            l.attempts.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     pub fn layer_retry(&self, slot: usize, cause: Outcome, honored_retry_after: bool) {
-        if let Some(mut l) = self.layer(slot) {
-            l.retries += 1;
-            *l.retries_by_reason.entry(cause.to_string()).or_default() += 1;
+        if let Some(l) = self.layer(slot) {
+            l.retries.fetch_add(1, Ordering::Relaxed);
+            *lock(&l.by_reason).entry(cause).or_default() += 1;
             if honored_retry_after {
-                l.retry_after_waits += 1;
+                l.retry_after_waits.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
 
     pub fn layer_stop(&self, slot: usize, why: &'static str) {
-        if let Some(mut l) = self.layer(slot) {
-            *l.stops.entry(why.to_owned()).or_default() += 1;
+        if let Some(l) = self.layer(slot) {
+            if let Some(i) = STOPS.iter().position(|s| *s == why) {
+                l.stops[i].fetch_add(1, Ordering::Relaxed);
+            }
             if why == "budget_exhausted" {
-                l.budget_refusals += 1;
+                l.budget_refusals.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -204,8 +255,7 @@ impl Metrics {
     pub fn user_request(&self, outcome: Option<Outcome>, latency: Duration, at: Duration) {
         let mut e = lock(&self.e2e);
         e.requests += 1;
-        let name = outcome.map_or_else(|| "unfinished".to_owned(), |o| o.to_string());
-        *e.outcomes.entry(name).or_default() += 1;
+        *e.outcomes.entry(outcome).or_default() += 1;
         e.latency.record(latency);
         if outcome.is_some_and(Outcome::is_success) {
             e.succeeded += 1;
@@ -220,7 +270,7 @@ impl Metrics {
         }
         let mut e = lock(&self.e2e);
         e.requests += n;
-        *e.outcomes.entry("unfinished".into()).or_default() += n;
+        *e.outcomes.entry(None).or_default() += n;
     }
 
     /// `123 requests, 97 ok` for the progress bar.
@@ -235,19 +285,24 @@ impl Metrics {
         let users = e2e.requests;
         let last = e2e.last_success.map(|d| d.as_secs_f64() * 1e3);
         let client = client.map(|name| {
-            let mut l = self
-                .layer(Layout::CLIENT)
-                .map(|l| l.clone())
-                .unwrap_or_default();
-            l.layer = name.to_owned();
-            l
+            self.layer(Layout::CLIENT)
+                .map_or_else(LayerReport::default, |l| l.report(name))
         });
         EndToEnd {
             requests: users,
             succeeded: e2e.succeeded,
             failed: users - e2e.succeeded,
             latency_ms: e2e.latency.quantiles(),
-            outcomes: e2e.outcomes.clone(),
+            outcomes: e2e
+                .outcomes
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.map_or_else(|| "unfinished".to_owned(), |o| o.to_string()),
+                        *v,
+                    )
+                })
+                .collect(),
             client,
             histogram: e2e.latency.buckets(),
             last_success_ms: last.map(|ms| Spread {
@@ -269,9 +324,8 @@ impl Metrics {
     ) -> (Vec<ServiceReport>, EndToEnd, Timeline) {
         let predicted = predicted_amplification(t);
         let layer_report = |slot: usize, name: &str| {
-            let mut l = self.layer(slot).map(|l| l.clone()).unwrap_or_default();
-            l.layer = name.to_owned();
-            l
+            self.layer(slot)
+                .map_or_else(LayerReport::default, |l| l.report(name))
         };
         let e2e = lock(&self.e2e);
         let users = e2e.requests;

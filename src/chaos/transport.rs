@@ -72,14 +72,11 @@ impl DirectPool {
         path: &str,
         headers: HeaderMap,
     ) -> Result<Answer, Outcome> {
-        let build = |headers: HeaderMap| {
-            let mut req = Request::new(Empty::<Bytes>::new());
-            *req.method_mut() = method.clone();
-            *req.uri_mut() = path.parse().unwrap_or_default();
-            *req.headers_mut() = headers;
-            req.headers_mut().insert(header::HOST, self.host.clone());
-            req
-        };
+        let mut req = Request::new(Empty::<Bytes>::new());
+        *req.method_mut() = method.clone();
+        *req.uri_mut() = path.parse().unwrap_or_default();
+        *req.headers_mut() = headers;
+        req.headers_mut().insert(header::HOST, self.host.clone());
         // A pooled connection the server closed meanwhile is not a failure of
         // this attempt: drop it and take the next, or a fresh one. Only a
         // fresh connection's failure counts.
@@ -95,10 +92,13 @@ impl DirectPool {
                 }
                 continue;
             }
-            match sender.send_request(build(headers.clone())).await {
+            match sender.try_send_request(req).await {
                 Ok(resp) => break (sender, resp),
-                Err(e) if !fresh && e.is_canceled() => continue,
-                Err(_) => return Err(Outcome::Reset),
+                Err(mut e) => match e.take_message() {
+                    // Never written: safe to send again on another connection.
+                    Some(unsent) if !fresh => req = unsent,
+                    _ => return Err(Outcome::Reset),
+                },
             }
         };
         let status = resp.status().as_u16();
