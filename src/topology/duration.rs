@@ -61,20 +61,20 @@ pub fn format(d: Duration) -> String {
     let ns = d.as_nanos();
     if ns == 0 {
         "0s".into()
-    } else if ns % 1_000_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000_000) {
         let s = ns / 1_000_000_000;
-        if s % 60 == 0 && s >= 60 {
+        if s.is_multiple_of(60) && s >= 60 {
             format!("{}m", s / 60)
         } else {
             format!("{s}s")
         }
-    } else if ns >= 1_000_000_000 && ns % 1_000_000 == 0 {
+    } else if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
         format!("{}s", trim(d.as_secs_f64()))
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
     } else if ns >= 1_000_000 {
         format!("{}ms", trim(ns as f64 / 1e6))
-    } else if ns % 1000 == 0 {
+    } else if ns.is_multiple_of(1000) {
         format!("{}us", ns / 1000)
     } else {
         format!("{ns}ns")
