@@ -11,8 +11,26 @@
 //!
 //! One job per file: `server` (listening, down windows, detaching work),
 //! `tier` (a service's semantics), `sidecar` (a `via` proxy), `client` (one
-//! retrying layer), `fault_layer` (faults on real requests), `driver` (load),
-//! `metrics` (counters → report), `progress`.
+//! retrying layer), `transport` (reqwest between tiers, a lean hyper client in
+//! the load driver), `fault_layer` (faults on real requests), `driver`
+//! (load), `metrics` (counters → report), `progress`, `context` (what a run
+//! shares).
+//!
+//! Modelling choices the simulator shares (DESIGN leaves them open):
+//! - a request id header follows one logical call through every retry of
+//!   every layer; a callee counts a second execution of a non-idempotent one
+//!   without `Idempotency-Key` as a duplicate (with the key it still does the
+//!   work — the key makes it safe, not free);
+//! - a tier keeps working when its caller hangs up (work nobody waits for); a
+//!   `via` sidecar stops, as Envoy resets the upstream stream;
+//! - a service with `deadline_propagation: true` honours an incoming deadline
+//!   (answers 504 at once when it has passed, never starts an attempt at or
+//!   after it, caps attempt timeouts by it) and sends min(remaining, attempt
+//!   timeout) downstream; the `client:` layer sends the topology's `deadline`;
+//! - the topology's `capacity:` applies the overload model at all times; an
+//!   `overload` phase replaces it while on;
+//! - the `client:` layer is one caller per closed-loop client (own budget and
+//!   random stream); in open loop all user requests share one caller.
 
 mod client;
 mod context;

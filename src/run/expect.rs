@@ -361,6 +361,19 @@ impl Expectation {
     }
 }
 
+/// Evaluates every gate against `report`, records the outcomes in
+/// `report.expectations`, and says whether all held. An unknown service is an
+/// error (exit 2 at the CLI); a broken gate is not (exit 1).
+pub fn evaluate_all(report: &mut RunReport, gates: &[Expectation]) -> Result<bool, ExpectError> {
+    let outcomes = gates
+        .iter()
+        .map(|g| g.evaluate(report))
+        .collect::<Result<Vec<_>, _>>()?;
+    let all_held = outcomes.iter().all(|o| o.held);
+    report.expectations = outcomes;
+    Ok(all_held)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +431,20 @@ mod tests {
         assert_eq!(check("received(db) != 640"), (false, 640.0));
         assert_eq!(check("failed > 0"), (true, 1.0));
         assert_eq!(check("requests=10"), (true, 10.0));
+    }
+
+    #[test]
+    fn evaluate_all_records_every_gate() {
+        let mut r = report();
+        let gates: Vec<Expectation> = ["failed > 0", "duplicates == 0"]
+            .iter()
+            .map(|e| e.parse().unwrap())
+            .collect();
+        assert_eq!(evaluate_all(&mut r, &gates), Ok(false));
+        assert_eq!(r.expectations.len(), 2);
+        assert!(r.expectations[0].held && !r.expectations[1].held);
+        let bad = vec![Expectation::parse("received(nope) < 1").unwrap()];
+        assert!(evaluate_all(&mut r, &bad).is_err());
     }
 
     #[test]

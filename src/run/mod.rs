@@ -12,7 +12,7 @@ pub mod load;
 pub mod predict;
 pub mod report;
 
-pub use expect::{ExpectError, ExpectErrorKind, Expectation};
+pub use expect::{ExpectError, ExpectErrorKind, Expectation, evaluate_all};
 pub use latency::{Latency, new_histogram};
 pub use load::{Arrival, LoadSettings, LoadSettingsError};
 pub use predict::predicted_amplification;
