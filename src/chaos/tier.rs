@@ -237,11 +237,14 @@ mod tests {
         let b = f.enter(Some(2));
         let c = f.enter(Some(2)); // 3 > 2: a, b and c are marked
         assert!(f.leave(a));
-        let d = f.enter(Some(2)); // 2 in flight: fine, d unmarked so far
         assert!(f.leave(b));
+        let d = f.enter(Some(2)); // c and d: 2 in flight, d unmarked
         assert!(f.leave(c));
         assert!(!f.leave(d));
-        let e = f.enter(None);
-        assert!(!f.leave(e));
+        let e = f.enter(Some(1));
+        let g = f.enter(Some(1)); // 2 > 1: both marked
+        assert!(f.leave(e) && f.leave(g));
+        let h = f.enter(None);
+        assert!(!f.leave(h));
     }
 }
