@@ -134,7 +134,7 @@ impl CallerState {
 pub(crate) struct CallCtx {
     pub request_id: u64,
     pub method: reqwest::Method,
-    pub path: String,
+    pub path: std::sync::Arc<str>,
     pub non_idempotent: bool,
     pub idempotency_key: Option<String>,
     /// Absolute run time by which the caller needs the answer, when the caller

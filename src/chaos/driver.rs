@@ -29,7 +29,7 @@ pub(crate) struct Driver {
     pub deadline: Option<Duration>,
     pub load: LoadSettings,
     /// The path user requests ask for.
-    pub path: String,
+    pub path: Arc<str>,
 }
 
 impl Driver {

@@ -285,7 +285,7 @@ pub async fn drive_url(
         budget: None,
         deadline: None,
         load: load.clone(),
-        path,
+        path: path.into(),
     });
     let stop = options.stop.clone().unwrap_or_default();
     let mut interrupted = false;
@@ -415,7 +415,7 @@ fn boot(
             calls.push(tier::TierCall {
                 method: reqwest::Method::from_bytes(c.method.value.as_bytes())
                     .unwrap_or(reqwest::Method::GET),
-                path,
+                path: path.into(),
                 idempotent: c.idempotent,
                 idempotency_key: c.idempotency_key,
                 parallel: c.parallel,

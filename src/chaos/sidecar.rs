@@ -41,7 +41,7 @@ pub(crate) async fn handle(State(proxy): State<Arc<Sidecar>>, req: Request) -> R
         path: req
             .uri()
             .path_and_query()
-            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
+            .map_or_else(|| "/".into(), |p| p.as_str().into()),
         non_idempotent: headers.contains_key(header::NON_IDEMPOTENT),
         idempotency_key: headers
             .get(header::IDEMPOTENCY_KEY)

@@ -31,7 +31,7 @@ pub(crate) struct OverloadCapacity(pub u32);
 /// One call of the service, ready to send.
 pub(crate) struct TierCall {
     pub method: reqwest::Method,
-    pub path: String,
+    pub path: Arc<str>,
     pub idempotent: bool,
     pub idempotency_key: bool,
     pub parallel: bool,

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use axum::body::Bytes;
-use axum::http::{HeaderMap, HeaderValue, Method, Request, header};
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Uri, header};
 use http_body_util::{BodyExt, Empty};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
@@ -38,6 +38,8 @@ pub(crate) struct DirectPool {
     addr: SocketAddr,
     host: HeaderValue,
     idle: Mutex<Vec<SendRequest<Empty<Bytes>>>>,
+    /// The last path sent and its parsed form: a load driver sends one path.
+    uri: Mutex<(String, Uri)>,
 }
 
 impl DirectPool {
@@ -49,6 +51,7 @@ impl DirectPool {
             addr,
             host,
             idle: Mutex::new(Vec::new()),
+            uri: Mutex::new((String::from("/"), Uri::from_static("/"))),
         }
     }
 
@@ -74,7 +77,13 @@ impl DirectPool {
     ) -> Result<Answer, Outcome> {
         let mut req = Request::new(Empty::<Bytes>::new());
         *req.method_mut() = method.clone();
-        *req.uri_mut() = path.parse().unwrap_or_default();
+        *req.uri_mut() = {
+            let mut cached = lock(&self.uri);
+            if cached.0 != path {
+                *cached = (path.to_owned(), path.parse().unwrap_or_default());
+            }
+            cached.1.clone()
+        };
         *req.headers_mut() = headers;
         req.headers_mut().insert(header::HOST, self.host.clone());
         // A pooled connection the server closed meanwhile is not a failure of
