@@ -1,9 +1,14 @@
 //! retrylint: finds retry storms before production does.
 //!
 //! The flow is one way (DESIGN.md): `topology` turns YAML into `policy` values;
-//! `lint` analyses them; `report` formats plain results. `policy` is the ground floor.
+//! `lint` analyses them; `chaos` runs them for real on loopback under `faults`;
+//! `run` holds the plain results of a run; `report` formats plain results.
+//! `policy` is the ground floor.
 
+pub mod chaos;
+pub mod faults;
 pub mod lint;
 pub mod policy;
 pub mod report;
+pub mod run;
 pub mod topology;

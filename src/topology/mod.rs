@@ -3,7 +3,7 @@
 
 pub mod duration;
 pub mod error;
-mod fields;
+pub(crate) mod fields;
 pub mod graph;
 pub mod load;
 pub mod model;

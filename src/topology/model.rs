@@ -53,6 +53,28 @@ pub struct Latency {
 
 impl Latency {
     pub const DEFAULT: Duration = Duration::from_millis(1);
+
+    /// z of the 99th percentile of the standard normal distribution.
+    const Z99: f64 = 2.326_347_874_040_841;
+
+    /// One draw: exactly `p50` when fixed, else a log-normal whose median is
+    /// `p50` and whose 99th percentile is `p99`. Draws are capped at 10 × p99
+    /// (about one in 10⁷ with a wide spread) so one request cannot stall a run.
+    pub fn sample(&self, rng: &mut crate::policy::Rng) -> Duration {
+        use rand::RngExt;
+        if self.p99 <= self.p50 || self.p50.is_zero() {
+            return self.p50;
+        }
+        let mu = self.p50.as_secs_f64().ln();
+        let sigma = (self.p99.as_secs_f64() / self.p50.as_secs_f64()).ln() / Self::Z99;
+        // Box-Muller: two uniforms in (0, 1] give one standard normal.
+        let u1: f64 = 1.0 - rng.random::<f64>();
+        let u2: f64 = rng.random::<f64>();
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        let secs = (mu + sigma * z).exp();
+        let cap = self.p99.as_secs_f64() * 10.0;
+        Duration::from_secs_f64(if secs.is_finite() { secs.min(cap) } else { cap })
+    }
 }
 
 #[derive(Debug, Clone)]

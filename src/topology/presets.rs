@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::error::{ErrorKind, LoadError};
 
-// FAULTS is read by the fault loader, not here.
+// build.rs writes every embedded table into one file; each user reads one.
 #[allow(dead_code)]
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));

@@ -1,0 +1,163 @@
+//! The chaos harness's own cost (issue 3, "Speed"):
+//!
+//! 1. `load_driver`: requests/s the load driver sustains against a trivial
+//!    axum server on loopback (closed loop, 32 clients);
+//! 2. next to `wrk` against the same server in the same run, when wrk is
+//!    installed (`apt-get install wrk`), printed as a ratio;
+//! 3. `hops`: the cost of one more tier (server + retrying client) from chains
+//!    of 1 and 3 services with zero own latency.
+//!
+//! Keep it short: `cargo bench --bench chaos`.
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use retrylint::chaos::{self, RunOptions};
+use retrylint::faults::Scenario;
+use retrylint::run::LoadSettings;
+use retrylint::topology;
+
+const CLIENTS: u32 = 32;
+
+/// A trivial axum server on 127.0.0.1, on its own runtime thread.
+fn trivial_server() -> (SocketAddr, tokio::runtime::Runtime) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("address");
+    let app = axum::Router::new().fallback(|| async { "ok" });
+    rt.spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, rt)
+}
+
+fn options() -> RunOptions {
+    RunOptions {
+        ctrl_c: false,
+        grace: Duration::from_secs(1),
+        ..RunOptions::default()
+    }
+}
+
+/// The driver's requests/s over `secs` seconds against `url`.
+fn driver_rps(url: &str, secs: u64) -> f64 {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let load = LoadSettings::new(
+        None,
+        Some(CLIENTS),
+        None,
+        Some(Duration::from_secs(secs)),
+        None,
+    )
+    .expect("load");
+    let r = rt
+        .block_on(chaos::drive_url(url, &load, &options()))
+        .expect("drive");
+    r.end_to_end.succeeded as f64 / (r.elapsed_ms / 1e3)
+}
+
+fn wrk_rps(addr: SocketAddr, secs: u64) -> Option<f64> {
+    let out = Command::new("wrk")
+        .args([
+            "-t1",
+            &format!("-c{CLIENTS}"),
+            &format!("-d{secs}s"),
+            &format!("http://{addr}/"),
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn chain_rps(services: usize, secs: u64) -> f64 {
+    let mut text = String::from("version: 1\nentry: s0\nservices:\n");
+    for i in 0..services {
+        if i + 1 < services {
+            text += &format!(
+                "  s{i}: {{ latency: 0s, calls: [ {{ to: s{}, timeout: 1s }} ] }}\n",
+                i + 1
+            );
+        } else {
+            text += &format!("  s{i}: {{ latency: 0s }}\n");
+        }
+    }
+    let t =
+        topology::load_str(&text, "chain.yaml", "chain", &Default::default()).expect("topology");
+    let load = LoadSettings::new(
+        None,
+        Some(CLIENTS),
+        None,
+        Some(Duration::from_secs(secs)),
+        None,
+    )
+    .expect("load");
+    let r = chaos::run_with(&t, &Scenario::none(), &load, &options()).expect("run");
+    r.end_to_end.succeeded as f64 / (r.elapsed_ms / 1e3)
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let (addr, _server) = trivial_server();
+    let url = format!("http://{addr}/");
+
+    let mut g = c.benchmark_group("load_driver");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("closed_loop_32_clients_trivial_axum", |b| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        b.iter_custom(|iters| {
+            let load = LoadSettings::new(None, Some(CLIENTS), Some(iters.max(1)), None, None)
+                .expect("load");
+            let began = Instant::now();
+            let r = rt
+                .block_on(chaos::drive_url(&url, &load, &options()))
+                .expect("drive");
+            assert_eq!(r.end_to_end.succeeded, iters.max(1));
+            began.elapsed()
+        });
+    });
+    g.finish();
+
+    // Same server, same run: the driver next to wrk.
+    let secs = 3;
+    let ours = driver_rps(&url, secs);
+    match wrk_rps(addr, secs) {
+        Some(theirs) => println!(
+            "load driver {ours:.0} req/s, wrk {theirs:.0} req/s (1 thread, {CLIENTS} connections, {secs} s each): ratio {:.2}",
+            ours / theirs
+        ),
+        None => println!("load driver {ours:.0} req/s; wrk not installed (apt-get install wrk)"),
+    }
+
+    // One more tier: server + retrying client.
+    let one = chain_rps(1, 2);
+    let three = chain_rps(3, 2);
+    let per_hop_us = (1e6 / three - 1e6 / one) / 2.0;
+    println!(
+        "harness chain of 1 service: {one:.0} req/s; of 3: {three:.0} req/s; one more hop costs {per_hop_us:.1} µs of wall time per request at {CLIENTS} clients (2 cores saturated: about {:.1} µs of CPU)",
+        per_hop_us * 2.0
+    );
+    c.final_summary();
+}

@@ -1,0 +1,145 @@
+//! The retrying client of one retry layer, built on the policy engine only:
+//! per-attempt timeout, classification by `retry_on`, backoff and jitter,
+//! Retry-After, the budget of its caller, the deadline and the run's horizon.
+//! An app layer, a `via` sidecar and the `client:` layer in the load driver
+//! are all this one loop, pointed at the next hop.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue};
+
+use super::context::{CallCtx, CallerState, Run, header, lock};
+use super::metrics::stop_name;
+use super::transport::Transport;
+use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession};
+use crate::topology::ServiceId;
+
+/// One retry layer pointed at its next hop.
+pub(crate) struct LayerClient {
+    pub run: Arc<Run>,
+    /// The layer's counters in `Metrics`.
+    pub slot: usize,
+    pub policy: RetryPolicy,
+    /// Per-attempt timeout; `None` waits as long as the run lasts.
+    pub timeout: Option<Duration>,
+    /// `http://127.0.0.1:PORT` of the next hop; the call's path is appended.
+    pub url: String,
+    pub transport: Transport,
+    /// The service behind the hop when it is the callee itself (not a sidecar):
+    /// refused connections count against it.
+    pub callee: Option<ServiceId>,
+    /// Whether the layer sends the remaining deadline downstream.
+    pub propagate_deadline: bool,
+}
+
+/// How a call through a layer ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CallResult {
+    /// The last attempt's outcome; `Timeout` when no attempt could start.
+    pub outcome: Outcome,
+    /// The last response's Retry-After, for sidecars to pass on.
+    pub retry_after: Option<Duration>,
+}
+
+impl LayerClient {
+    /// Sends one logical request with retries, as `state`'s caller.
+    pub async fn call(&self, state: &Mutex<CallerState>, ctx: &CallCtx) -> CallResult {
+        let run = &self.run;
+        let metrics = &run.metrics;
+        metrics.layer_request(self.slot);
+        let now = run.now();
+        // The policy stops retries that cannot start before this time.
+        let limit = ctx.deadline.map_or(run.horizon, |d| d.min(run.horizon));
+        let by_horizon = ctx.deadline.is_none_or(|d| run.horizon <= d);
+        if now >= limit {
+            metrics.layer_stop(
+                self.slot,
+                stop_name(crate::policy::Stop::DeadlineExceeded, by_horizon),
+            );
+            return CallResult {
+                outcome: Outcome::Timeout,
+                retry_after: None,
+            };
+        }
+        let mut session = {
+            let mut st = lock(state);
+            RetrySession::start(&self.policy, now, Some(limit), st.budget.as_mut())
+        };
+        loop {
+            let started = run.now();
+            metrics.layer_attempt(self.slot);
+            let (outcome, retry_after) = self.attempt(ctx, started).await;
+            if outcome == Outcome::Connect
+                && let Some(callee) = self.callee
+            {
+                metrics.refused(callee, started);
+            }
+            let now = run.now();
+            let decision = {
+                let mut st = lock(state);
+                let st = &mut *st;
+                session.after_attempt(now, outcome, retry_after, st.budget.as_mut(), &mut st.rng)
+            };
+            match decision {
+                Decision::Retry {
+                    wait,
+                    cause,
+                    honored_retry_after,
+                } => {
+                    metrics.layer_retry(self.slot, cause, honored_retry_after);
+                    if !wait.is_zero() {
+                        tokio::time::sleep_until(run.instant(now + wait)).await;
+                    }
+                }
+                Decision::Stop(why) => {
+                    metrics.layer_stop(self.slot, stop_name(why, by_horizon));
+                    return CallResult {
+                        outcome,
+                        retry_after,
+                    };
+                }
+            }
+        }
+    }
+
+    /// One attempt started at `started`: its outcome and Retry-After.
+    async fn attempt(&self, ctx: &CallCtx, started: Duration) -> (Outcome, Option<Duration>) {
+        let mut timeout = self.timeout;
+        if let Some(deadline) = ctx.deadline {
+            let left = deadline.saturating_sub(started);
+            timeout = Some(timeout.map_or(left, |t| t.min(left)));
+        }
+        let mut headers = HeaderMap::with_capacity(4);
+        headers.insert(header::REQUEST_ID, HeaderValue::from(ctx.request_id));
+        if ctx.non_idempotent {
+            headers.insert(header::NON_IDEMPOTENT, HeaderValue::from_static("1"));
+        }
+        if let Some(key) = &ctx.idempotency_key
+            && let Ok(v) = HeaderValue::from_str(key)
+        {
+            headers.insert(header::IDEMPOTENCY_KEY, v);
+        }
+        if self.propagate_deadline
+            && let Some(t) = timeout
+        {
+            let us = u64::try_from(t.as_micros()).unwrap_or(u64::MAX);
+            headers.insert(header::DEADLINE_US, HeaderValue::from(us));
+        }
+        let exchange = self
+            .transport
+            .send(&self.url, &ctx.method, &ctx.path, headers);
+        let result = match timeout {
+            Some(t) => match tokio::time::timeout(t, exchange).await {
+                Ok(r) => r,
+                Err(_) => return (Outcome::Timeout, None),
+            },
+            None => exchange.await,
+        };
+        match result {
+            Ok(answer) => (Outcome::Status(answer.status), answer.retry_after),
+            Err(failure) => (failure, None),
+        }
+    }
+}

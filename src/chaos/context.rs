@@ -1,0 +1,143 @@
+//! What every part of one chaos run shares: the run clock, the horizon, the
+//! cancellation that ends everything, the task tracker that proves nothing is
+//! left running, the HTTP client, the fault plan and the metrics.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::metrics::Metrics;
+use crate::faults::FaultPlan;
+use crate::policy::{Budget, BudgetSpec, Rng, seeded_rng};
+
+/// Headers the harness adds to every hop.
+pub(crate) mod header {
+    use axum::http::HeaderName;
+
+    /// The logical request: the same on every retry of every layer of one call.
+    pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-retrylint-request");
+    /// Set on calls that are not idempotent, so the callee counts duplicates.
+    pub const NON_IDEMPOTENT: HeaderName = HeaderName::from_static("x-retrylint-non-idempotent");
+    /// Remaining time of the caller's deadline, in µs (like `grpc-timeout`).
+    pub const DEADLINE_US: HeaderName = HeaderName::from_static("x-retrylint-deadline-us");
+    pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+}
+
+/// Shared state of one run.
+pub(crate) struct Run {
+    pub start: Instant,
+    /// No attempt starts at or after this time from `start`.
+    pub horizon: Duration,
+    pub cancel: CancellationToken,
+    pub tasks: TaskTracker,
+    pub http: reqwest::Client,
+    pub plan: FaultPlan,
+    /// The fault dice and delay draws: one seeded stream for the run.
+    pub fault_rng: Mutex<Rng>,
+    pub metrics: Metrics,
+    next_id: AtomicU64,
+}
+
+impl Run {
+    pub fn new(
+        horizon: Duration,
+        http: reqwest::Client,
+        plan: FaultPlan,
+        fault_seed: u64,
+        metrics: Metrics,
+    ) -> Self {
+        Run {
+            start: Instant::now(),
+            horizon,
+            cancel: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+            http,
+            plan,
+            fault_rng: Mutex::new(seeded_rng(fault_seed)),
+            metrics,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Time since the run started: the `now` the policy engine is given.
+    pub fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// The instant `at` after the start.
+    pub fn instant(&self, at: Duration) -> Instant {
+        self.start + at
+    }
+
+    /// A fresh logical request id.
+    pub fn next_request_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Spawns `fut` as a tracked task that ends when the run is cancelled.
+    pub fn spawn<F>(&self, fut: F) -> tokio::task::JoinHandle<Option<F::Output>>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let cancel = self.cancel.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => None,
+                out = fut => Some(out),
+            }
+        })
+    }
+}
+
+/// Sleeps until `deadline` to well under a millisecond: tokio's timer ticks
+/// in whole milliseconds and rounds up, which would add up to 1 ms to every
+/// injected delay and service time. The last stretch yields in a loop instead.
+pub(crate) async fn sleep_until_precise(deadline: Instant) {
+    const SLACK: Duration = Duration::from_millis(1);
+    if deadline.saturating_duration_since(Instant::now()) > SLACK * 2 {
+        tokio::time::sleep_until(deadline - SLACK).await;
+    }
+    while Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Locks a mutex even if a panicking thread poisoned it: the counters behind
+/// it stay meaningful, and a report beats a second panic.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The retry state of one caller: its budget and its random stream.
+pub(crate) struct CallerState {
+    pub budget: Option<Budget>,
+    pub rng: Rng,
+}
+
+impl CallerState {
+    pub fn new(budget: Option<&BudgetSpec>, seed: u64) -> Mutex<Self> {
+        Mutex::new(CallerState {
+            budget: budget.map(BudgetSpec::start),
+            rng: seeded_rng(seed),
+        })
+    }
+}
+
+/// One logical request as it travels through the layers of one call.
+#[derive(Debug, Clone)]
+pub(crate) struct CallCtx {
+    pub request_id: u64,
+    pub method: reqwest::Method,
+    pub path: std::sync::Arc<str>,
+    pub non_idempotent: bool,
+    pub idempotency_key: Option<String>,
+    /// Absolute run time by which the caller needs the answer, when the caller
+    /// propagates deadlines; sent downstream as the remaining time.
+    pub deadline: Option<Duration>,
+}

@@ -1,0 +1,110 @@
+//! The load driver: user requests through the `client:` layer into the entry.
+//!
+//! Closed loop: N callers start at once; each sends its next user request when
+//! the previous one has finished. Open loop: request i is due at i / R and is
+//! sent then whatever is still in flight; its latency counts from that intended
+//! time, so a stalled system is not flattered (no coordinated omission). No
+//! user request starts at or after the horizon; `--requests` caps them all.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio_util::task::TaskTracker;
+
+use super::client::LayerClient;
+use super::context::{CallCtx, CallerState, Run};
+use crate::policy::BudgetSpec;
+use crate::run::{Arrival, LoadSettings};
+
+/// Random streams of the closed-loop callers start here (see `mod.rs`).
+pub(crate) const STREAM_USERS: u64 = 3_000_000;
+
+pub(crate) struct Driver {
+    pub run: Arc<Run>,
+    pub client: Arc<LayerClient>,
+    pub budget: Option<BudgetSpec>,
+    /// The topology's end-to-end deadline.
+    pub deadline: Option<Duration>,
+    pub load: LoadSettings,
+    /// The path user requests ask for.
+    pub path: Arc<str>,
+}
+
+impl Driver {
+    /// Sends every user request the settings allow and waits for them until
+    /// `horizon + grace`. Returns how many were still unfinished then.
+    pub async fn drive(self: Arc<Self>, grace: Duration) -> u64 {
+        let users = TaskTracker::new();
+        let started = Arc::new(AtomicU64::new(0));
+        let finished = Arc::new(AtomicU64::new(0));
+        match self.load.arrival {
+            Arrival::Clients(n) => {
+                for c in 0..u64::from(n) {
+                    let me = Arc::clone(&self);
+                    let (started, finished) = (Arc::clone(&started), Arc::clone(&finished));
+                    let seed = self.load.stream_seed(STREAM_USERS + c);
+                    let state = CallerState::new(self.budget.as_ref(), seed);
+                    self.run.spawn(users.track_future(async move {
+                        loop {
+                            let now = me.run.now();
+                            if now >= me.run.horizon {
+                                break;
+                            }
+                            let i = started.fetch_add(1, Ordering::Relaxed);
+                            if me.load.requests.is_some_and(|m| i >= m) {
+                                started.fetch_sub(1, Ordering::Relaxed);
+                                break;
+                            }
+                            me.one(&state, now).await;
+                            finished.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }));
+                }
+            }
+            Arrival::Rate(_) => {
+                let state = Arc::new(CallerState::new(
+                    self.budget.as_ref(),
+                    self.load.stream_seed(STREAM_USERS),
+                ));
+                let mut i = 0;
+                while let Some(due) = self.load.due(i) {
+                    tokio::time::sleep_until(self.run.instant(due)).await;
+                    let me = Arc::clone(&self);
+                    let state = Arc::clone(&state);
+                    let finished = Arc::clone(&finished);
+                    started.fetch_add(1, Ordering::Relaxed);
+                    self.run.spawn(users.track_future(async move {
+                        me.one(&state, due).await;
+                        finished.fetch_add(1, Ordering::Relaxed);
+                    }));
+                    i += 1;
+                }
+            }
+        }
+        users.close();
+        let end = self.run.instant(self.run.horizon.saturating_add(grace));
+        let _ = tokio::time::timeout_at(end, users.wait()).await;
+        started
+            .load(Ordering::Relaxed)
+            .saturating_sub(finished.load(Ordering::Relaxed))
+    }
+
+    /// One user request, intended to start at `intended`.
+    async fn one(&self, state: &Mutex<CallerState>, intended: Duration) {
+        let ctx = CallCtx {
+            request_id: self.run.next_request_id(),
+            method: reqwest::Method::GET,
+            path: self.path.clone(),
+            non_idempotent: false,
+            idempotency_key: None,
+            deadline: self.deadline.map(|d| intended.saturating_add(d)),
+        };
+        let result = self.client.call(state, &ctx).await;
+        let now = self.run.now();
+        self.run
+            .metrics
+            .user_request(Some(result.outcome), now.saturating_sub(intended), now);
+    }
+}

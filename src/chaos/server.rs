@@ -1,0 +1,223 @@
+//! Serving on 127.0.0.1 only: binding, the accept loop, and the listener's life
+//! under `down` (the socket is closed for each down window — so connections are
+//! refused — open connections are cut, and the same port is bound again when
+//! the window ends). Requests to a tier run detached from their connection,
+//! so a caller that times out does not cancel the work (it holds its overload
+//! slot and its downstream calls go on, as in a real service).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, Response};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::{TcpListener, TcpSocket};
+use tokio_util::sync::CancellationToken;
+use tower::Service;
+
+use super::context::Run;
+use super::fault_layer::Dropped;
+use crate::topology::ServiceId;
+
+impl From<Infallible> for Dropped {
+    fn from(never: Infallible) -> Self {
+        match never {}
+    }
+}
+
+/// A listener on 127.0.0.1 at `port` (0: the OS picks). Address reuse lets a
+/// service that was `down` take its port back while old connections linger.
+pub(crate) fn bind(port: u16) -> io::Result<TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
+    socket.listen(1024)
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Counts arrivals and answers of a service, around everything else.
+#[derive(Clone)]
+pub(crate) struct Meter<S> {
+    pub inner: S,
+    pub run: Arc<Run>,
+    pub service: ServiceId,
+}
+
+impl<S, B> Service<Request<B>> for Meter<S>
+where
+    S: Service<Request<B>, Response = Response<Body>> + Clone + Send + 'static,
+    S::Error: Into<Dropped>,
+    S::Future: Send,
+    B: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Dropped;
+    type Future = BoxFuture<Result<Response<Body>, Dropped>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Dropped>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let run = Arc::clone(&self.run);
+        let service = self.service;
+        Box::pin(async move {
+            let arrived = run.now();
+            run.metrics.arrived(service, arrived);
+            match inner.call(req).await {
+                Ok(resp) => {
+                    let took = run.now().saturating_sub(arrived);
+                    run.metrics.answered(service, resp.status().as_u16(), took);
+                    Ok(resp)
+                }
+                Err(e) => {
+                    let e: Dropped = e.into();
+                    if e != Dropped::Hang {
+                        run.metrics.dropped(service, e.name());
+                    }
+                    Err(e)
+                }
+            }
+        })
+    }
+}
+
+/// Runs each request as its own tracked task, so it survives its connection.
+#[derive(Clone)]
+pub(crate) struct Detach<S> {
+    pub inner: S,
+    pub run: Arc<Run>,
+}
+
+impl<S, B> Service<Request<B>> for Detach<S>
+where
+    S: Service<Request<B>, Response = Response<Body>, Error = Dropped> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Dropped;
+    type Future = BoxFuture<Result<Response<Body>, Dropped>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Dropped>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let fut = self.inner.clone().call(req);
+        let handle = self.run.spawn(fut);
+        Box::pin(async move {
+            match handle.await {
+                Ok(Some(result)) => result,
+                // The run ended, or the task panicked: close without an answer.
+                Ok(None) => Err(Dropped::Hang),
+                Err(_) => Err(Dropped::Reset),
+            }
+        })
+    }
+}
+
+/// Serves `svc` on `listener` until the run is cancelled, closing the socket
+/// during each down window `[start, end)` (`end: None` stays down).
+pub(crate) fn serve<S>(
+    run: &Arc<Run>,
+    listener: TcpListener,
+    down: Vec<(Duration, Option<Duration>)>,
+    svc: S,
+) where
+    S: Service<Request<hyper::body::Incoming>, Response = Response<Body>> + Clone + Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Future: Send + 'static,
+{
+    let run2 = Arc::clone(run);
+    run.spawn(async move {
+        let run = run2;
+        let Ok(addr) = listener.local_addr() else {
+            return;
+        };
+        let mut listener = Some(listener);
+        for (start, end) in down {
+            if let Some(l) = listener.take() {
+                accept_until(&run, l, svc.clone(), Some(start)).await;
+            }
+            let Some(end) = end else {
+                return;
+            };
+            tokio::time::sleep_until(run.instant(end)).await;
+            listener = rebind(addr.port()).await;
+        }
+        if let Some(l) = listener {
+            accept_until(&run, l, svc, None).await;
+        }
+    });
+}
+
+/// Binds `port` again after a down window, trying for a short while.
+async fn rebind(port: u16) -> Option<TcpListener> {
+    for _ in 0..50 {
+        if let Ok(l) = bind(port) {
+            return Some(l);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    None
+}
+
+/// Accepts until `until` (run time); then closes the listener and cuts every
+/// connection it accepted.
+async fn accept_until<S>(run: &Arc<Run>, listener: TcpListener, svc: S, until: Option<Duration>)
+where
+    S: Service<Request<hyper::body::Incoming>, Response = Response<Body>> + Clone + Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Future: Send + 'static,
+{
+    let connections = run.cancel.child_token();
+    let stop = async {
+        match until {
+            Some(t) => tokio::time::sleep_until(run.instant(t)).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    connection(run, stream, svc.clone(), connections.clone());
+                }
+                // Out of descriptors or a connection aborted before accept: go on.
+                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+            },
+        }
+    }
+    drop(listener);
+    connections.cancel();
+}
+
+fn connection<S>(run: &Arc<Run>, stream: tokio::net::TcpStream, svc: S, stop: CancellationToken)
+where
+    S: Service<Request<hyper::body::Incoming>, Response = Response<Body>> + Clone + Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::Future: Send + 'static,
+{
+    run.spawn(async move {
+        let conn = hyper::server::conn::http1::Builder::new()
+            .keep_alive(true)
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
+        tokio::select! {
+            _ = conn => {}
+            _ = stop.cancelled() => {}
+        }
+    });
+}

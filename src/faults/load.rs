@@ -1,0 +1,325 @@
+//! Reading fault scenarios: the embedded `faults/NAME.yaml`, or a path. Errors
+//! name file:line:column and what to write instead, like topology errors.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{
+    Delay, Down, FaultKind, Hang, Inject, Overload, Phase, Reset, Scenario, Status, Target,
+};
+use crate::topology::LoadError;
+use crate::topology::error::{ErrorKind, nearest};
+use crate::topology::fields::{Fields, MapView};
+use crate::topology::yaml::{self, Node, Pos, Value};
+
+// build.rs writes every embedded table into one file; each user reads one.
+#[allow(dead_code)]
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+const TOP_KEYS: &[&str] = &["name", "description", "target", "phases"];
+const PHASE_KEYS: &[&str] = &["after", "for", "inject"];
+const KINDS: &[&str] = &[
+    Status::NAME,
+    Delay::NAME,
+    Hang::NAME,
+    Reset::NAME,
+    Down::NAME,
+    Overload::NAME,
+];
+
+/// The names of the shipped scenarios, sorted.
+pub fn embedded_names() -> impl Iterator<Item = &'static str> {
+    embedded::FAULTS.iter().map(|(name, _)| *name)
+}
+
+/// A scenario by shipped name (`503-burst`) or by path (`faults/mine.yaml`).
+/// A name that is not shipped is tried as a path.
+pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
+    if let Some((name, text)) = embedded::FAULTS.iter().find(|(n, _)| *n == name_or_path) {
+        return load_str(text, &format!("faults/{name}.yaml"));
+    }
+    let path = Path::new(name_or_path);
+    let looks_like_path = name_or_path.contains(['/', '\\'])
+        || name_or_path.ends_with(".yaml")
+        || name_or_path.ends_with(".yml");
+    if !looks_like_path && !path.exists() {
+        let err = LoadError::new(
+            ErrorKind::Io,
+            name_or_path,
+            None,
+            format!("no shipped fault scenario named `{name_or_path}` and no such file"),
+        );
+        return Err(match nearest(name_or_path, embedded_names()) {
+            Some(n) => err.with_help(format!("did you mean `{n}`?")),
+            None => err.with_help(format!(
+                "shipped scenarios: {}; or pass the path of a fault file",
+                embedded_names().collect::<Vec<_>>().join(", ")
+            )),
+        });
+    }
+    let shown = path.display().to_string();
+    let text = crate::topology::load::read_text(path, &shown)?;
+    let mut s = load_str(&text, &shown)?;
+    if s.name.is_empty() {
+        s.name = path
+            .file_stem()
+            .map(|x| x.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    Ok(s)
+}
+
+/// A scenario from text; `file` is the name errors show. Without `name:` the
+/// name is the file stem of `file`.
+pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
+    let f = Fields { file };
+    let at_start = Pos { line: 1, column: 1 };
+    if text.trim().is_empty() {
+        return Err(
+            LoadError::new(ErrorKind::Io, file, Some(at_start), "the file is empty").with_help(
+                "a fault scenario has `target:` and `phases:`; see faults/503-burst.yaml",
+            ),
+        );
+    }
+    let root = yaml::parse(text).map_err(|e| {
+        let message = match e.message.rfind(" at line ") {
+            Some(i) => e.message[..i].to_owned(),
+            None => e.message.clone(),
+        };
+        LoadError::new(
+            ErrorKind::Syntax,
+            file,
+            Some(e.pos),
+            format!("invalid YAML: {message}"),
+        )
+    })?;
+    let top = f.map(&root, "a fault scenario", TOP_KEYS)?;
+    let stem = Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match top.get("name") {
+        Some(n) => f.str(n, "`name`")?.to_owned(),
+        None => stem,
+    };
+    let description = match top.get("description") {
+        Some(n) => f.str(n, "`description`")?.to_owned(),
+        None => String::new(),
+    };
+    let target = match top.get("target") {
+        Some(n) => {
+            let t = f.str(n, "`target`")?;
+            if t.trim().is_empty() {
+                return Err(f
+                    .error(n.pos, "`target` is empty")
+                    .with_help("name a service, or write `entry`, `leaves` or `all`"));
+            }
+            t.parse::<Target>().unwrap_or(Target::Leaves)
+        }
+        None => Target::Leaves,
+    };
+    let Some(phases_node) = top.get("phases") else {
+        return Err(f
+            .error(top.pos, "a fault scenario needs `phases:`")
+            .with_help("add `phases: [ { inject: { kind: status, status: 503 } } ]`"));
+    };
+    let Value::Seq(items) = &phases_node.value else {
+        return Err(f.expected(phases_node, "a list of phases (`- after: 1s …`)"));
+    };
+    if items.is_empty() {
+        return Err(f
+            .error(phases_node.pos, "`phases:` is empty")
+            .with_help("add at least one phase with an `inject:`"));
+    }
+    let phases = items
+        .iter()
+        .map(|n| read_phase(f, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Scenario {
+        name,
+        description,
+        target,
+        phases,
+    })
+}
+
+fn read_phase(f: Fields, node: &Node) -> Result<Phase, LoadError> {
+    let m = f.map(node, "a phase", PHASE_KEYS)?;
+    let after = m
+        .get("after")
+        .map(|n| f.duration(n, "after"))
+        .transpose()?
+        .unwrap_or(Duration::ZERO);
+    let length = m.get("for").map(|n| f.duration(n, "for")).transpose()?;
+    let Some(inject) = m.get("inject") else {
+        return Err(f
+            .error(node.pos, "a phase needs `inject:`")
+            .with_help("add e.g. `inject: { kind: status, status: 503 }`"));
+    };
+    let (inject, ratio) = read_inject(f, inject)?;
+    Ok(Phase {
+        after,
+        length,
+        ratio,
+        inject,
+    })
+}
+
+fn read_inject(f: Fields, node: &Node) -> Result<(Inject, f64), LoadError> {
+    // Check `kind` first so the allowed keys can depend on it.
+    let Value::Map(entries) = &node.value else {
+        return Err(f.expected(
+            node,
+            "a mapping for `inject:` (`{ kind: status, status: 503 }`)",
+        ));
+    };
+    let kind_node = entries
+        .iter()
+        .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == "kind"))
+        .map(|(_, v)| v);
+    let Some(kind_node) = kind_node else {
+        return Err(f
+            .error(node.pos, "`inject:` needs `kind:`")
+            .with_help(format!("add `kind:` with one of {}", KINDS.join(", "))));
+    };
+    let kind = f.str(kind_node, "`kind`")?;
+    match kind {
+        "status" => read_kind::<Status>(f, node, Inject::Status),
+        "delay" => read_kind::<Delay>(f, node, Inject::Delay),
+        "hang" => read_kind::<Hang>(f, node, Inject::Hang),
+        "reset" => read_kind::<Reset>(f, node, Inject::Reset),
+        "down" => read_kind::<Down>(f, node, Inject::Down),
+        "overload" => read_kind::<Overload>(f, node, Inject::Overload),
+        other => {
+            let err = f.error(kind_node.pos, format!("unknown fault kind `{other}`"));
+            Err(match nearest(other, KINDS.iter().copied()) {
+                Some(n) => err.with_help(format!("did you mean `{n}`?")),
+                None => err.with_help(format!("use one of {}", KINDS.join(", "))),
+            })
+        }
+    }
+}
+
+fn read_kind<K: FaultKind>(
+    f: Fields,
+    node: &Node,
+    wrap: fn(K) -> Inject,
+) -> Result<(Inject, f64), LoadError> {
+    let mut allowed = vec!["kind", "ratio"];
+    allowed.extend_from_slice(K::KEYS);
+    let what = format!("a `{}` fault", K::NAME);
+    let m: MapView = f.map(node, &what, &allowed)?;
+    let ratio = match m.get("ratio") {
+        Some(n) if !K::PER_REQUEST => {
+            return Err(f
+                .error(n.pos, format!("`ratio` does not apply to `{}`", K::NAME))
+                .with_help(format!(
+                    "`{}` hits the whole service; remove `ratio`, or use `reset` or `status` for a share of requests",
+                    K::NAME
+                )));
+        }
+        Some(n) => f.ratio(n, "ratio")?,
+        None => 1.0,
+    };
+    Ok((wrap(K::read(f, &m)?), ratio))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_scenario_loads_and_is_described() {
+        let names: Vec<_> = embedded_names().collect();
+        for want in [
+            "503-burst",
+            "total-outage",
+            "latency-spike",
+            "throttle-429",
+            "connection-reset",
+            "brownout",
+            "overload",
+            "flapping",
+            "blackhole",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        for name in names {
+            let s = load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.name, name);
+            assert!(!s.description.is_empty(), "{name} has no description");
+        }
+        let s = load("throttle-429").unwrap();
+        assert!(matches!(
+            s.phases[0].inject,
+            Inject::Status(Status {
+                status: 429,
+                retry_after: Some(_)
+            })
+        ));
+    }
+
+    #[test]
+    fn reads_the_design_example() {
+        let s = load_str(
+            "name: 503-burst\ndescription: d\ntarget: leaves\nphases:\n  - after: 1s\n    for: 2s\n    inject:\n      kind: status\n      status: 503\n      retry_after: 1s\n      ratio: 1.0\n",
+            "x.yaml",
+        )
+        .unwrap();
+        assert_eq!(s.target, Target::Leaves);
+        let p = &s.phases[0];
+        assert_eq!(
+            (p.after, p.length),
+            (Duration::from_secs(1), Some(Duration::from_secs(2)))
+        );
+        assert_eq!(p.ratio, 1.0);
+    }
+
+    #[test]
+    fn bad_files_name_line_column_and_fix() {
+        let cases = [
+            (
+                "phases: [{ inject: { kind: statuz, status: 503 } }]",
+                "1:28",
+                "did you mean `status`",
+            ),
+            (
+                "phases:\n  - afterr: 1s\n    inject: { kind: hang }",
+                "2:5",
+                "did you mean `after`",
+            ),
+            (
+                "phases:\n  - inject: { kind: status, status: 503, ratio: 2 }",
+                "2:49",
+                "outside 0..=1",
+            ),
+            (
+                "phases:\n  - after: soon\n    inject: { kind: hang }",
+                "2:12",
+                "not a duration",
+            ),
+            ("target: db", "1:1", "needs `phases:`"),
+            (
+                "phases: [ { inject: { status: 503 } } ]",
+                "1:21",
+                "needs `kind:`",
+            ),
+            ("phases: [", "", "invalid YAML"),
+        ];
+        for (text, at, says) in cases {
+            let e = load_str(text, "f.yaml").unwrap_err().to_string();
+            assert!(e.starts_with(&format!("f.yaml:{at}")), "{text:?} → {e}");
+            assert!(e.contains(says), "{text:?} → {e}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_suggest_a_shipped_one() {
+        let e = load("503-brust").unwrap_err().to_string();
+        assert!(e.contains("did you mean `503-burst`"), "{e}");
+        let e = load("does/not/exist.yaml").unwrap_err().to_string();
+        assert!(e.contains("no such file"), "{e}");
+    }
+}

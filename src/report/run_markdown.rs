@@ -1,0 +1,123 @@
+//! A chaos or simulation run as Markdown for a pull-request comment: a
+//! summary line, the per-service table with measured beside predicted, the
+//! gates, and the histogram and timeline in a collapsed block.
+
+use std::fmt::Write as _;
+
+use super::run_table::{amp, bars, expectation, flag, ms, sparkline, statuses};
+use crate::run::RunReport;
+
+pub fn render(r: &RunReport) -> String {
+    let mut out = String::new();
+    let mode = if r.mode.is_empty() { "run" } else { &r.mode };
+    let _ = writeln!(
+        out,
+        "### retrylint {mode}: `{}` under `{}`\n",
+        escape(&r.topology),
+        escape(&r.fault)
+    );
+    let e = &r.end_to_end;
+    let _ = writeln!(
+        out,
+        "**{} of {} user requests succeeded** ({:.1} %), end-to-end p99 {}, fault target `{}`, seed {}{}.\n",
+        e.succeeded,
+        e.requests,
+        e.success_ratio() * 100.0,
+        ms(e.latency_ms.p99),
+        escape(&r.target),
+        r.seed,
+        r.trials
+            .map(|t| format!(", {t} trials"))
+            .unwrap_or_default()
+    );
+    if !r.fault_description.is_empty() {
+        let _ = writeln!(out, "> {}\n", escape(&r.fault_description));
+    }
+    if !r.expectations.is_empty() {
+        for x in &r.expectations {
+            let _ = writeln!(out, "- {}", escape(&expectation(x)));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "| service | received | amplification | predicted | | p50 | p99 | statuses | duplicates |"
+    );
+    let _ = writeln!(out, "|---|--:|--:|--:|---|--:|--:|---|--:|");
+    for s in &r.services {
+        let flag = match flag(&s.amplification) {
+            "=" => "✅ =",
+            other => other,
+        };
+        let target = if s.fault_target { " ⚡" } else { "" };
+        let _ = writeln!(
+            out,
+            "| `{}`{target} | {} | {} | {} | {flag} | {} | {} | {} | {} |",
+            escape(&s.service),
+            s.received,
+            amp(s.amplification.measured),
+            amp(s.amplification.predicted),
+            ms(s.latency_ms.p50),
+            ms(s.latency_ms.p99),
+            escape(&statuses(s)),
+            s.duplicates
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n<details><summary>latency and attempt timeline</summary>\n"
+    );
+    let _ = writeln!(
+        out,
+        "```text\nend-to-end latency\n{}",
+        bars(&e.histogram, 40)
+    );
+    if !r.timeline.attempts.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nattempts per {} ms at {}\n{}",
+            r.timeline.bucket_ms,
+            r.timeline.target,
+            sparkline(&r.timeline.attempts, r.timeline.bucket_ms, 60)
+        );
+    }
+    let _ = writeln!(out, "```\n\n</details>");
+    if r.interrupted {
+        let _ = writeln!(
+            out,
+            "\n_Interrupted: the figures cover the run until it was stopped._"
+        );
+    }
+    out
+}
+
+/// Keeps table cells intact.
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{Amplification, ServiceReport};
+
+    #[test]
+    fn renders_a_table_with_flags() {
+        let r = RunReport {
+            fault: "503-burst".into(),
+            services: vec![ServiceReport {
+                service: "d|b".into(),
+                amplification: Amplification {
+                    measured: 3.0,
+                    predicted: 64.0,
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let md = render(&r);
+        assert!(md.contains("| `d\\|b` |"), "{md}");
+        assert!(md.contains("≠ below worst case"), "{md}");
+        assert!(md.contains("<details>"), "{md}");
+    }
+}

@@ -1,0 +1,134 @@
+//! Latency histograms: hdrhistogram in microseconds, summarised into the
+//! report's quantiles and into buckets a reporter can draw.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use super::report::{Bucket, LatencyMs};
+
+/// A latency histogram in µs, 3 significant figures, growing as needed.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    hist: Histogram<u64>,
+}
+
+/// An empty µs histogram with the project's precision.
+pub fn new_histogram() -> Histogram<u64> {
+    // 1 µs .. 1 h at 3 significant figures; auto-resize covers the rest.
+    // Creation only fails for more than 5 significant figures.
+    #[allow(clippy::expect_used)]
+    let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .expect("3 significant figures over 1 µs .. 1 h are valid bounds");
+    h.auto(true);
+    h
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency {
+            hist: new_histogram(),
+        }
+    }
+}
+
+impl Latency {
+    pub fn record(&mut self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
+        // With auto-resize, recording only fails past u64 range; saturate instead.
+        if self.hist.record(us).is_err() {
+            let _ = self.hist.record(self.hist.high());
+        }
+    }
+
+    /// Adds every sample of `other`.
+    pub fn merge(&mut self, other: &Latency) {
+        let _ = self.hist.add(&other.hist);
+    }
+
+    pub fn len(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    /// p50, p90, p99, p99.9 and max in ms; all zero without samples.
+    pub fn quantiles(&self) -> LatencyMs {
+        if self.hist.is_empty() {
+            return LatencyMs::default();
+        }
+        let q = |x: f64| ms(self.hist.value_at_quantile(x));
+        LatencyMs {
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: ms(self.hist.max()),
+        }
+    }
+
+    /// Counts in buckets doubling from 0.125 ms, each labelled by its upper
+    /// bound (inclusive), up to the bucket holding the max. Empty without samples.
+    pub fn buckets(&self) -> Vec<Bucket> {
+        if self.hist.is_empty() {
+            return Vec::new();
+        }
+        let max = self.hist.max();
+        let mut bounds = vec![125u64];
+        while bounds.last().is_some_and(|&b| b < max) && bounds.len() < 48 {
+            let next = bounds.last().map_or(125, |b| b.saturating_mul(2));
+            bounds.push(next);
+        }
+        let mut counts = vec![0u64; bounds.len()];
+        for v in self.hist.iter_recorded() {
+            let value = self.hist.highest_equivalent(v.value_iterated_to()).min(max);
+            let i = bounds.partition_point(|&b| b < value).min(bounds.len() - 1);
+            counts[i] += v.count_at_value();
+        }
+        bounds
+            .into_iter()
+            .zip(counts)
+            .map(|(b, count)| Bucket {
+                le_ms: ms(b),
+                count,
+            })
+            .collect()
+    }
+}
+
+/// µs to ms, exact to the µs.
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_and_buckets() {
+        let mut l = Latency::default();
+        assert_eq!(l.quantiles(), LatencyMs::default());
+        for i in 1..=1000u64 {
+            l.record(Duration::from_micros(i * 100));
+        }
+        let q = l.quantiles();
+        assert!((q.p50 - 50.0).abs() < 0.1, "{q:?}");
+        assert!((q.p99 - 99.0).abs() < 0.1, "{q:?}");
+        assert!((q.max - 100.0).abs() < 0.1, "{q:?}");
+        let b = l.buckets();
+        assert_eq!(b.iter().map(|b| b.count).sum::<u64>(), 1000);
+        assert!(b.last().is_some_and(|b| b.le_ms >= 100.0));
+        let mut m = Latency::default();
+        m.record(Duration::from_secs(2));
+        m.merge(&l);
+        assert_eq!(m.len(), 1001);
+        assert!((m.quantiles().max - 2000.0).abs() < 2.0);
+    }
+}

@@ -1,0 +1,156 @@
+//! Fault kinds on real servers: injected delay in the histogram, Retry-After
+//! honoured, a ratio budget under total outage, duplicates of non-idempotent
+//! calls, refused connections while a service is down.
+
+use std::time::Duration;
+
+use retrylint::chaos::{self, RunOptions};
+use retrylint::faults::{self, Scenario};
+use retrylint::run::{LoadSettings, RunReport};
+use retrylint::topology::{self, Topology};
+
+fn topo(text: &str) -> Topology {
+    topology::load_str(text, "t.yaml", "t", &Default::default()).expect("valid topology")
+}
+
+fn fault(text: &str) -> Scenario {
+    faults::load_str(text, "f.yaml").expect("valid fault")
+}
+
+fn run(t: &Topology, s: &Scenario, clients: u32, requests: u64) -> RunReport {
+    let load = LoadSettings::new(
+        None,
+        Some(clients),
+        Some(requests),
+        Some(Duration::from_secs(10)),
+        Some(3),
+    )
+    .expect("valid load");
+    let options = RunOptions {
+        ctrl_c: false,
+        grace: Duration::from_secs(2),
+        ..RunOptions::default()
+    };
+    chaos::run_with(t, s, &load, &options).expect("run completes")
+}
+
+#[test]
+fn injected_delay_shows_in_the_histograms_within_two_ms() {
+    let t = topo("version: 1\nservices:\n  api: { latency: 0s }\n");
+    let baseline = run(&t, &Scenario::none(), 2, 20);
+    let s = fault("target: api\nphases: [ { inject: { kind: delay, delay: 50ms } } ]\n");
+    let r = run(&t, &s, 2, 20);
+    assert_eq!(r.end_to_end.succeeded, 20);
+    let api = r.service("api").expect("api row");
+    let api0 = baseline.service("api").expect("api row");
+    for (what, q, q0) in [
+        ("api", api.latency_ms, api0.latency_ms),
+        (
+            "end to end",
+            r.end_to_end.latency_ms,
+            baseline.end_to_end.latency_ms,
+        ),
+    ] {
+        let added = q.p50 - q0.p50;
+        assert!(
+            (48.0..=52.0).contains(&added),
+            "{what}: p50 {} vs {} without the fault",
+            q.p50,
+            q0.p50
+        );
+        // No draw can come in early; the tail is left alone (a shared CI
+        // machine can stall any one request).
+        assert!(
+            q.p50 >= 50.0 && q.p50 - 50.0 <= 2.0 + q0.p50,
+            "{what}: {q:?} vs {q0:?}"
+        );
+    }
+    assert!(api.latency_ms.p50 <= 52.0, "{:?}", api.latency_ms);
+    let below_50: u64 = api
+        .histogram
+        .iter()
+        .filter(|b| b.le_ms < 50.0)
+        .map(|b| b.count)
+        .sum();
+    assert_eq!(below_50, 0, "{:?}", api.histogram);
+}
+
+#[test]
+fn retry_after_makes_the_client_wait() {
+    let t = topo(
+        "version: 1\nclient: { timeout: 2s, retry: { max_attempts: 2 } }\nservices:\n  api: {}\n",
+    );
+    let s = fault(
+        "target: api\nphases: [ { for: 300ms, inject: { kind: status, status: 429, retry_after: 1s } } ]\n",
+    );
+    let r = run(&t, &s, 1, 1);
+    assert_eq!(r.end_to_end.succeeded, 1, "{:?}", r.end_to_end.outcomes);
+    let latency = r.end_to_end.latency_ms.max;
+    assert!((1000.0..1200.0).contains(&latency), "waited {latency} ms");
+    let client = r.end_to_end.client.as_ref().expect("client layer");
+    assert_eq!(client.retry_after_waits, 1);
+    assert_eq!(client.retries_by_reason.get("429"), Some(&1));
+}
+
+#[test]
+fn a_ratio_budget_caps_retries_under_total_outage() {
+    // Without the budget: 3 attempts per request, 150 at the leaf. With 10 %:
+    // a retry is allowed whenever retries + 1 ≤ 0.1 × requests, i.e. one at
+    // requests 10, 20, 30, 40 and 50 (each retry fails, and the next needs ten
+    // more requests): 55 attempts.
+    let t = topo(
+        "version: 1\nentry: api\nservices:\n  api:\n    calls:\n      - to: db\n        timeout: 1s\n        retry: { max_attempts: 3, budget: { kind: ratio, ratio: 0.1 } }\n  db: {}\n",
+    );
+    let r = run(&t, &faults::load("total-outage").expect("shipped"), 1, 50);
+    let db = r.service("db").expect("db row");
+    assert_eq!(db.received, 55);
+    assert_eq!(db.amplification.predicted, 3.0);
+    let layer = &r.service("api").expect("api row").calls[0].layers[0];
+    assert_eq!(layer.retries, 5);
+    // The 45 first retries refused, and the 5 second retries after a granted one.
+    assert_eq!(layer.budget_refusals, 50);
+}
+
+const POST: &str = "version: 1\nentry: api\nservices:\n  api:\n    calls:\n      - to: payments\n        method: POST\n        timeout: 1s\n        retry: { max_attempts: 3 }\n";
+
+#[test]
+fn a_non_idempotent_post_retried_after_the_work_is_a_duplicate() {
+    // `reset` closes the connection after the work: each retry executes the
+    // payment again. 3 attempts per request → 2 duplicates per request.
+    let s = fault("target: payments\nphases: [ { inject: { kind: reset } } ]\n");
+    let r = run(&topo(&format!("{POST}  payments: {{}}\n")), &s, 1, 4);
+    let p = r.service("payments").expect("payments row");
+    assert_eq!(p.received, 12);
+    assert_eq!(p.dropped.get("reset"), Some(&12));
+    assert_eq!(p.duplicates, 8);
+    assert_eq!(
+        r.service("api").and_then(|a| a.statuses.get("502")),
+        Some(&4)
+    );
+    let keyed = POST.replace(
+        "method: POST",
+        "method: POST\n        idempotency_key: true",
+    );
+    let r = run(&topo(&format!("{keyed}  payments: {{}}\n")), &s, 1, 4);
+    let p = r.service("payments").expect("payments row");
+    assert_eq!(p.received, 12);
+    assert_eq!(p.duplicates, 0);
+}
+
+#[test]
+fn a_down_service_refuses_connections() {
+    let t = topo(
+        "version: 1\nentry: api\nservices:\n  api:\n    calls: [ { to: db, timeout: 1s, retry: { max_attempts: 3 } } ]\n  db: {}\n",
+    );
+    let s = fault("target: db\nphases: [ { inject: { kind: down } } ]\n");
+    let r = run(&t, &s, 1, 5);
+    let db = r.service("db").expect("db row");
+    assert_eq!(db.received, 15);
+    assert_eq!(db.dropped.get("refused"), Some(&15));
+    let layer = &r.service("api").expect("api row").calls[0].layers[0];
+    assert_eq!(layer.retries_by_reason.get("connect"), Some(&10));
+    assert_eq!(
+        r.service("api").and_then(|a| a.statuses.get("502")),
+        Some(&5)
+    );
+}
