@@ -8,8 +8,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use retrylint::chaos;
+use retrylint::faults;
 use retrylint::lint::{self, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
+use retrylint::run::{Expectation, LoadSettings, RunReport, evaluate_all};
 use retrylint::topology::{self, LoadError, Presets};
 
 /// Finds retry storms before production does.
@@ -36,6 +39,61 @@ enum Command {
         /// A rule code (RL003) or name (non-idempotent-retry).
         code: String,
     },
+    /// Boot the topology as real HTTP servers on 127.0.0.1, inject a fault,
+    /// drive load through it and measure the storm (exit 1 on a broken --expect).
+    Chaos(RunArgs),
+}
+
+/// The scenario and load of a `chaos` run.
+#[derive(Args)]
+struct RunArgs {
+    /// The topology file (schema version 1).
+    topology: PathBuf,
+    /// A shipped fault scenario (503-burst, total-outage, latency-spike,
+    /// throttle-429, connection-reset, brownout, overload, flapping, blackhole)
+    /// or the path of a scenario file.
+    #[arg(long, default_value = "503-burst", value_name = "NAME|PATH")]
+    fault: String,
+    /// Inject into this service instead of the scenario's target (a service
+    /// name, `entry`, `leaves` or `all`).
+    #[arg(long, value_name = "SERVICE")]
+    target: Option<String>,
+    /// Open loop: user requests per second (`50`, `50/s`, `3000/m`) [default: 20/s].
+    #[arg(long, value_name = "R", conflicts_with = "clients")]
+    rate: Option<String>,
+    /// Closed loop: this many callers, each sending its next request when the
+    /// previous one finished.
+    #[arg(long, value_name = "N")]
+    clients: Option<u32>,
+    /// Send at most this many user requests in total.
+    #[arg(long, value_name = "M")]
+    requests: Option<u64>,
+    /// No attempt starts after this time (`10s`) [default: 5s, or 60s with --requests].
+    #[arg(long, value_name = "D")]
+    duration: Option<String>,
+    /// Seed of every random draw: the same seed replays the same run.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Output format [default: table].
+    #[arg(long, value_enum)]
+    format: Option<RunFormat>,
+    /// A CI gate such as `amplification(db) <= 3`, `success >= 0.99`,
+    /// `p99 <= 500ms`, `duplicates == 0`; repeatable, any broken → exit 1.
+    #[arg(long, value_name = "EXPR")]
+    expect: Vec<String>,
+    /// More retry-policy presets: a directory of NAME.yaml files.
+    #[arg(long, value_name = "DIR")]
+    policies: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RunFormat {
+    /// A per-service table (measured beside predicted), histograms and a timeline.
+    Table,
+    /// A PR comment.
+    Markdown,
+    /// DESIGN's JSON contract.
+    Json,
 }
 
 #[derive(Args)]
@@ -79,6 +137,7 @@ enum FailOn {
 enum Outcome {
     Clean,
     Failed,
+    Interrupted,
 }
 
 /// An error that is the user's input, not a bug: exit 2.
@@ -93,10 +152,13 @@ fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Rules => rules(),
         Command::Explain { code } => explain(&code),
+        Command::Chaos(args) => chaos(args),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
+        // 128 + SIGINT, as shells report a Ctrl-C.
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(Failure::Input(e, source)) => {
             let color = std::io::stderr().is_terminal();
             eprint!("{}", report::error::render(&e, source.as_deref(), color));
@@ -185,5 +247,92 @@ fn explain(code: &str) -> Result<Outcome, Failure> {
         None => Err(Failure::Usage(format!(
             "unknown rule `{code}`; `retrylint rules` lists them"
         ))),
+    }
+}
+
+/// What a `chaos` or `simulate` run needs before it starts.
+struct Prepared {
+    topology: topology::Topology,
+    scenario: faults::Scenario,
+    load: LoadSettings,
+    gates: Vec<Expectation>,
+}
+
+fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
+    let mut presets = Presets::embedded();
+    for dir in &args.policies {
+        presets.add_dir(dir).map_err(load_error)?;
+    }
+    let t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    let mut scenario = faults::load(&args.fault).map_err(load_error)?;
+    if let Some(target) = &args.target {
+        scenario.target = target
+            .parse()
+            .map_err(|e| Failure::Usage(format!("--target {target}: {e}")))?;
+    }
+    scenario
+        .plan(&t)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let rate = args
+        .rate
+        .as_deref()
+        .map(LoadSettings::parse_rate)
+        .transpose()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| {
+            topology::duration::parse(d).map_err(|e| Failure::Usage(format!("--duration: {e}")))
+        })
+        .transpose()?;
+    let load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let gates = args
+        .expect
+        .iter()
+        .map(|e| Expectation::parse(e).map_err(|err| Failure::Usage(err.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Prepared {
+        topology: t,
+        scenario,
+        load,
+        gates,
+    })
+}
+
+/// Evaluates the gates, prints the report and maps the result to an outcome.
+fn finish(
+    mut report: RunReport,
+    gates: &[Expectation],
+    format: Option<RunFormat>,
+    interrupted: bool,
+) -> Result<Outcome, Failure> {
+    let held = evaluate_all(&mut report, gates).map_err(|e| Failure::Usage(e.to_string()))?;
+    emit(&match format.unwrap_or(RunFormat::Table) {
+        RunFormat::Table => report::run_table::render(&report),
+        RunFormat::Markdown => report::run_markdown::render(&report),
+        RunFormat::Json => report::run_json::render(&report),
+    });
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if held {
+        Outcome::Clean
+    } else {
+        Outcome::Failed
+    })
+}
+
+fn chaos(args: RunArgs) -> Result<Outcome, Failure> {
+    let p = prepare(&args)?;
+    let options = chaos::RunOptions {
+        progress: std::io::stderr().is_terminal(),
+        ..Default::default()
+    };
+    match chaos::run_with(&p.topology, &p.scenario, &p.load, &options) {
+        Ok(report) => finish(report, &p.gates, args.format, false),
+        Err(chaos::ChaosError::Interrupted(report)) => finish(*report, &p.gates, args.format, true),
+        Err(chaos::ChaosError::Target(e)) => Err(Failure::Usage(e.to_string())),
+        Err(e) => Err(Failure::Usage(format!("chaos run failed: {e}"))),
     }
 }

@@ -1,0 +1,227 @@
+//! The command line's contract: exit codes, levels, formats, `rules`, `explain`,
+//! and `chaos` gates.
+
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+fn retrylint(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn exit_codes_gate_the_build() {
+    assert_eq!(retrylint(&["check", "examples/clean.yaml"]).0, 0);
+    assert_eq!(retrylint(&["check", "examples/ecommerce.yaml"]).0, 1);
+    assert_eq!(
+        retrylint(&["check", "examples/ecommerce.yaml", "--exit-zero"]).0,
+        0
+    );
+    assert_eq!(retrylint(&["check", "no-such.yaml"]).0, 2);
+    assert_eq!(retrylint(&["check"]).0, 2);
+    assert_eq!(
+        retrylint(&["check", "examples/clean.yaml", "--deny", "RL999"]).0,
+        2
+    );
+}
+
+#[test]
+fn levels_from_the_command_line() {
+    // sidecar.yaml has one error (RL011) and warnings.
+    let (code, out, _) = retrylint(&[
+        "check",
+        "examples/sidecar.yaml",
+        "--format",
+        "json",
+        "--allow",
+        "RL011",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["summary"]["errors"], 0);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["code"] != "RL011")
+    );
+    let (code, ..) = retrylint(&[
+        "check",
+        "examples/sidecar.yaml",
+        "--allow",
+        "RL011",
+        "--fail-on",
+        "warning",
+    ]);
+    assert_eq!(code, 1);
+    let (code, out, _) = retrylint(&[
+        "check",
+        "examples/sidecar.yaml",
+        "--format",
+        "json",
+        "--deny",
+        "multi-layer-retry,RL012",
+        "--allow",
+        "RL011",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rl002 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "RL002")
+        .unwrap();
+    assert_eq!(rl002["severity"], "error");
+    // Raising the amplification limit silences RL001.
+    let (_, out, _) = retrylint(&[
+        "check",
+        "examples/sre-book.yaml",
+        "--format",
+        "json",
+        "--max-amplification",
+        "64",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["code"] != "RL001")
+    );
+}
+
+#[test]
+fn levels_from_the_topology() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lint.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\nlint:\n  missing-budget: allow\n  RL004: error\n  max_amplification: 2\nservices:\n  web: { calls: [ { to: api, timeout: 1s, retry: { max_attempts: 3, backoff: { kind: constant, base: 10ms } } } ] }\n  api: {}\n",
+    )
+    .unwrap();
+    let (code, out, err) = retrylint(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let codes: Vec<(&str, &str)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap(), f["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(codes, [("RL001", "error"), ("RL004", "error")]);
+    // The command line wins over the file.
+    let (code, ..) = retrylint(&["check", path.to_str().unwrap(), "--allow", "RL004,RL001"]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn json_has_the_contract_fields() {
+    let (_, out, _) = retrylint(&["check", "examples/sre-book.yaml", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["topology"], "sre-book");
+    let f = &v["findings"][0];
+    for key in [
+        "code", "rule", "severity", "message", "help", "service", "file", "line", "column",
+    ] {
+        assert!(!f[key].is_null(), "finding lacks {key}: {f}");
+    }
+    let db = v["amplification"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["service"] == "db")
+        .unwrap();
+    assert_eq!(db["worst_case"], 64.0);
+    assert!(db["with_budgets"].is_number());
+    assert_eq!(v["summary"]["errors"], 2);
+}
+
+#[test]
+fn rules_and_explain() {
+    let (code, out, _) = retrylint(&["rules"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 14);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with("RL001  retry-amplification")
+    );
+    let (code, out, _) = retrylint(&["explain", "RL003"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("# RL003 non-idempotent-retry"));
+    let (code, out, _) = retrylint(&["explain", "missing-jitter"]);
+    assert_eq!((code, out.starts_with("# RL004")), (0, true));
+    let (code, _, err) = retrylint(&["explain", "RL099"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown rule `RL099`"), "{err}");
+}
+
+#[test]
+fn chaos_gates_hold_or_break() {
+    // The sidecar example under total outage: api receives 9 per user request.
+    let base = [
+        "chaos",
+        "examples/sidecar.yaml",
+        "--fault",
+        "total-outage",
+        "--requests",
+        "3",
+        "--rate",
+        "50",
+        "--format",
+        "json",
+    ];
+    let mut args = base.to_vec();
+    args.extend([
+        "--expect",
+        "amplification(api) == 9",
+        "--expect",
+        "success <= 0",
+    ]);
+    let (code, out, err) = retrylint(&args);
+    assert_eq!(code, 0, "{err}\n{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fault"], "total-outage");
+    let api = v["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["service"] == "api")
+        .unwrap();
+    assert_eq!(api["received"], 27);
+    assert_eq!(api["amplification"]["measured"], 9.0);
+    assert_eq!(api["amplification"]["predicted"], 9.0);
+    let mut args = base.to_vec();
+    args.extend(["--expect", "amplification(api) <= 3"]);
+    assert_eq!(retrylint(&args).0, 1);
+    let mut args = base.to_vec();
+    args.extend(["--expect", "amplification(api) <<= 3"]);
+    let (code, _, err) = retrylint(&args);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn chaos_rejects_bad_scenarios_and_targets() {
+    let (code, _, err) = retrylint(&["chaos", "examples/sidecar.yaml", "--fault", "no-such-fault"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = retrylint(&["chaos", "examples/sidecar.yaml", "--target", "nope"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = retrylint(&["chaos", "examples/sidecar.yaml", "--rate", "fast"]);
+    assert_eq!(code, 2, "{err}");
+}
