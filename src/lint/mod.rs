@@ -47,6 +47,8 @@ pub struct EdgeRow {
     pub retrying_layers: Vec<String>,
     /// On the hot path to a service over the amplification limit.
     pub hot: bool,
+    /// Worst-case time of the call from the caller's view, in milliseconds.
+    pub worst_response_ms: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -193,6 +195,7 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
                     .map(|l| l.name.clone())
                     .collect(),
                 hot: hot[s].contains(&i),
+                worst_response_ms: a.call_worst[s][i].as_secs_f64() * 1000.0,
             })
         })
         .collect()
