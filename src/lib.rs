@@ -11,4 +11,5 @@ pub mod lint;
 pub mod policy;
 pub mod report;
 pub mod run;
+pub mod sim;
 pub mod topology;
