@@ -188,6 +188,7 @@ impl<'m> Engine<'m> {
             match event {
                 Event::User(n) => self.user_due(n),
                 Event::Attempt(inv) => self.send_attempt(inv),
+                Event::Group(visit) => self.send_group(visit),
                 Event::Enter(visit) => self.enter(visit),
                 Event::WorkDone(visit) => self.work_done(visit),
                 Event::Timeout(att) => self.abandon(att, Outcome::Timeout),

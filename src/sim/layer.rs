@@ -35,7 +35,8 @@ impl<'m> Engine<'m> {
     }
 
     /// Starts an invocation of layer `slot` now, which must be before its
-    /// limit; its first attempt follows as a `Start` event at the same instant.
+    /// limit; its first attempt follows as a `Start` event at the same instant
+    /// (unless `grouped`: then the caller sends it with its siblings).
     pub fn invoke(
         &mut self,
         slot: u32,
@@ -43,6 +44,7 @@ impl<'m> Engine<'m> {
         deadline: Option<Nanos>,
         logical: u32,
         budget: BudgetOf,
+        grouped: bool,
     ) -> Key {
         let (limit, by_horizon) = self.limit(deadline);
         debug_assert!(self.now < limit);
@@ -64,7 +66,9 @@ impl<'m> Engine<'m> {
             logical,
             attempt: None,
         });
-        self.queue.push(self.now, Phase::Start, Event::Attempt(key));
+        if !grouped {
+            self.queue.push(self.now, Phase::Start, Event::Attempt(key));
+        }
         key
     }
 
@@ -122,7 +126,14 @@ impl<'m> Engine<'m> {
             self.reply(att, Outcome::Status(Outcome::Timeout.propagated_status()), None);
             return Hop::Nothing;
         }
-        let inv = self.invoke(slot, Parent::Attempt(att), deadline, logical, BudgetOf::Slot(slot));
+        let inv = self.invoke(
+            slot,
+            Parent::Attempt(att),
+            deadline,
+            logical,
+            BudgetOf::Slot(slot),
+            false,
+        );
         Hop::Sidecar(inv)
     }
 

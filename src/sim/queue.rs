@@ -33,6 +33,9 @@ pub(crate) enum Event {
     User(u32),
     /// An invocation of a retry layer sends its next attempt.
     Attempt(Key),
+    /// A service sends the first attempts of a run of parallel calls, all at
+    /// once, before any of them can answer.
+    Group(Key),
     /// A delayed request enters its service (after an injected delay).
     Enter(Key),
     /// A service finished its own work on a request; its calls come next.

@@ -189,10 +189,30 @@ impl<'m> Engine<'m> {
                 deadline,
                 logical,
                 BudgetOf::Slot(c.first_layer),
+                parallel,
             );
             if parallel && let Some(visit) = self.visits.get_mut(v) {
                 visit.group.push(inv);
             }
+        }
+        if parallel {
+            self.queue.push(self.now, Phase::Start, Event::Group(v));
+        }
+    }
+
+    /// Sends the first attempt of every call of the current parallel run at
+    /// once: answers that come back at this same instant are delivered only
+    /// after all of them have gone out, as with real concurrent requests.
+    pub fn send_group(&mut self, v: Key) {
+        let Some(visit) = self.visits.get_mut(v) else {
+            return;
+        };
+        let group = std::mem::take(&mut visit.group);
+        for &inv in &group {
+            self.send_attempt(inv);
+        }
+        if let Some(visit) = self.visits.get_mut(v) {
+            visit.group = group;
         }
     }
 
