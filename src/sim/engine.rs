@@ -68,8 +68,10 @@ pub(crate) struct Inv<'m> {
 /// What an attempt is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hop {
-    /// Nothing to cancel (a hung request, or an answer on its way).
+    /// Nothing to cancel: a hung request.
     Nothing,
+    /// The answer is on its way already (an answer at once).
+    Replied,
     /// A request at a service: it goes on when the attempt is abandoned.
     Visit(Key),
     /// A sidecar's invocation: it stops when the attempt is abandoned, as
@@ -101,6 +103,9 @@ pub(crate) struct Visit {
     pub logical: u32,
     /// Overflows of the service seen when it entered (the overload model).
     pub ticket: u64,
+    /// When it answers, once that is known (a service without calls that has
+    /// started its work).
+    pub ends: Option<Nanos>,
     /// The next call to make, the end of the current group, calls pending.
     pub next_call: u16,
     pub group_end: u16,

@@ -99,16 +99,30 @@ impl<'m> Engine<'m> {
         if let Some(inv) = self.invs.get_mut(key) {
             inv.attempt = Some(att);
         }
-        if let Some(t) = timeout {
-            self.queue
-                .push(self.now.saturating_add(t), Phase::End, Event::Timeout(att));
-        }
+        // The timeout takes its place in the order of events now, but is only
+        // scheduled if the answer is not known to come first.
+        let expiry = timeout.map(|t| (self.now.saturating_add(t), self.queue.reserve()));
         let hop = match layer.next {
             Next::Layer(next) => self.arrive_at_sidecar(att, next, sent, logical),
             Next::Service(s) => self.arrive(att, s, sent, logical),
         };
         if let Some(a) = self.attempts.get_mut(att) {
             a.hop = hop;
+        }
+        if let Some((at, seq)) = expiry {
+            let needed = match hop {
+                Hop::Replied => false,
+                Hop::Visit(v) => self
+                    .visits
+                    .get(v)
+                    .and_then(|v| v.ends)
+                    .is_none_or(|ends| ends >= at),
+                Hop::Nothing | Hop::Sidecar(_) => true,
+            };
+            if needed {
+                self.queue
+                    .push_reserved(at, Phase::End, seq, Event::Timeout(att));
+            }
         }
     }
 
@@ -119,12 +133,12 @@ impl<'m> Engine<'m> {
         let (limit, by_horizon) = self.limit(deadline);
         if deadline.is_some_and(|d| self.now >= d) {
             self.reply(att, Outcome::Status(504), None);
-            return Hop::Nothing;
+            return Hop::Replied;
         }
         if self.now >= limit {
             self.refuse_late(slot, by_horizon);
             self.reply(att, Outcome::Status(Outcome::Timeout.propagated_status()), None);
-            return Hop::Nothing;
+            return Hop::Replied;
         }
         let inv = self.invoke(
             slot,
@@ -167,7 +181,7 @@ impl<'m> Engine<'m> {
             let Some(a) = self.attempts.remove(att) else { return };
             match a.hop {
                 Hop::Sidecar(next) => key = next,
-                Hop::Visit(_) | Hop::Nothing => return,
+                Hop::Visit(_) | Hop::Nothing | Hop::Replied => return,
             }
         }
     }

@@ -8,9 +8,15 @@
 //! its service) at the same instant: DESIGN's "a request ending at t is no
 //! longer in flight for one starting at t". Within a phase, events run in the
 //! order they were scheduled, so a trial is a pure function of its seed.
+//!
+//! Most `Start` events are scheduled for the current instant (a first
+//! attempt, a retry without backoff, the next closed-loop request). They skip
+//! the heap: a FIFO holds them, and it runs after every heap event of the same
+//! instant, which were all scheduled earlier (or are `End` events) — the same
+//! order the heap alone would give, at a fraction of the cost.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::slab::Key;
 
@@ -78,6 +84,10 @@ impl Ord for Scheduled {
 #[derive(Debug, Default)]
 pub(crate) struct Queue {
     heap: BinaryHeap<Scheduled>,
+    /// `Start` events scheduled at `now` while the clock stood at `now`.
+    now_starts: VecDeque<Event>,
+    /// The time of the last event popped.
+    now: Nanos,
     seq: u64,
 }
 
@@ -85,26 +95,54 @@ impl Queue {
     /// Empties the queue for a new trial, keeping its memory.
     pub fn clear(&mut self) {
         self.heap.clear();
+        self.now_starts.clear();
+        self.now = 0;
         self.seq = 0;
     }
 
     pub fn push(&mut self, at: Nanos, phase: Phase, event: Event) {
-        let key = (u128::from(at) << 64) | ((phase as u128) << 63) | u128::from(self.seq);
+        if at == self.now && phase == Phase::Start {
+            self.now_starts.push_back(event);
+            return;
+        }
+        let seq = self.reserve();
+        self.push_reserved(at, phase, seq, event);
+    }
+
+    /// A sequence number for an event that may be scheduled later in the
+    /// place it would have had now (see [`Queue::push_reserved`]).
+    pub fn reserve(&mut self) -> u64 {
+        let seq = self.seq;
         // 2⁶³ events in one trial would take centuries; keep the phase bit clean.
         self.seq = (self.seq + 1) & (u64::MAX >> 1);
+        seq
+    }
+
+    /// Schedules `event` with a sequence number from [`Queue::reserve`]; `at`
+    /// must be later than now, or `phase` be `End`.
+    pub fn push_reserved(&mut self, at: Nanos, phase: Phase, seq: u64, event: Event) {
+        debug_assert!(at > self.now || phase == Phase::End);
+        let key = (u128::from(at) << 64) | ((phase as u128) << 63) | u128::from(seq);
         self.heap.push(Scheduled { key, event });
     }
 
     /// The earliest event and its time.
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        self.heap
-            .pop()
-            .map(|s| ((s.key >> 64) as Nanos, s.event))
+        let heap_now = self
+            .heap
+            .peek()
+            .is_some_and(|s| (s.key >> 64) as Nanos == self.now);
+        if !heap_now && let Some(event) = self.now_starts.pop_front() {
+            return Some((self.now, event));
+        }
+        let s = self.heap.pop()?;
+        self.now = (s.key >> 64) as Nanos;
+        Some((self.now, s.event))
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.now_starts.len()
     }
 }
 
@@ -129,6 +167,34 @@ mod tests {
                 (5, Event::User(5)),
                 (5, Event::User(1)),
                 (5, Event::User(4)),
+            ]
+        );
+    }
+
+    #[test]
+    fn starts_scheduled_now_run_after_the_heap_events_of_now() {
+        let mut q = Queue::default();
+        q.push(0, Phase::Start, Event::User(1));
+        q.push(5, Phase::Start, Event::User(2));
+        q.push(5, Phase::End, Event::User(3));
+        assert_eq!(q.pop(), Some((0, Event::User(1))));
+        assert_eq!(q.pop(), Some((5, Event::User(3))));
+        // At 5: a start scheduled now waits for the start scheduled before,
+        // and an end scheduled now still goes first.
+        q.push(5, Phase::Start, Event::User(4));
+        q.push(5, Phase::End, Event::User(5));
+        let seq = q.reserve();
+        q.push(7, Phase::Start, Event::User(6));
+        q.push_reserved(7, Phase::End, seq, Event::User(7));
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            rest,
+            [
+                (5, Event::User(5)),
+                (5, Event::User(2)),
+                (5, Event::User(4)),
+                (7, Event::User(7)),
+                (7, Event::User(6)),
             ]
         );
     }

@@ -50,6 +50,7 @@ impl<'m> Engine<'m> {
             reset: false,
             logical,
             ticket: 0,
+            ends: None,
             next_call: 0,
             group_end: 0,
             pending: 0,
@@ -62,7 +63,7 @@ impl<'m> Engine<'m> {
                 // The listener is gone: the arrival is counted, nothing runs.
                 self.counts.services[s as usize].refused += 1;
                 self.reply(att, Outcome::Connect, None);
-                return Hop::Nothing;
+                return Hop::Replied;
             }
             Some(Effect::Respond {
                 status,
@@ -71,7 +72,7 @@ impl<'m> Engine<'m> {
                 self.counts.services[s as usize].answered(status);
                 self.histograms.service(s as usize).record(Duration::ZERO);
                 self.reply(att, Outcome::Status(status), retry_after.map(whole_seconds));
-                return Hop::Nothing;
+                return Hop::Replied;
             }
             Some(Effect::Hang) => {
                 self.counts.services[s as usize].hang += 1;
@@ -137,8 +138,11 @@ impl<'m> Engine<'m> {
             }
         }
         let work = super::model::nanos(svc.latency.sample(&mut self.rng));
-        self.queue
-            .push(now.saturating_add(work), Phase::End, Event::WorkDone(v));
+        let done = now.saturating_add(work);
+        if svc.calls.is_empty() {
+            visit.ends = Some(done);
+        }
+        self.queue.push(done, Phase::End, Event::WorkDone(v));
     }
 
     /// The service's own work is done: its calls come next.
