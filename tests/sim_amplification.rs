@@ -122,7 +122,7 @@ impl Gen {
         y.push_str("services:\n");
         for (i, calls) in self.calls.iter().enumerate() {
             let lat = self.latency_us[i];
-            let latency = if lat % 3 == 0 {
+            let latency = if lat.is_multiple_of(3) {
                 format!("{{ p50: {}us, p99: {}us }}", lat + 1, lat * 4 + 10)
             } else {
                 format!("{lat}us")
@@ -132,13 +132,21 @@ impl Gen {
                 y.truncate(y.len() - "    calls:\n".len());
             }
             for c in calls {
-                write!(y, "      - {{ to: s{}, retry: {}", c.to, policy(c.attempts, c.backoff)).unwrap();
+                write!(
+                    y,
+                    "      - {{ to: s{}, retry: {}",
+                    c.to,
+                    policy(c.attempts, c.backoff)
+                )
+                .unwrap();
                 if !c.via.is_empty() {
                     let layers: Vec<String> = c
                         .via
                         .iter()
                         .enumerate()
-                        .map(|(k, (a, b))| format!("{{ name: mesh{k}, retry: {} }}", policy(*a, *b)))
+                        .map(|(k, (a, b))| {
+                            format!("{{ name: mesh{k}, retry: {} }}", policy(*a, *b))
+                        })
                         .collect();
                     write!(y, ", via: [ {} ]", layers.join(", ")).unwrap();
                 }
@@ -220,13 +228,21 @@ fn chains_with_sidecars_and_a_client_layer_match_check_everywhere() {
     assert_eq!(worst, [2.0, 36.0, 144.0]);
     for (s, w) in r.services.iter().zip(&worst) {
         assert_eq!(s.received as f64, w * 5.0, "{}", s.service);
-        assert!(!s.amplification.mismatch(), "{}: {:?}", s.service, s.amplification);
+        assert!(
+            !s.amplification.mismatch(),
+            "{}: {:?}",
+            s.service,
+            s.amplification
+        );
         let q = s.received_quantiles.expect("spread");
         assert_eq!(q.p10, q.p90, "every trial is exact");
     }
     let db = r.service("db").expect("db");
     assert_eq!(db.statuses.get("503"), Some(&720));
-    assert_eq!(r.service("api").and_then(|s| s.statuses.get("503")), Some(&180));
+    assert_eq!(
+        r.service("api").and_then(|s| s.statuses.get("503")),
+        Some(&180)
+    );
 }
 
 #[test]

@@ -35,8 +35,14 @@ fn with_budgets(t: &Topology, service: &str) -> f64 {
 
 fn outage(t: &Topology) -> RunReport {
     let scenario = faults::load("total-outage").expect("shipped fault");
-    let load = LoadSettings::new(Some(100.0), None, None, Some(Duration::from_secs(60)), Some(5))
-        .expect("valid load");
+    let load = LoadSettings::new(
+        Some(100.0),
+        None,
+        None,
+        Some(Duration::from_secs(60)),
+        Some(5),
+    )
+    .expect("valid load");
     sim::run(t, &scenario, &load, 3, None).expect("simulation runs")
 }
 
@@ -85,7 +91,10 @@ fn budgets_at_every_layer_multiply_like_the_static_analysis() {
     let r = outage(&t);
     for (service, layers) in [("frontend", 1), ("backend", 2), ("db", 3)] {
         let predicted = with_budgets(&t, service);
-        assert!((predicted - 1.1f64.powi(layers)).abs() < 1e-9, "{service}: {predicted}");
+        assert!(
+            (predicted - 1.1f64.powi(layers)).abs() < 1e-9,
+            "{service}: {predicted}"
+        );
         assert_close(measured(&r, service), predicted, 0.01);
     }
 }

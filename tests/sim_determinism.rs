@@ -24,8 +24,14 @@ fn ecommerce() -> Topology {
 fn json(seed: u64, threads: usize, fault: &str) -> String {
     let t = ecommerce();
     let scenario = faults::load(fault).expect("shipped fault");
-    let load = LoadSettings::new(Some(100.0), None, None, Some(Duration::from_secs(2)), Some(seed))
-        .expect("valid load");
+    let load = LoadSettings::new(
+        Some(100.0),
+        None,
+        None,
+        Some(Duration::from_secs(2)),
+        Some(seed),
+    )
+    .expect("valid load");
     let r = sim::run(&t, &scenario, &load, 8, Some(threads)).expect("simulation runs");
     run_json::render(&r)
 }
@@ -56,17 +62,33 @@ fn trial_i_is_seed_plus_i() {
     let t = ecommerce();
     let scenario = faults::load("brownout").expect("shipped fault");
     let run = |seed, trials| {
-        let load = LoadSettings::new(Some(100.0), None, None, Some(Duration::from_secs(2)), Some(seed))
-            .expect("valid load");
+        let load = LoadSettings::new(
+            Some(100.0),
+            None,
+            None,
+            Some(Duration::from_secs(2)),
+            Some(seed),
+        )
+        .expect("valid load");
         sim::run(&t, &scenario, &load, trials, Some(1)).expect("simulation runs")
     };
     let single = run(7, 1);
     let pair = run(6, 2);
     let first = run(6, 1);
-    for ((s, p), f) in single.services.iter().zip(&pair.services).zip(&first.services) {
+    for ((s, p), f) in single
+        .services
+        .iter()
+        .zip(&pair.services)
+        .zip(&first.services)
+    {
         let q = p.received_quantiles.expect("spread");
         // The lower median of two trials is the smaller, p90 the larger.
         assert_eq!(q.p10, s.received.min(f.received) as f64, "{}", s.service);
-        assert_eq!(q.mean, (s.received + f.received) as f64 / 2.0, "{}", s.service);
+        assert_eq!(
+            q.mean,
+            (s.received + f.received) as f64 / 2.0,
+            "{}",
+            s.service
+        );
     }
 }

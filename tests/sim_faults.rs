@@ -24,7 +24,14 @@ fn run(topology: &str, fault: &str, load: LoadSettings) -> RunReport {
 
 /// One client sending `n` requests one after another, horizon 30 s.
 fn sequential(n: u64) -> LoadSettings {
-    LoadSettings::new(None, Some(1), Some(n), Some(Duration::from_secs(30)), Some(1)).expect("load")
+    LoadSettings::new(
+        None,
+        Some(1),
+        Some(n),
+        Some(Duration::from_secs(30)),
+        Some(1),
+    )
+    .expect("load")
 }
 
 fn received(r: &RunReport, s: &str) -> u64 {
@@ -136,7 +143,11 @@ fn a_hang_is_ended_by_timeouts_or_never() {
             "version: 1\nentry: api\nservices:\n  api: {{ latency: 0ms, calls: [ {{ to: db{timeout}, retry: {{ max_attempts: 2 }} }} ] }}\n  db: {{}}\n"
         )
     };
-    let r = run(&topo(", timeout: 100ms"), &fault("{ kind: hang }"), sequential(2));
+    let r = run(
+        &topo(", timeout: 100ms"),
+        &fault("{ kind: hang }"),
+        sequential(2),
+    );
     assert_eq!(received(&r, "db"), 4);
     assert_eq!(dropped(&r, "db", "hang"), 4);
     assert_eq!(r.end_to_end.failed, 2);
@@ -159,7 +170,11 @@ fn a_reset_after_the_work_duplicates_a_post_unless_it_carries_a_key() {
     let r = run(&topo(false), &f, sequential(4));
     assert_eq!(received(&r, "payments"), 12);
     assert_eq!(dropped(&r, "payments", "reset"), 12);
-    assert_eq!(r.service("payments").map(|s| s.duplicates), Some(8), "2 per request");
+    assert_eq!(
+        r.service("payments").map(|s| s.duplicates),
+        Some(8),
+        "2 per request"
+    );
     assert_eq!(status(&r, "api", "502"), 4);
     let r = run(&topo(true), &f, sequential(4));
     assert_eq!(r.service("payments").map(|s| s.duplicates), Some(0));
@@ -180,7 +195,11 @@ fn a_service_that_is_down_refuses_and_cuts_what_it_was_working_on() {
         &at_db("{ after: 100ms, for: 1s, inject: { kind: down } }"),
         sequential(1),
     );
-    assert_eq!(received(&r, "db"), 2, "a refused connection counts as received");
+    assert_eq!(
+        received(&r, "db"),
+        2,
+        "a refused connection counts as received"
+    );
     assert_eq!(dropped(&r, "db", "refused"), 1);
     assert_eq!(status(&r, "db", "200"), 1);
     let layer = &r.service("api").expect("api").calls[0].layers[0];
@@ -192,8 +211,14 @@ fn a_service_that_is_down_refuses_and_cuts_what_it_was_working_on() {
 #[test]
 fn phases_follow_the_clock() {
     // A request every 100 ms for 1 s; db answers 503 from 300 ms to 600 ms.
-    let load = LoadSettings::new(Some(10.0), None, None, Some(Duration::from_secs(1)), Some(1))
-        .expect("load");
+    let load = LoadSettings::new(
+        Some(10.0),
+        None,
+        None,
+        Some(Duration::from_secs(1)),
+        Some(1),
+    )
+    .expect("load");
     let r = run(
         "version: 1\nentry: api\nservices:\n  api: { latency: 0ms, calls: [ db ] }\n  db: { latency: 0ms }\n",
         &at_db("{ after: 300ms, for: 300ms, inject: { kind: status, status: 503 } }"),
@@ -268,15 +293,33 @@ fn a_sidecar_stops_when_its_caller_gives_up() {
 fn the_horizon_and_the_request_cap_bound_the_load() {
     // Open loop: 10/s for 1 s is 10 requests; --requests 4 caps it at 4.
     let topo = "version: 1\nentry: api\nservices:\n  api: { latency: 1ms }\n";
-    let load = LoadSettings::new(Some(10.0), None, None, Some(Duration::from_secs(1)), Some(1))
-        .expect("load");
+    let load = LoadSettings::new(
+        Some(10.0),
+        None,
+        None,
+        Some(Duration::from_secs(1)),
+        Some(1),
+    )
+    .expect("load");
     assert_eq!(run(topo, "", load).end_to_end.requests, 10);
-    let load = LoadSettings::new(Some(10.0), None, Some(4), Some(Duration::from_secs(1)), Some(1))
-        .expect("load");
+    let load = LoadSettings::new(
+        Some(10.0),
+        None,
+        Some(4),
+        Some(Duration::from_secs(1)),
+        Some(1),
+    )
+    .expect("load");
     assert_eq!(run(topo, "", load).end_to_end.requests, 4);
     // Closed loop: 3 clients back to back, 1 ms each, for 10 ms: 30 requests.
-    let load = LoadSettings::new(None, Some(3), None, Some(Duration::from_millis(10)), Some(1))
-        .expect("load");
+    let load = LoadSettings::new(
+        None,
+        Some(3),
+        None,
+        Some(Duration::from_millis(10)),
+        Some(1),
+    )
+    .expect("load");
     let r = run(topo, "", load);
     assert_eq!(r.end_to_end.requests, 30);
     assert_eq!(r.end_to_end.succeeded, 30);
@@ -286,8 +329,14 @@ fn the_horizon_and_the_request_cap_bound_the_load() {
 #[test]
 fn a_brownout_ratio_is_rolled_per_request() {
     // 20 % of db's answers are 503 over 5,000 requests: within 2 points.
-    let load = LoadSettings::new(Some(1000.0), None, None, Some(Duration::from_secs(5)), Some(3))
-        .expect("load");
+    let load = LoadSettings::new(
+        Some(1000.0),
+        None,
+        None,
+        Some(Duration::from_secs(5)),
+        Some(3),
+    )
+    .expect("load");
     let r = run(
         "version: 1\nentry: api\nservices:\n  api: { latency: 1ms, calls: [ db ] }\n  db: { latency: 1ms }\n",
         &fault("{ kind: status, status: 503, ratio: 0.2 }"),

@@ -42,8 +42,14 @@ fn overload() -> Scenario {
 }
 
 fn load() -> LoadSettings {
-    LoadSettings::new(None, Some(6), Some(6), Some(Duration::from_secs(2)), Some(7))
-        .expect("valid load")
+    LoadSettings::new(
+        None,
+        Some(6),
+        Some(6),
+        Some(Duration::from_secs(2)),
+        Some(7),
+    )
+    .expect("valid load")
 }
 
 fn simulate(t: &Topology, scenario: &Scenario, trials: u32) -> RunReport {

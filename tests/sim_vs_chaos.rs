@@ -21,7 +21,12 @@ fn topo(text: &str) -> Topology {
     topology::load_str(text, "t.yaml", "t", &topology::Presets::embedded()).expect("valid topology")
 }
 
-fn both(t: &Topology, scenario: &Scenario, load: &LoadSettings, trials: u32) -> (RunReport, RunReport) {
+fn both(
+    t: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    trials: u32,
+) -> (RunReport, RunReport) {
     let simulated = sim::run(t, scenario, load, trials, None).expect("simulation runs");
     let options = RunOptions {
         ctrl_c: false,
@@ -42,8 +47,14 @@ fn total_outage_through_a_sidecar_and_a_client_layer_agrees_exactly() {
         "version: 1\nentry: web\nclient: { timeout: 5s, retry: { max_attempts: 2 } }\nservices:\n  web: { latency: 1ms, calls: [ { to: api, timeout: 3s, retry: { max_attempts: 3 }, via: [ { name: mesh, timeout: 2s, retry: { max_attempts: 2 } } ] } ] }\n  api: { latency: 1ms, calls: [ { to: db, timeout: 1s, retry: { max_attempts: 2 } } ] }\n  db: {}\n",
     );
     let scenario = faults::load("total-outage").expect("shipped fault");
-    let load = LoadSettings::new(None, Some(2), Some(4), Some(Duration::from_secs(20)), Some(3))
-        .expect("valid load");
+    let load = LoadSettings::new(
+        None,
+        Some(2),
+        Some(4),
+        Some(Duration::from_secs(20)),
+        Some(3),
+    )
+    .expect("valid load");
     let (s, c) = both(&t, &scenario, &load, 5);
     // Per user request: web 2, api 2 × 3 × 2 = 12, db 24.
     assert_eq!(received(&s), [8, 48, 96]);
@@ -55,7 +66,10 @@ fn total_outage_through_a_sidecar_and_a_client_layer_agrees_exactly() {
     assert_eq!(s.end_to_end.requests, c.end_to_end.requests);
     assert_eq!(s.end_to_end.outcomes, c.end_to_end.outcomes);
     assert_eq!(s.end_to_end.client, c.end_to_end.client);
-    assert_eq!(s.services[0].calls, c.services[0].calls, "app and sidecar layers");
+    assert_eq!(
+        s.services[0].calls, c.services[0].calls,
+        "app and sidecar layers"
+    );
 }
 
 #[test]
@@ -68,15 +82,24 @@ fn the_overload_model_without_jitter_agrees_exactly() {
         "overload-4.yaml",
     )
     .expect("valid fault");
-    let load = LoadSettings::new(None, Some(6), Some(6), Some(Duration::from_secs(2)), Some(7))
-        .expect("valid load");
+    let load = LoadSettings::new(
+        None,
+        Some(6),
+        Some(6),
+        Some(Duration::from_secs(2)),
+        Some(7),
+    )
+    .expect("valid load");
     let (s, c) = both(&t, &scenario, &load, 10);
     assert_eq!(received(&s), [30]);
     assert_eq!(received(&c), [30]);
     assert_eq!(s.end_to_end.succeeded, 0);
     assert_eq!(c.end_to_end.succeeded, 0);
     assert_eq!(s.services[0].statuses, c.services[0].statuses);
-    assert_eq!(s.timeline.attempts, c.timeline.attempts, "waves at 0, 200, 500, 1000, 1900 ms");
+    assert_eq!(
+        s.timeline.attempts, c.timeline.attempts,
+        "waves at 0, 200, 500, 1000, 1900 ms"
+    );
 }
 
 #[test]
@@ -85,8 +108,14 @@ fn a_brownout_agrees_within_ten_percent() {
         "version: 1\nentry: api\nservices:\n  api: { latency: 1ms, calls: [ { to: db, timeout: 1s, retry: { max_attempts: 3, backoff: { kind: constant, base: 10ms } } } ] }\n  db: { latency: 1ms }\n",
     );
     let scenario = faults::load("brownout").expect("shipped fault");
-    let load = LoadSettings::new(Some(200.0), None, None, Some(Duration::from_millis(1500)), Some(9))
-        .expect("valid load");
+    let load = LoadSettings::new(
+        Some(200.0),
+        None,
+        None,
+        Some(Duration::from_millis(1500)),
+        Some(9),
+    )
+    .expect("valid load");
     let (s, c) = both(&t, &scenario, &load, 200);
     assert_eq!(s.end_to_end.requests, 300);
     assert_eq!(c.end_to_end.requests, 300);
@@ -99,5 +128,8 @@ fn a_brownout_agrees_within_ten_percent() {
     );
     let sim_ok = s.end_to_end.success_ratio();
     let chaos_ok = c.end_to_end.success_ratio();
-    assert!((sim_ok - chaos_ok).abs() <= 0.03, "success {sim_ok} vs {chaos_ok}");
+    assert!(
+        (sim_ok - chaos_ok).abs() <= 0.03,
+        "success {sim_ok} vs {chaos_ok}"
+    );
 }

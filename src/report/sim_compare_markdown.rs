@@ -55,7 +55,10 @@ mod tests {
     #[test]
     fn a_table_row_per_topology() {
         let md = render(&[row("no|jitter", 30.0, 0.0), row("full-jitter", 14.0, 6.0)]);
-        assert!(md.starts_with("### retrylint simulate: 2 topologies"), "{md}");
+        assert!(
+            md.starts_with("### retrylint simulate: 2 topologies"),
+            "{md}"
+        );
         assert!(md.contains("| `no\\|jitter` |"), "{md}");
         assert_eq!(md.matches("\n| `").count(), 2, "{md}");
         assert!(md.contains("| never |"), "{md}");

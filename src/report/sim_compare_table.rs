@@ -129,12 +129,18 @@ pub(crate) mod tests {
     #[test]
     fn one_row_per_topology() {
         let text = render(&[row("no-jitter", 30.0, 0.0), row("full-jitter", 14.0, 6.0)]);
-        assert!(text.contains("2 topologies under fault `overload` at leaves, 1000 trials"), "{text}");
+        assert!(
+            text.contains("2 topologies under fault `overload` at leaves, 1000 trials"),
+            "{text}"
+        );
         assert!(text.contains("no-jitter"), "{text}");
         assert!(text.contains("never"), "{text}");
         assert!(text.contains("450.0 ms (1.20 s)"), "{text}");
         assert!(text.contains("30 (28–34)"), "{text}");
         assert!(text.contains("100.0 %"), "{text}");
-        assert_eq!(render(&[]).lines().next(), Some("retrylint simulate: nothing to compare"));
+        assert_eq!(
+            render(&[]).lines().next(),
+            Some("retrylint simulate: nothing to compare")
+        );
     }
 }

@@ -214,7 +214,11 @@ pub(crate) fn report(
         .iter()
         .filter(|f| f.succeeded == f.requests)
         .count();
-    let successes: Vec<u64> = merged.trials.iter().filter_map(|f| f.last_success).collect();
+    let successes: Vec<u64> = merged
+        .trials
+        .iter()
+        .filter_map(|f| f.last_success)
+        .collect();
     let end_to_end = EndToEnd {
         requests,
         succeeded,

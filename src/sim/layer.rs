@@ -129,7 +129,13 @@ impl<'m> Engine<'m> {
     /// An attempt reaches the `via` layer `slot`: a retrying proxy that
     /// honours the deadline it is sent and answers with the last response it
     /// got, Retry-After included.
-    fn arrive_at_sidecar(&mut self, att: Key, slot: u32, deadline: Option<Nanos>, logical: u32) -> Hop {
+    fn arrive_at_sidecar(
+        &mut self,
+        att: Key,
+        slot: u32,
+        deadline: Option<Nanos>,
+        logical: u32,
+    ) -> Hop {
         let (limit, by_horizon) = self.limit(deadline);
         if deadline.is_some_and(|d| self.now >= d) {
             self.reply(att, Outcome::Status(504), None);
@@ -137,7 +143,11 @@ impl<'m> Engine<'m> {
         }
         if self.now >= limit {
             self.refuse_late(slot, by_horizon);
-            self.reply(att, Outcome::Status(Outcome::Timeout.propagated_status()), None);
+            self.reply(
+                att,
+                Outcome::Status(Outcome::Timeout.propagated_status()),
+                None,
+            );
             return Hop::Replied;
         }
         let inv = self.invoke(
@@ -178,7 +188,9 @@ impl<'m> Engine<'m> {
         // Iterative: a chain of sidecars stops hop by hop.
         while let Some(inv) = self.invs.remove(key) {
             let Some(att) = inv.attempt else { return };
-            let Some(a) = self.attempts.remove(att) else { return };
+            let Some(a) = self.attempts.remove(att) else {
+                return;
+            };
             match a.hop {
                 Hop::Sidecar(next) => key = next,
                 Hop::Visit(_) | Hop::Nothing | Hop::Replied => return,

@@ -82,7 +82,11 @@ pub(crate) fn nanos(d: Duration) -> Nanos {
 }
 
 impl Model {
-    pub fn new(t: &Topology, scenario: &Scenario, load: &LoadSettings) -> Result<Self, UnknownTarget> {
+    pub fn new(
+        t: &Topology,
+        scenario: &Scenario,
+        load: &LoadSettings,
+    ) -> Result<Self, UnknownTarget> {
         let plan = scenario.plan(t)?;
         let mut layers = Vec::with_capacity(1 + t.calls().map(|c| c.layers.len()).sum::<usize>());
         let client = t.client.as_ref();

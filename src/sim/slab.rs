@@ -45,7 +45,10 @@ impl<T> Slab<T> {
         if let Some(idx) = self.free.pop() {
             let e = &mut self.entries[idx as usize];
             e.value = Some(value);
-            return Key { idx, generation: e.generation };
+            return Key {
+                idx,
+                generation: e.generation,
+            };
         }
         let idx = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
         self.entries.push(Entry {

@@ -12,7 +12,12 @@ use super::engine::Engine;
 use super::model::Model;
 
 /// Runs trials `0..trials` of `m` on `threads` threads.
-pub(crate) fn run(m: &Model, seed: u64, trials: u32, threads: usize) -> Result<Vec<Accumulated>, SimError> {
+pub(crate) fn run(
+    m: &Model,
+    seed: u64,
+    trials: u32,
+    threads: usize,
+) -> Result<Vec<Accumulated>, SimError> {
     let threads = threads.clamp(1, trials.max(1) as usize);
     let targets: Vec<bool> = m.services.iter().map(|s| s.target).collect();
     let next = AtomicU32::new(0);

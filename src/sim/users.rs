@@ -77,7 +77,14 @@ impl<'m> Engine<'m> {
             self.user_done(user, Outcome::Timeout);
             return;
         }
-        self.invoke(CLIENT, Parent::User(user), deadline, UNTRACKED, budget, false);
+        self.invoke(
+            CLIENT,
+            Parent::User(user),
+            deadline,
+            UNTRACKED,
+            budget,
+            false,
+        );
     }
 
     /// Closed loop: whether virtual time still moves. User requests that take
