@@ -1,7 +1,8 @@
 //! retrylint: finds retry storms before production does.
 //!
 //! The flow is one way (DESIGN.md): `topology` turns YAML into `policy` values;
-//! `lint` analyses them; `chaos` runs them for real on loopback under `faults`;
+//! `lint` analyses them; `chaos` runs them for real on loopback under `faults`,
+//! `sim` in virtual time over seeded trials;
 //! `run` holds the plain results of a run; `report` formats plain results.
 //! `policy` is the ground floor.
 
@@ -11,4 +12,5 @@ pub mod lint;
 pub mod policy;
 pub mod report;
 pub mod run;
+pub mod sim;
 pub mod topology;

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::run_table::{amp, bars, expectation, flag, ms, sparkline, statuses};
+use super::run_table::{amp, bars, expectation, flag, last_success, ms, sparkline, statuses};
 use crate::run::RunReport;
 
 pub fn render(r: &RunReport) -> String {
@@ -30,6 +30,19 @@ pub fn render(r: &RunReport) -> String {
             .map(|t| format!(", {t} trials"))
             .unwrap_or_default()
     );
+    let mut trials = Vec::new();
+    if let Some(ratio) = e.all_succeeded_ratio {
+        trials.push(format!(
+            "every request succeeded in {:.1} % of trials",
+            ratio * 100.0
+        ));
+    }
+    if let Some(last) = e.last_success_ms {
+        trials.push(format!("last success at {}", last_success(&last)));
+    }
+    if !trials.is_empty() {
+        let _ = writeln!(out, "{}.\n", capitalize(&trials.join("; ")));
+    }
     if !r.fault_description.is_empty() {
         let _ = writeln!(out, "> {}\n", escape(&r.fault_description));
     }
@@ -54,7 +67,7 @@ pub fn render(r: &RunReport) -> String {
             out,
             "| `{}`{target} | {} | {} | {} | {flag} | {} | {} | {} | {} |",
             escape(&s.service),
-            s.received,
+            received(s),
             amp(s.amplification.measured),
             amp(s.amplification.predicted),
             ms(s.latency_ms.p50),
@@ -91,6 +104,24 @@ pub fn render(r: &RunReport) -> String {
     out
 }
 
+/// `6400`, or over trials `6400 (p10 6100, p90 6700)`.
+fn received(s: &crate::run::ServiceReport) -> String {
+    match &s.received_quantiles {
+        Some(q) if q.p10 != q.p90 => {
+            format!("{} (p10 {}, p90 {})", s.received, amp(q.p10), amp(q.p90))
+        }
+        _ => s.received.to_string(),
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 /// Keeps table cells intact.
 fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -119,5 +150,39 @@ mod tests {
         assert!(md.contains("| `d\\|b` |"), "{md}");
         assert!(md.contains("≠ below worst case"), "{md}");
         assert!(md.contains("<details>"), "{md}");
+    }
+
+    #[test]
+    fn shows_the_spread_over_trials() {
+        use crate::run::{EndToEnd, Spread};
+        let spread = |p10, p50, p90| Spread {
+            p10,
+            p50,
+            p90,
+            mean: p50,
+        };
+        let r = RunReport {
+            mode: "simulate".into(),
+            trials: Some(1000),
+            services: vec![ServiceReport {
+                service: "db".into(),
+                received: 6400,
+                received_quantiles: Some(spread(6100.0, 6400.0, 6700.0)),
+                ..Default::default()
+            }],
+            end_to_end: EndToEnd {
+                all_succeeded_ratio: Some(0.25),
+                last_success_ms: Some(spread(900.0, 1200.0, 1850.0)),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let md = render(&r);
+        assert!(md.contains("| `db` | 6400 (p10 6100, p90 6700) |"), "{md}");
+        assert!(
+            md.contains("Every request succeeded in 25.0 % of trials; last success at 1.20 s (p10 900.0 ms, p90 1.85 s)."),
+            "{md}"
+        );
+        assert!(md.contains("1000 trials"), "{md}");
     }
 }

@@ -51,7 +51,7 @@ pub fn render(r: &RunReport) -> String {
         );
     }
     if let Some(last) = e.last_success_ms {
-        let _ = writeln!(out, "last success at {}", ms(last.p50));
+        let _ = writeln!(out, "last success at {}", last_success(&last));
     }
     if !e.histogram.is_empty() {
         let _ = writeln!(out, "\nend-to-end latency\n{}", bars(&e.histogram, 40));
@@ -104,6 +104,15 @@ fn load_line(r: &RunReport) -> String {
         .map(|m| format!(", at most {m} requests"))
         .unwrap_or_default();
     format!("{shape}{cap}, horizon {}", ms(l.duration_ms))
+}
+
+/// `1.20 s`, or over trials `1.20 s (p10 900.0 ms, p90 1.85 s)`.
+pub(crate) fn last_success(s: &crate::run::Spread) -> String {
+    if s.p10 == s.p90 {
+        ms(s.p50)
+    } else {
+        format!("{} (p10 {}, p90 {})", ms(s.p50), ms(s.p10), ms(s.p90))
+    }
 }
 
 /// `=` when the measurement equals the static worst case; a measurement
@@ -174,8 +183,10 @@ fn services_table(r: &RunReport) -> Table {
             s.service.clone()
         };
         let received = match &s.received_quantiles {
-            Some(q) => format!("{} (p10 {} p90 {})", s.received, amp(q.p10), amp(q.p90)),
-            None => s.received.to_string(),
+            Some(q) if q.p10 != q.p90 => {
+                format!("{} (p10 {} p90 {})", s.received, amp(q.p10), amp(q.p90))
+            }
+            _ => s.received.to_string(),
         };
         t.add_row(vec![
             Cell::new(name),

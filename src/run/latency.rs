@@ -33,6 +33,19 @@ impl Default for Latency {
 }
 
 impl Latency {
+    /// An empty histogram with the same precision that starts small and grows
+    /// to the largest value recorded: for producers that keep one per service
+    /// of a large topology (the simulator, per thread). Quantiles are the same
+    /// as from [`Latency::default`].
+    pub fn compact() -> Self {
+        // Bounds 1..2 at 3 significant figures are valid; auto-resize grows it.
+        #[allow(clippy::expect_used)]
+        let mut hist = Histogram::new_with_bounds(1, 2, 3)
+            .expect("3 significant figures over 1 .. 2 µs are valid bounds");
+        hist.auto(true);
+        Latency { hist }
+    }
+
     pub fn record(&mut self, d: Duration) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
         // With auto-resize, recording only fails past u64 range; saturate instead.

@@ -1,0 +1,66 @@
+//! A policy comparison (`simulate a.yaml b.yaml …`) as Markdown for a pull
+//! request comment: the same rows as the terminal table.
+
+use std::fmt::Write as _;
+
+use super::run_table::{amp, ms};
+use super::sim_compare_table::{completion, headline, name, percent, spread};
+use crate::sim::ComparisonRow;
+
+pub fn render(rows: &[ComparisonRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### {}\n", escape(&headline(rows)));
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| topology | attempts at target | per request | attempts in total | succeeded | success | all ok | last success | p99 |"
+    );
+    let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} of {} | {} | {} | {} | {} |",
+            escape(&name(r)),
+            spread(&r.attempts_at_target),
+            amp(r.amplification_at_target),
+            spread(&r.attempts_total),
+            amp(r.succeeded.mean),
+            r.requests,
+            percent(r.success_ratio),
+            percent(r.all_succeeded_ratio),
+            completion(r.last_success_ms.as_ref()),
+            ms(r.latency_ms.p99)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n_Per trial: attempts as p50 (p10–p90), succeeded as the mean; success over all trials; \
+         all ok = trials in which every request succeeded; last success as p50 (p90)._"
+    );
+    out
+}
+
+/// Keeps table cells intact.
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sim_compare_table::tests::row;
+
+    #[test]
+    fn a_table_row_per_topology() {
+        let md = render(&[row("no|jitter", 30.0, 0.0), row("full-jitter", 14.0, 6.0)]);
+        assert!(
+            md.starts_with("### retrylint simulate: 2 topologies"),
+            "{md}"
+        );
+        assert!(md.contains("| `no\\|jitter` |"), "{md}");
+        assert_eq!(md.matches("\n| `").count(), 2, "{md}");
+        assert!(md.contains("| never |"), "{md}");
+    }
+}

@@ -1,0 +1,268 @@
+//! One trial: the state of everything in flight, the event loop, and the
+//! bookkeeping that ties requests, retry layers and attempts together.
+//!
+//! Three kinds of things are alive during a trial, each in its own [`Slab`]:
+//!
+//! - an **invocation** (`Inv`): one logical request through one retry layer,
+//!   driven by a [`RetrySession`] of the policy engine — the client layer for a
+//!   user request, an app layer for a service's call, a `via` layer (sidecar)
+//!   for an attempt of the layer before it;
+//! - an **attempt**: one try of an invocation, pending until its next hop
+//!   answers, its per-attempt timeout fires, or its callee goes down;
+//! - a **visit**: a request being handled by a service (its own work, then its
+//!   calls), from its arrival to its answer.
+//!
+//! Answers travel up through a work list drained after every event, never by
+//! recursion, so a chain of 10,000 services cannot overflow the stack. The
+//! handlers live next to what they model: `layer.rs` (invocations and
+//! attempts), `service.rs` (visits, faults, the overload model), `users.rs`
+//! (the load).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::counters::{Counts, Histograms};
+use super::model::Model;
+use super::queue::{Event, Nanos, Queue};
+use super::slab::{Key, Slab};
+use crate::policy::{Budget, Outcome, RetrySession, Rng, seeded_rng};
+
+/// Who waits for an invocation's result.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Parent {
+    /// A user request (the client layer).
+    User(Key),
+    /// A call of a visit (the call's app layer).
+    Call(Key),
+    /// An attempt of the layer before (this invocation is a sidecar).
+    Attempt(Key),
+}
+
+/// Whose budget an invocation spends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BudgetOf {
+    /// The layer's own caller state (app layers, sidecars, the open-loop
+    /// client): one per slot.
+    Slot(u32),
+    /// Closed loop: each client is its own caller.
+    Client(u32),
+}
+
+/// One logical request through one retry layer.
+#[derive(Debug)]
+pub(crate) struct Inv<'m> {
+    pub slot: u32,
+    pub session: RetrySession<'m>,
+    pub parent: Parent,
+    pub budget: BudgetOf,
+    /// Absolute deadline of the logical request, when one travels with it.
+    pub deadline: Option<Nanos>,
+    /// The limit the policy stops at is the run's horizon (not a deadline).
+    pub by_horizon: bool,
+    /// Index into `Engine::executions` for duplicate counting, or `UNTRACKED`.
+    pub logical: u32,
+    /// The attempt in flight, if any.
+    pub attempt: Option<Key>,
+}
+
+/// What an attempt is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hop {
+    /// Nothing to cancel: a hung request.
+    Nothing,
+    /// The answer is on its way already (an answer at once).
+    Replied,
+    /// A request at a service: it goes on when the attempt is abandoned.
+    Visit(Key),
+    /// A sidecar's invocation: it stops when the attempt is abandoned, as
+    /// Envoy resets the upstream stream when the downstream one goes away.
+    Sidecar(Key),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Attempt {
+    pub inv: Key,
+    pub hop: Hop,
+}
+
+/// A request at a service, from its arrival to its answer.
+#[derive(Debug)]
+pub(crate) struct Visit {
+    pub service: u32,
+    pub arrived: Nanos,
+    /// The attempt waiting for the answer (a stale key once abandoned).
+    pub parent: Key,
+    /// The deadline the request carried, if the caller sent one.
+    pub deadline_in: Option<Nanos>,
+    /// The deadline the service honours (`deadline_propagation: true`).
+    pub deadline: Option<Nanos>,
+    /// Capacity an `overload` phase imposed on this arrival.
+    pub capacity: Option<u32>,
+    /// A `reset` fault: do the work, then close without an answer.
+    pub reset: bool,
+    pub logical: u32,
+    /// Overflows of the service seen when it entered (the overload model).
+    pub ticket: u64,
+    /// When it answers, once that is known (a service without calls that has
+    /// started its work).
+    pub ends: Option<Nanos>,
+    /// The next call to make, the end of the current group, calls pending.
+    pub next_call: u16,
+    pub group_end: u16,
+    pub pending: u16,
+    /// The invocations of the current parallel group, to cancel on failure.
+    pub group: Vec<Key>,
+}
+
+/// In-flight accounting of a service for the overload model.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InFlight {
+    pub count: u64,
+    /// Times an arrival raised `count` above capacity; a request is marked when
+    /// this grew while it was in flight (or on its own arrival).
+    pub overflows: u64,
+}
+
+pub(crate) const UNTRACKED: u32 = u32::MAX;
+
+/// The state of one trial, reused from trial to trial by one thread.
+pub(crate) struct Engine<'m> {
+    pub m: &'m Model,
+    pub now: Nanos,
+    pub rng: Rng,
+    pub queue: Queue,
+    /// Answers to deliver before the next event: (attempt, outcome, Retry-After).
+    pub answers: VecDeque<(Key, Outcome, Option<Duration>)>,
+    pub invs: Slab<Inv<'m>>,
+    pub attempts: Slab<Attempt>,
+    pub visits: Slab<Visit>,
+    pub users: Slab<super::users::User>,
+    pub in_flight: Vec<InFlight>,
+    /// Per slot.
+    pub budgets: Vec<Option<Budget>>,
+    /// Per closed-loop client.
+    pub client_budgets: Vec<Option<Budget>>,
+    /// Executions of each tracked logical request.
+    pub executions: Vec<u32>,
+    /// User requests started and finished.
+    pub started: u64,
+    pub finished: u64,
+    pub counts: Counts,
+    /// Closed loop: the instant of the last user request and how many started
+    /// then (see `users.rs`), and whether the trial stopped for lack of progress.
+    pub users_instant: Nanos,
+    pub users_at_instant: u64,
+    pub stalled: bool,
+    /// Over every trial this engine ran.
+    pub histograms: Histograms,
+}
+
+impl<'m> Engine<'m> {
+    pub fn new(m: &'m Model) -> Self {
+        Engine {
+            m,
+            now: 0,
+            rng: seeded_rng(0),
+            queue: Queue::default(),
+            answers: VecDeque::new(),
+            invs: Slab::default(),
+            attempts: Slab::default(),
+            visits: Slab::default(),
+            users: Slab::default(),
+            in_flight: vec![InFlight::default(); m.services.len()],
+            budgets: Vec::new(),
+            client_budgets: Vec::new(),
+            executions: Vec::new(),
+            started: 0,
+            finished: 0,
+            counts: Counts::new(m.services.len(), m.layers.len()),
+            users_instant: 0,
+            users_at_instant: 0,
+            stalled: false,
+            histograms: Histograms::new(m.services.len()),
+        }
+    }
+
+    /// Runs one trial with its own random stream; its counts are in
+    /// `self.counts` afterwards, its latencies added to `self.histograms`.
+    pub fn run_trial(&mut self, seed: u64) {
+        self.reset(seed);
+        self.start_load();
+        while let Some((at, event)) = self.queue.pop() {
+            self.now = at;
+            match event {
+                Event::User(n) => self.user_due(n),
+                Event::Attempt(inv) => self.send_attempt(inv),
+                Event::Group(visit) => self.send_group(visit),
+                Event::Enter(visit) => self.enter(visit),
+                Event::WorkDone(visit) => self.work_done(visit),
+                Event::Timeout(att) => self.abandon(att, Outcome::Timeout),
+                Event::Cut(att) => self.abandon(att, Outcome::Reset),
+            }
+            while let Some((att, outcome, retry_after)) = self.answers.pop_front() {
+                self.answer(att, outcome, retry_after);
+            }
+        }
+        self.counts.end = self.now;
+        self.finish_load();
+    }
+
+    fn reset(&mut self, seed: u64) {
+        self.now = 0;
+        self.rng = seeded_rng(seed);
+        self.queue.clear();
+        self.answers.clear();
+        self.invs.clear();
+        self.attempts.clear();
+        self.visits.clear();
+        self.users.clear();
+        self.in_flight.fill(InFlight::default());
+        self.budgets.clear();
+        self.budgets.extend(
+            self.m
+                .layers
+                .iter()
+                .map(|l| l.policy.budget.as_ref().map(|b| b.start())),
+        );
+        self.client_budgets.clear();
+        if let Some(n) = self.m.closed_loop_clients() {
+            let spec = self.m.layers[super::model::CLIENT as usize]
+                .policy
+                .budget
+                .as_ref();
+            self.client_budgets
+                .extend((0..n).map(|_| spec.map(|b| b.start())));
+        }
+        self.executions.clear();
+        self.started = 0;
+        self.finished = 0;
+        self.users_instant = 0;
+        self.users_at_instant = 0;
+        self.stalled = false;
+        self.counts.clear();
+    }
+
+    /// Queues the answer of an attempt's next hop for delivery.
+    pub fn reply(&mut self, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
+        self.answers.push_back((att, outcome, retry_after));
+    }
+
+    /// Counts an arrival at a fault target in the 100 ms timeline.
+    pub fn tick(&mut self) {
+        const BUCKET: Nanos = 100_000_000;
+        let i = (self.now / BUCKET) as usize;
+        // A run is bounded in time; refuse absurd indexes rather than allocate.
+        if i > 1_000_000 {
+            return;
+        }
+        let t = &mut self.counts.timeline;
+        if t.len() <= i {
+            t.resize(i + 1, 0);
+        }
+        t[i] += 1;
+    }
+}
+
+pub(crate) fn duration(ns: Nanos) -> Duration {
+    Duration::from_nanos(ns)
+}

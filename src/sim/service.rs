@@ -1,0 +1,282 @@
+//! Services in virtual time (DESIGN, "Semantics shared by the simulator and
+//! the chaos harness"): an arriving request meets the fault plan first (the
+//! one place the ratio is rolled), then the service does its own work (a
+//! latency draw) and makes its calls in order — a run of `parallel` calls
+//! together — each through its retry layers. A call that still fails ends the
+//! request at once with the propagated status (the same status, 504 for a
+//! timeout, 502 for a reset or a refused connection).
+//!
+//! The overload model: whenever an arriving request raises the number in
+//! flight above capacity (an `overload` phase's, else the topology's
+//! `capacity:`), every request then in flight, the new one included, is
+//! marked. A marked request holds its slot for its full service time and then
+//! fails: its caller sees a timeout at that moment (DESIGN), and the service's
+//! status counts show the 504 the chaos server would send.
+
+use std::time::Duration;
+
+use super::engine::{BudgetOf, Engine, Hop, Parent, UNTRACKED, Visit};
+use super::queue::{Event, Nanos, Phase};
+use super::slab::Key;
+use crate::faults::Effect;
+use crate::policy::Outcome;
+
+/// Retry-After goes over HTTP in whole seconds, rounded up (as the chaos
+/// fault layer sends it), so a client never waits less than the fault asked.
+fn whole_seconds(d: Duration) -> Duration {
+    Duration::from_secs(d.as_secs() + u64::from(d.subsec_nanos() > 0))
+}
+
+impl<'m> Engine<'m> {
+    /// Attempt `att` reaches service `s` carrying `deadline`. Returns what the
+    /// attempt now waits for.
+    pub fn arrive(&mut self, att: Key, s: u32, deadline: Option<Nanos>, logical: u32) -> Hop {
+        let m = self.m;
+        let svc = &m.services[s as usize];
+        self.counts.services[s as usize].received += 1;
+        if svc.target {
+            self.tick();
+        }
+        let effect = m
+            .plan
+            .effect(s as usize, super::engine::duration(self.now), &mut self.rng);
+        let mut visit = Visit {
+            service: s,
+            arrived: self.now,
+            parent: att,
+            deadline_in: deadline,
+            deadline: None,
+            capacity: None,
+            reset: false,
+            logical,
+            ticket: 0,
+            ends: None,
+            next_call: 0,
+            group_end: 0,
+            pending: 0,
+            group: Vec::new(),
+        };
+        let mut delay = 0;
+        match effect {
+            None => {}
+            Some(Effect::Refuse) => {
+                // The listener is gone: the arrival is counted, nothing runs.
+                self.counts.services[s as usize].refused += 1;
+                self.reply(att, Outcome::Connect, None);
+                return Hop::Replied;
+            }
+            Some(Effect::Respond {
+                status,
+                retry_after,
+            }) => {
+                self.counts.services[s as usize].answered(status);
+                self.histograms.service(s as usize).record(Duration::ZERO);
+                self.reply(att, Outcome::Status(status), retry_after.map(whole_seconds));
+                return Hop::Replied;
+            }
+            Some(Effect::Hang) => {
+                self.counts.services[s as usize].hang += 1;
+                self.cut_when_down(att, s);
+                return Hop::Nothing;
+            }
+            Some(Effect::Delay(d)) => delay = super::model::nanos(d),
+            Some(Effect::Reset) => visit.reset = true,
+            Some(Effect::Overload { capacity }) => visit.capacity = Some(capacity),
+        }
+        self.cut_when_down(att, s);
+        let v = self.visits.insert(visit);
+        if delay == 0 {
+            self.enter(v);
+        } else {
+            let at = self.now.saturating_add(delay);
+            self.queue.push(at, Phase::Start, Event::Enter(v));
+        }
+        Hop::Visit(v)
+    }
+
+    /// If `s` goes down while `att` waits for it, the connection is cut then.
+    fn cut_when_down(&mut self, att: Key, s: u32) {
+        let starts = &self.m.services[s as usize].down_starts;
+        if let Some(&at) = starts.iter().find(|&&w| w > self.now) {
+            self.queue.push(at, Phase::End, Event::Cut(att));
+        }
+    }
+
+    /// The request enters the service (after an injected delay, if any): the
+    /// deadline check, the overload model, duplicate counting, its own work.
+    pub fn enter(&mut self, v: Key) {
+        let m = self.m;
+        let now = self.now;
+        let Some(visit) = self.visits.get_mut(v) else {
+            return;
+        };
+        let s = visit.service as usize;
+        let svc = &m.services[s];
+        if svc.deadline_propagation {
+            visit.deadline = visit.deadline_in;
+        }
+        if visit.deadline.is_some_and(|d| now >= d) {
+            // Nobody waits for the answer any more: do not start the work.
+            self.answer_visit(v, 504, Outcome::Status(504));
+            return;
+        }
+        let flight = &mut self.in_flight[s];
+        flight.count += 1;
+        visit.ticket = flight.overflows;
+        if visit
+            .capacity
+            .or(svc.capacity)
+            .is_some_and(|c| flight.count > u64::from(c))
+        {
+            flight.overflows += 1;
+        }
+        if visit.logical != UNTRACKED {
+            let n = &mut self.executions[visit.logical as usize];
+            *n += 1;
+            if *n > 1 {
+                self.counts.services[s].duplicates += 1;
+            }
+        }
+        let work = super::model::nanos(svc.latency.sample(&mut self.rng));
+        let done = now.saturating_add(work);
+        if svc.calls.is_empty() {
+            visit.ends = Some(done);
+        }
+        self.queue.push(done, Phase::End, Event::WorkDone(v));
+    }
+
+    /// The service's own work is done: its calls come next.
+    pub fn work_done(&mut self, v: Key) {
+        self.next_group(v);
+    }
+
+    /// Starts the next call, or the next run of parallel calls; answers when
+    /// none is left.
+    fn next_group(&mut self, v: Key) {
+        let m = self.m;
+        let Some(visit) = self.visits.get_mut(v) else {
+            return;
+        };
+        let calls = &m.services[visit.service as usize].calls;
+        let first = visit.next_call as usize;
+        if first >= calls.len() {
+            self.finish(v, Ok(()));
+            return;
+        }
+        let end = if calls[first].parallel {
+            first + calls[first..].iter().take_while(|c| c.parallel).count()
+        } else {
+            first + 1
+        };
+        let deadline = visit.deadline;
+        visit.group_end = end as u16;
+        visit.pending = (end - first) as u16;
+        let (limit, by_horizon) = self.limit(deadline);
+        if self.now >= limit {
+            for c in &calls[first..end] {
+                self.refuse_late(c.first_layer, by_horizon);
+            }
+            self.finish(v, Err(Outcome::Timeout));
+            return;
+        }
+        let parallel = end - first > 1;
+        for c in &calls[first..end] {
+            let logical = if c.tracked {
+                self.executions.push(0);
+                (self.executions.len() - 1) as u32
+            } else {
+                UNTRACKED
+            };
+            let inv = self.invoke(
+                c.first_layer,
+                Parent::Call(v),
+                deadline,
+                logical,
+                BudgetOf::Slot(c.first_layer),
+                parallel,
+            );
+            if parallel && let Some(visit) = self.visits.get_mut(v) {
+                visit.group.push(inv);
+            }
+        }
+        if parallel {
+            self.queue.push(self.now, Phase::Start, Event::Group(v));
+        }
+    }
+
+    /// Sends the first attempt of every call of the current parallel run at
+    /// once: answers that come back at this same instant are delivered only
+    /// after all of them have gone out, as with real concurrent requests.
+    pub fn send_group(&mut self, v: Key) {
+        let Some(visit) = self.visits.get_mut(v) else {
+            return;
+        };
+        let group = std::mem::take(&mut visit.group);
+        for &inv in &group {
+            self.send_attempt(inv);
+        }
+        if let Some(visit) = self.visits.get_mut(v) {
+            visit.group = group;
+        }
+    }
+
+    /// A call of visit `v` ended with `outcome` after its retries.
+    pub fn call_done(&mut self, v: Key, outcome: Outcome) {
+        let Some(visit) = self.visits.get_mut(v) else {
+            return; // the request already answered (a parallel call failed)
+        };
+        if outcome.is_success() {
+            visit.pending -= 1;
+            if visit.pending == 0 {
+                visit.next_call = visit.group_end;
+                visit.group.clear();
+                self.next_group(v);
+            }
+            return;
+        }
+        // The first failure answers at once; the rest of the group stops.
+        let group = std::mem::take(&mut visit.group);
+        for inv in group {
+            self.cancel(inv);
+        }
+        self.finish(v, Err(outcome));
+    }
+
+    /// The request is done: it leaves the service, which answers.
+    fn finish(&mut self, v: Key, result: Result<(), Outcome>) {
+        let Some(visit) = self.visits.get(v) else {
+            return;
+        };
+        let flight = &mut self.in_flight[visit.service as usize];
+        flight.count -= 1;
+        let marked = flight.overflows > visit.ticket;
+        if visit.reset {
+            let (s, parent) = (visit.service as usize, visit.parent);
+            self.visits.remove(v);
+            self.counts.services[s].reset += 1;
+            self.reply(parent, Outcome::Reset, None);
+            return;
+        }
+        let (status, outcome) = match result {
+            _ if marked => (504, Outcome::Timeout),
+            Ok(()) => (200, Outcome::Status(200)),
+            Err(o) => {
+                let status = o.propagated_status();
+                (status, Outcome::Status(status))
+            }
+        };
+        self.answer_visit(v, status, outcome);
+    }
+
+    /// The service answers `status`; the caller's attempt sees `outcome`.
+    fn answer_visit(&mut self, v: Key, status: u16, outcome: Outcome) {
+        let Some(visit) = self.visits.remove(v) else {
+            return;
+        };
+        let s = visit.service as usize;
+        self.counts.services[s].answered(status);
+        let took = super::engine::duration(self.now - visit.arrived);
+        self.histograms.service(s).record(took);
+        self.reply(visit.parent, outcome, None);
+    }
+}
