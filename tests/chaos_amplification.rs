@@ -103,3 +103,37 @@ services:
     assert_eq!(layers[1].layer, "istio-sidecar");
     assert_eq!(layers[1].attempts, 45);
 }
+
+#[test]
+fn fan_out_and_fan_in_measure_the_sum_over_all_paths() {
+    // web → a (×2) and web → b (×3), a and b → db (×2 each), b → a too
+    // (parallel with its db call): a receives 2 + 3 = 5 per request, db
+    // 5·2 + 3·2 = 16 — every call is made although the first one failed.
+    let t = topo(
+        "version: 1
+entry: web
+services:
+  web:
+    calls:
+      - { to: a, timeout: 2s, retry: { max_attempts: 2 } }
+      - { to: b, timeout: 2s, retry: { max_attempts: 3 } }
+  a:
+    calls: [ { to: db, timeout: 2s, retry: { max_attempts: 2 } } ]
+  b:
+    calls:
+      - { to: db, timeout: 2s, parallel: true, retry: { max_attempts: 2 } }
+      - { to: a, timeout: 2s, parallel: true }
+  db: {}
+",
+    );
+    let r = run(&t, "total-outage", 1, 2);
+    let received: Vec<u64> = r.services.iter().map(|s| s.received).collect();
+    assert_eq!(received, [2, 10, 6, 32], "web, a, b, db");
+    for s in &r.services {
+        assert_eq!(
+            s.amplification.measured, s.amplification.predicted,
+            "{}",
+            s.service
+        );
+    }
+}

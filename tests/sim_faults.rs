@@ -254,7 +254,7 @@ fn deadline_propagation_stops_work_nobody_waits_for() {
 }
 
 #[test]
-fn parallel_calls_overlap_and_a_failure_stops_the_siblings() {
+fn parallel_calls_overlap_and_a_failure_does_not_stop_the_others() {
     let topo = |parallel: bool| {
         format!(
             "version: 1\nentry: web\nservices:\n  web: {{ latency: 0ms, calls: [ {{ to: a, parallel: {parallel} }}, {{ to: b, parallel: {parallel}, retry: {{ max_attempts: 3 }} }} ] }}\n  a: {{ latency: 50ms }}\n  b: {{ latency: 100ms }}\n"
@@ -262,14 +262,16 @@ fn parallel_calls_overlap_and_a_failure_stops_the_siblings() {
     };
     assert_ms(e2e_ms(&run(&topo(true), "", sequential(1))), 100.0);
     assert_ms(e2e_ms(&run(&topo(false), "", sequential(1))), 150.0);
-    // a fails at 50 ms: web answers at once, b (still working) gets no retry.
+    // a fails at once: web still waits for b (100 ms), then answers a's 500.
     let f = "target: a\nphases: [ { inject: { kind: status, status: 500 } } ]\n";
     let r = run(&topo(true), f, sequential(1));
-    assert_ms(e2e_ms(&r), 0.001);
+    assert_ms(e2e_ms(&r), 100.0);
     assert_eq!(received(&r, "b"), 1);
     assert_eq!(status(&r, "web", "500"), 1);
     let r = run(&topo(false), f, sequential(1));
-    assert_eq!(received(&r, "b"), 0, "sequential: b is never called");
+    assert_eq!(received(&r, "b"), 1, "sequential: b is still called");
+    assert_ms(e2e_ms(&r), 100.0);
+    assert_eq!(status(&r, "web", "500"), 1);
 }
 
 #[test]

@@ -17,6 +17,9 @@
 //! shares).
 //!
 //! Modelling choices the simulator shares (DESIGN leaves them open):
+//! - a service makes every call of a request even when an earlier one failed,
+//!   and answers with the last failure once all are done, so attempts under
+//!   total failure equal the static worst case (the sum over call paths);
 //! - a request id header follows one logical call through every retry of
 //!   every layer; a callee counts a second execution of a non-idempotent one
 //!   without `Idempotency-Key` as a duplicate (with the key it still does the

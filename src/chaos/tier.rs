@@ -1,9 +1,12 @@
 //! A service of the topology as a real HTTP handler (DESIGN, "Semantics
 //! shared by the simulator and the chaos harness"): it does its own work (a
 //! seeded latency draw), then makes its calls in order — concurrently where
-//! `parallel` — each through its retry layers. A call that still fails after
-//! its retries ends the request at once with the propagated status (the same
-//! status, 504 for a timeout, 502 for a reset or refused connection).
+//! `parallel` — each through its retry layers. Every call is made even when an
+//! earlier one failed (each is a dependency the request needs, and this is the
+//! case the static worst case counts: the sum over all call paths); once all
+//! are done, a request with a failed call answers at once with the last
+//! failure it saw, propagated (the same status, 504 for a timeout, 502 for a
+//! reset or refused connection).
 //!
 //! Capacity follows DESIGN's overload model: when an arriving request raises
 //! the number in flight above capacity, every request then in flight is
@@ -175,9 +178,10 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
     }
 }
 
-/// Makes the calls in order, groups of consecutive `parallel` calls together;
-/// the first failure ends the request.
+/// Makes the calls in order, groups of consecutive `parallel` calls together,
+/// every one of them; the result is the last failure seen, if any.
 async fn run_calls(tier: &Arc<Tier>, deadline: Option<Duration>) -> Result<(), Outcome> {
+    let mut failure = None;
     let mut i = 0;
     while i < tier.calls.len() {
         let end = if tier.calls[i].parallel {
@@ -186,25 +190,26 @@ async fn run_calls(tier: &Arc<Tier>, deadline: Option<Duration>) -> Result<(), O
             i + 1
         };
         if end - i == 1 {
-            one_call(tier, i, deadline).await?;
+            if let Err(outcome) = one_call(tier, i, deadline).await {
+                failure = Some(outcome);
+            }
         } else {
             let mut group = JoinSet::new();
             for ci in i..end {
                 let tier = Arc::clone(tier);
                 group.spawn(async move { one_call(&tier, ci, deadline).await });
             }
-            // The first failure answers at once; dropping the set cancels the rest.
             while let Some(done) = group.join_next().await {
                 match done {
                     Ok(Ok(())) => {}
-                    Ok(Err(outcome)) => return Err(outcome),
-                    Err(_) => return Err(Outcome::Reset),
+                    Ok(Err(outcome)) => failure = Some(outcome),
+                    Err(_) => failure = Some(Outcome::Reset),
                 }
             }
         }
         i = end;
     }
-    Ok(())
+    failure.map_or(Ok(()), Err)
 }
 
 async fn one_call(tier: &Tier, ci: usize, deadline: Option<Duration>) -> Result<(), Outcome> {

@@ -110,8 +110,11 @@ pub(crate) struct Visit {
     pub next_call: u16,
     pub group_end: u16,
     pub pending: u16,
-    /// The invocations of the current parallel group, to cancel on failure.
+    /// The invocations of the current parallel group, sent together.
     pub group: Vec<Key>,
+    /// The last failure a call of this request ended with: the answer once
+    /// every call has been made.
+    pub failure: Option<Outcome>,
 }
 
 /// In-flight accounting of a service for the overload model.

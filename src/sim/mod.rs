@@ -35,8 +35,10 @@
 //!   sent in whole seconds, rounded up; a `reset` fault does the work, then
 //!   closes without an answer; a `hang` never answers;
 //! - a service keeps working when its caller gives up (work nobody waits
-//!   for); a `via` sidecar stops, cancelling its own attempt in flight; when a
-//!   parallel call fails, its siblings stop retrying;
+//!   for); a `via` sidecar stops, cancelling its own attempt in flight;
+//! - a service makes every call of a request even when an earlier one failed,
+//!   and answers with the last failure once all are done, so attempts under
+//!   total failure equal the static worst case (the sum over call paths);
 //! - tiers do not forward their callee's Retry-After; sidecars do;
 //! - a service with `deadline_propagation: true` honours an incoming deadline
 //!   (answers 504 at once when it has passed, never starts an attempt at or

@@ -2,9 +2,12 @@
 //! the chaos harness"): an arriving request meets the fault plan first (the
 //! one place the ratio is rolled), then the service does its own work (a
 //! latency draw) and makes its calls in order — a run of `parallel` calls
-//! together — each through its retry layers. A call that still fails ends the
-//! request at once with the propagated status (the same status, 504 for a
-//! timeout, 502 for a reset or a refused connection).
+//! together — each through its retry layers. Every call is made even when an
+//! earlier one failed (each is a dependency the request needs, and this is
+//! the case the static worst case counts: the sum over all call paths); once
+//! all are done, a request with a failed call answers at once with the last
+//! failure it saw, propagated (the same status, 504 for a timeout, 502 for a
+//! reset or a refused connection).
 //!
 //! The overload model: whenever an arriving request raises the number in
 //! flight above capacity (an `overload` phase's, else the topology's
@@ -55,6 +58,7 @@ impl<'m> Engine<'m> {
             group_end: 0,
             pending: 0,
             group: Vec::new(),
+            failure: None,
         };
         let mut delay = 0;
         match effect {
@@ -160,7 +164,8 @@ impl<'m> Engine<'m> {
         let calls = &m.services[visit.service as usize].calls;
         let first = visit.next_call as usize;
         if first >= calls.len() {
-            self.finish(v, Ok(()));
+            let result = visit.failure.map_or(Ok(()), Err);
+            self.finish(v, result);
             return;
         }
         let end = if calls[first].parallel {
@@ -220,26 +225,22 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// A call of visit `v` ended with `outcome` after its retries.
+    /// A call of visit `v` ended with `outcome` after its retries. A failure
+    /// does not stop the request's other calls (see the module docs): it is
+    /// remembered and answered once every call has been made.
     pub fn call_done(&mut self, v: Key, outcome: Outcome) {
         let Some(visit) = self.visits.get_mut(v) else {
-            return; // the request already answered (a parallel call failed)
+            return; // the request was already answered
         };
-        if outcome.is_success() {
-            visit.pending -= 1;
-            if visit.pending == 0 {
-                visit.next_call = visit.group_end;
-                visit.group.clear();
-                self.next_group(v);
-            }
-            return;
+        if !outcome.is_success() {
+            visit.failure = Some(outcome);
         }
-        // The first failure answers at once; the rest of the group stops.
-        let group = std::mem::take(&mut visit.group);
-        for inv in group {
-            self.cancel(inv);
+        visit.pending -= 1;
+        if visit.pending == 0 {
+            visit.next_call = visit.group_end;
+            visit.group.clear();
+            self.next_group(v);
         }
-        self.finish(v, Err(outcome));
     }
 
     /// The request is done: it leaves the service, which answers.
