@@ -225,3 +225,63 @@ fn chaos_rejects_bad_scenarios_and_targets() {
     let (code, _, err) = retrylint(&["chaos", "examples/sidecar.yaml", "--rate", "fast"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn simulate_is_reproducible_and_compares() {
+    let args = [
+        "simulate",
+        "examples/sre-book.yaml",
+        "--fault",
+        "total-outage",
+        "--requests",
+        "10",
+        "--trials",
+        "20",
+        "--format",
+        "json",
+    ];
+    let (code, first, err) = retrylint(&args);
+    assert_eq!(code, 0, "{err}");
+    let (_, second, _) = retrylint(&args);
+    assert_eq!(first, second, "same seed, same bytes");
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(v["mode"], "simulate");
+    let db = v["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["service"] == "db")
+        .unwrap();
+    assert_eq!(db["received"], 640);
+    assert_eq!(db["amplification"]["measured"], 64.0);
+    assert_eq!(db["received_quantiles"]["p10"], 640.0);
+    let (code, out, err) = retrylint(&[
+        "simulate",
+        "examples/sre-book.yaml",
+        "examples/clean.yaml",
+        "--fault",
+        "overload",
+        "--trials",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert_eq!(
+        retrylint(&["simulate", "examples/sre-book.yaml", "--trials", "0"]).0,
+        2
+    );
+    let (code, ..) = retrylint(&[
+        "simulate",
+        "examples/sre-book.yaml",
+        "--fault",
+        "total-outage",
+        "--requests",
+        "4",
+        "--expect",
+        "amplification(db) <= 10",
+    ]);
+    assert_eq!(code, 1);
+}

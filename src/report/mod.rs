@@ -11,6 +11,7 @@ pub mod run_json;
 pub mod run_markdown;
 pub mod run_table;
 pub mod sarif;
+pub mod sim_compare_json;
 pub mod sim_compare_markdown;
 pub mod sim_compare_table;
 pub mod snippet;
