@@ -14,7 +14,7 @@ use retrylint::lint::{self, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
 use retrylint::run::{Expectation, LoadSettings, RunReport, evaluate_all};
 use retrylint::sim;
-use retrylint::topology::{self, LoadError, Presets};
+use retrylint::topology::{self, ErrorKind, LoadError, Presets};
 
 /// Finds retry storms before production does.
 ///
@@ -207,15 +207,26 @@ fn emit(text: &str) {
 }
 
 fn load_error(e: LoadError) -> Failure {
-    let source = std::fs::read_to_string(&e.file).ok();
+    // The source, for the caret under the culprit: read again within the size
+    // limit, and not at all when reading it was the problem.
+    let source = match (e.kind, e.pos) {
+        (ErrorKind::Io, _) | (_, None) => None,
+        _ => topology::load::read_text(std::path::Path::new(&e.file), &e.file).ok(),
+    };
     Failure::Input(Box::new(e), source)
 }
 
-fn check(args: CheckArgs) -> Result<Outcome, Failure> {
+/// The embedded presets plus those of every `--policies DIR`.
+fn presets(dirs: &[PathBuf]) -> Result<Presets, Failure> {
     let mut presets = Presets::embedded();
-    for dir in &args.policies {
+    for dir in dirs {
         presets.add_dir(dir).map_err(load_error)?;
     }
+    Ok(presets)
+}
+
+fn check(args: CheckArgs) -> Result<Outcome, Failure> {
+    let presets = presets(&args.policies)?;
     let t = topology::load(&args.topology, &presets).map_err(load_error)?;
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
@@ -288,10 +299,7 @@ struct Prepared {
 }
 
 fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
-    let mut presets = Presets::embedded();
-    for dir in &args.policies {
-        presets.add_dir(dir).map_err(load_error)?;
-    }
+    let presets = presets(&args.policies)?;
     let mut scenario = faults::load(&args.fault).map_err(load_error)?;
     if let Some(target) = &args.target {
         scenario.target = target

@@ -311,3 +311,23 @@ fn an_ambiguous_entry() {
     assert!(e.contains("cannot tell the entry service"), "{e}");
     assert!(e.contains("add `entry: a`"), "{e}");
 }
+
+#[test]
+fn a_file_over_the_size_limit() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad_input");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("huge.yaml");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(65 * 1024 * 1024).unwrap();
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .arg("check")
+        .arg(&path)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("larger than the 64 MiB limit"), "{e}");
+}
