@@ -6,6 +6,10 @@
 //! `run` holds the plain results of a run; `report` formats plain results.
 //! `policy` is the ground floor.
 
+// Lets unit tests include helpers written for the integration tests.
+#[cfg(test)]
+extern crate self as retrylint;
+
 pub mod chaos;
 pub mod faults;
 pub mod lint;

@@ -83,23 +83,21 @@ pub fn load_str(
 }
 
 fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
-    // serde-saphyr appends " at line L, column C"; we lead with file:line:col.
-    let message = match e.message.find(" at line ") {
+    // The parser appends " at line L, column C"; we lead with file:line:col.
+    let message = match e.message.rfind(" at line ") {
         Some(i) => e.message[..i].to_owned(),
         None => e.message.clone(),
     };
     let limits =
         "a topology needs neither deep nesting (the limit is 64 levels) nor mass alias expansion";
-    let (message, help) = if message.starts_with("duplicate mapping key") {
-        let key = message
-            .split(": ")
-            .nth(1)
-            .unwrap_or("")
-            .split(',')
-            .next()
-            .unwrap_or("");
+    let (message, help) = if let Some(rest) = message.strip_prefix("duplicate mapping key") {
+        // "duplicate mapping key: KEY", or no key when the key is a list or mapping.
+        let message = match rest.strip_prefix(": ") {
+            Some(key) => format!("duplicate key `{key}`"),
+            None => "duplicate key".to_owned(),
+        };
         (
-            format!("duplicate key `{key}`"),
+            message,
             Some("each key appears once per mapping; merge the two entries".to_owned()),
         )
     } else if message.contains("recursion limit") || message.contains("Depth") {
