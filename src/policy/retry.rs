@@ -162,7 +162,6 @@ impl<'p> RetrySession<'p> {
             return Decision::Stop(Stop::AttemptsExhausted);
         }
         let mut wait = self.policy.backoff.wait(self.attempts, self.prev_wait, rng);
-        self.prev_wait = wait;
         let mut honored_retry_after = false;
         if self.policy.honor_retry_after
             && let Some(ra) = retry_after
@@ -171,6 +170,10 @@ impl<'p> RetrySession<'p> {
             wait = ra;
             honored_retry_after = true;
         }
+        // Decorrelated jitter grows from the wait actually taken.
+        self.prev_wait = wait;
+        // The deadline is checked before the budget, so a retry that could not
+        // start in time costs no budget.
         if let Some(deadline) = self.deadline
             && now.saturating_add(wait) >= deadline
         {

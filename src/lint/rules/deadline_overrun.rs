@@ -74,6 +74,26 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .label(format!("{} < {} worst case", dur(timeout.value), dur(inner))),
         );
     }
+    // The client layer waits for the entry service.
+    if let Some(client) = &t.client
+        && let Some(timeout) = client.timeout
+        && a.service_worst[t.entry] > timeout.value
+    {
+        let entry = &t.services[t.entry].name;
+        let inner = a.service_worst[t.entry];
+        out.push(
+            Diagnostic::new(timeout.pos, t.entry, format!(
+                "the client layer times out after {} but `{entry}` can take {} at worst: work nobody waits for",
+                dur(timeout.value),
+                dur(inner)
+            ))
+            .help(format!(
+                "fit the work under {entry} inside {} (fewer attempts or shorter timeouts below it), or set deadline_propagation: true on {entry}",
+                dur(timeout.value)
+            ))
+            .label(format!("{} < {} worst case", dur(timeout.value), dur(inner))),
+        );
+    }
     if let Some(deadline) = t.deadline
         && a.entry_worst > deadline.value
     {

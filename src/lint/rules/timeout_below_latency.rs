@@ -32,6 +32,26 @@ declare_rule! {
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
+    if let Some(timeout) = t.client.as_ref().and_then(|c| c.timeout) {
+        let entry = &t.services[t.entry];
+        let p99 = entry.latency.p99;
+        if timeout.value < p99 {
+            out.push(
+                Diagnostic::new(
+                    timeout.pos,
+                    t.entry,
+                    format!(
+                        "the client layer times out after {}, below `{}`'s p99 latency of {}: healthy requests time out",
+                        dur(timeout.value),
+                        entry.name,
+                        dur(p99)
+                    ),
+                )
+                .help(format!("raise the timeout above {} (e.g. {})", dur(p99), dur(p99.mul_f64(1.5))))
+                .label(format!("below p99 {}", dur(p99))),
+            );
+        }
+    }
     for (s, i, call, _, layer) in call_layers(cx) {
         let Some(timeout) = layer.timeout else {
             continue;

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use crate::declare_rule;
-use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
+use crate::lint::rule::{Context, Diagnostic, layer_sites, where_layer};
 use crate::topology::duration::format as dur;
 
 declare_rule! {
@@ -39,37 +39,52 @@ declare_rule! {
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
-    // How long each service's callers wait for it, at most.
+    // How long each service's callers wait for it, at most: the innermost
+    // layer with a timeout of every call into it.
     let mut waited = vec![None::<Duration>; t.services.len()];
     if let Some(client) = &t.client {
         waited[t.entry] = client.timeout.map(|l| l.value);
     }
     for c in t.calls() {
-        if let Some(tmo) = c.layers.last().and_then(|l| l.timeout) {
+        if let Some(tmo) = c.layers.iter().rev().find_map(|l| l.timeout) {
             let w = &mut waited[c.to];
             *w = Some(w.map_or(tmo.value, |x| x.min(tmo.value)));
         }
     }
     let deadline = t.deadline.map(|d| d.value);
-    for (s, i, call, li, layer) in call_layers(cx) {
-        let p = &layer.policy;
+    for site in layer_sites(cx) {
+        let (layer, p) = (site.layer, &site.layer.policy);
         if !p.retries() {
             continue;
         }
-        let (bound, by) = if li > 0 {
-            match call.layers[li - 1].timeout {
-                Some(tmo) => (
-                    Some(tmo.value),
-                    format!(
-                        "the {} timeout of {}",
-                        dur(tmo.value),
-                        where_layer(t, call, &call.layers[li - 1])
+        // The nearest outer layer of the same call with a timeout bounds this
+        // one; else the callers of the service; the client answers to no one.
+        let (bound, by) = match site.call {
+            None => (None, String::new()),
+            Some((_, call)) => {
+                let li = call
+                    .layers
+                    .iter()
+                    .position(|l| std::ptr::eq(l, layer))
+                    .unwrap_or(0);
+                match call.layers[..li].iter().rev().find(|l| l.timeout.is_some()) {
+                    Some(outer) => {
+                        let tmo = outer.timeout.map(|x| x.value).unwrap_or_default();
+                        (
+                            Some(tmo),
+                            format!(
+                                "the {} timeout of {}",
+                                dur(tmo),
+                                where_layer(t, call, outer)
+                            ),
+                        )
+                    }
+                    None => (
+                        waited[site.service],
+                        format!("the callers of {}", t.services[site.service].name),
                     ),
-                ),
-                None => (waited[s], format!("the callers of {}", t.services[s].name)),
+                }
             }
-        } else {
-            (waited[s], format!("the callers of {}", t.services[s].name))
         };
         let (bound, by) = match (bound, deadline) {
             (Some(b), Some(d)) if d < b => (Some(d), format!("the {} deadline", dur(d))),
@@ -92,14 +107,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             by
         };
         out.push(
-            Diagnostic::new(layer.at(layer.spans.max_attempts), s, format!(
+            site.diagnostic(layer.at(layer.spans.max_attempts), format!(
                 "{} allows {} attempts but only {startable} can start before {by}: attempt {} would wait {} first",
-                where_layer(t, call, layer),
+                site.describe(t),
                 p.max_attempts,
                 startable + 1,
                 dur(p.min_start_of_retry(startable))
             ))
-            .on_layer(i, layer)
             .help(format!("set max_attempts: {startable}, or shorten the backoff"))
             .label(format!("only {startable} can start")),
         );
