@@ -285,3 +285,46 @@ fn simulate_is_reproducible_and_compares() {
     ]);
     assert_eq!(code, 1);
 }
+
+#[test]
+fn ctrl_c_stops_chaos_and_prints_what_ran_on_loopback_only() {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("retrylint"))
+        .args([
+            "chaos",
+            "examples/ecommerce.yaml",
+            "--duration",
+            "20s",
+            "--format",
+            "json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let listeners = v["listeners"].as_array().unwrap();
+    assert!(!listeners.is_empty());
+    for l in listeners {
+        let addr = l["addr"].as_str().unwrap();
+        assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+        // Nothing the run started (no detached process) still holds its ports.
+        assert!(
+            std::net::TcpStream::connect(addr).is_err(),
+            "{addr} still listening"
+        );
+    }
+}
