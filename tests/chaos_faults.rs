@@ -1,6 +1,7 @@
 //! Fault kinds on real servers: injected delay in the histogram, Retry-After
 //! honoured, a ratio budget under total outage, duplicates of non-idempotent
-//! calls, refused connections while a service is down.
+//! calls, refused connections while a service is down, and faults at the
+//! entry as the load driver's own HTTP client sees them.
 
 use std::time::Duration;
 
@@ -153,4 +154,40 @@ fn a_down_service_refuses_connections() {
         r.service("api").and_then(|a| a.statuses.get("502")),
         Some(&5)
     );
+}
+
+#[test]
+fn the_load_driver_sees_entry_faults_as_the_tiers_do() {
+    // The `client:` layer runs in the load driver on its own HTTP/1.1 client:
+    // a reset, a refused connection and a hang at the entry must be
+    // classified exactly as reqwest classifies them between tiers.
+    let t = topo(
+        "version: 1\nclient: { timeout: 200ms, retry: { max_attempts: 3, retry_on: [reset, connect, timeout] } }\nservices:\n  api: {}\n",
+    );
+    for (kind, reason, dropped) in [
+        ("reset", "reset", "reset"),
+        ("down", "connect", "refused"),
+        ("hang", "timeout", "hang"),
+    ] {
+        let s = fault(&format!(
+            "target: api\nphases: [ {{ inject: {{ kind: {kind} }} }} ]\n"
+        ));
+        let r = run(&t, &s, 1, 3);
+        let client = r.end_to_end.client.as_ref().expect("client layer");
+        assert_eq!(client.attempts, 9, "{kind}: {client:?}");
+        assert_eq!(
+            client.retries_by_reason.get(reason),
+            Some(&6),
+            "{kind}: {client:?}"
+        );
+        assert_eq!(r.end_to_end.outcomes.get(reason), Some(&3), "{kind}");
+        let api = r.service("api").expect("api row");
+        assert_eq!(api.received, 9, "{kind}");
+        assert_eq!(
+            api.dropped.get(dropped),
+            Some(&9),
+            "{kind}: {:?}",
+            api.dropped
+        );
+    }
 }

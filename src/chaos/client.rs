@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue};
-
-use super::context::{CallCtx, CallerState, Run, header, lock};
+use super::context::{AttemptHeaders, CallCtx, CallerState, Run, lock};
 use super::metrics::stop_name;
 use super::transport::Transport;
 use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession};
@@ -111,22 +109,14 @@ impl LayerClient {
             let left = deadline.saturating_sub(started);
             timeout = Some(timeout.map_or(left, |t| t.min(left)));
         }
-        let mut headers = HeaderMap::with_capacity(4);
-        headers.insert(header::REQUEST_ID, HeaderValue::from(ctx.request_id));
-        if ctx.non_idempotent {
-            headers.insert(header::NON_IDEMPOTENT, HeaderValue::from_static("1"));
-        }
-        if let Some(key) = &ctx.idempotency_key
-            && let Ok(v) = HeaderValue::from_str(key)
-        {
-            headers.insert(header::IDEMPOTENCY_KEY, v);
-        }
-        if self.propagate_deadline
-            && let Some(t) = timeout
-        {
-            let us = u64::try_from(t.as_micros()).unwrap_or(u64::MAX);
-            headers.insert(header::DEADLINE_US, HeaderValue::from(us));
-        }
+        let headers = AttemptHeaders {
+            request_id: ctx.request_id,
+            non_idempotent: ctx.non_idempotent,
+            idempotency_key: ctx.idempotency_key.as_deref(),
+            deadline_us: timeout
+                .filter(|_| self.propagate_deadline)
+                .map(|t| u64::try_from(t.as_micros()).unwrap_or(u64::MAX)),
+        };
         let exchange = self
             .transport
             .send(&self.url, &ctx.method, &ctx.path, headers);

@@ -17,15 +17,55 @@ use crate::policy::{Budget, BudgetSpec, Rng, seeded_rng};
 
 /// Headers the harness adds to every hop.
 pub(crate) mod header {
-    use axum::http::HeaderName;
-
     /// The logical request: the same on every retry of every layer of one call.
-    pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-retrylint-request");
+    pub const REQUEST_ID: &str = "x-retrylint-request";
     /// Set on calls that are not idempotent, so the callee counts duplicates.
-    pub const NON_IDEMPOTENT: HeaderName = HeaderName::from_static("x-retrylint-non-idempotent");
+    pub const NON_IDEMPOTENT: &str = "x-retrylint-non-idempotent";
     /// Remaining time of the caller's deadline, in µs (like `grpc-timeout`).
-    pub const DEADLINE_US: HeaderName = HeaderName::from_static("x-retrylint-deadline-us");
-    pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+    pub const DEADLINE_US: &str = "x-retrylint-deadline-us";
+    pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+}
+
+/// The harness headers of one attempt, for either transport to render.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttemptHeaders<'a> {
+    pub request_id: u64,
+    pub non_idempotent: bool,
+    pub idempotency_key: Option<&'a str>,
+    /// The remaining deadline sent downstream, in µs.
+    pub deadline_us: Option<u64>,
+}
+
+/// Room to render the numeric header values without allocating.
+#[derive(Default)]
+pub(crate) struct HeaderScratch {
+    request_id: itoa::Buffer,
+    deadline: itoa::Buffer,
+}
+
+impl<'a> AttemptHeaders<'a> {
+    /// Each header's name and value, numbers rendered into `scratch`.
+    pub fn pairs<'s>(
+        &self,
+        scratch: &'s mut HeaderScratch,
+    ) -> impl Iterator<Item = (&'static str, &'s str)>
+    where
+        'a: 's,
+    {
+        let HeaderScratch {
+            request_id,
+            deadline,
+        } = scratch;
+        [
+            Some((header::REQUEST_ID, request_id.format(self.request_id))),
+            self.non_idempotent.then_some((header::NON_IDEMPOTENT, "1")),
+            self.idempotency_key.map(|k| (header::IDEMPOTENCY_KEY, k)),
+            self.deadline_us
+                .map(|us| (header::DEADLINE_US, deadline.format(us))),
+        ]
+        .into_iter()
+        .flatten()
+    }
 }
 
 /// Shared state of one run.

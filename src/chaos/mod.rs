@@ -11,7 +11,7 @@
 //!
 //! One job per file: `server` (listening, down windows, detaching work),
 //! `tier` (a service's semantics), `sidecar` (a `via` proxy), `client` (one
-//! retrying layer), `transport` (reqwest between tiers, a lean hyper client in
+//! retrying layer), `transport` (reqwest between tiers, `http1`'s lean client in
 //! the load driver), `fault_layer` (faults on real requests), `driver`
 //! (load), `metrics` (counters → report), `progress`, `context` (what a run
 //! shares).
@@ -39,6 +39,7 @@ mod client;
 mod context;
 mod driver;
 mod fault_layer;
+mod http1;
 mod metrics;
 mod progress;
 mod server;
@@ -278,7 +279,7 @@ pub async fn drive_url(
         policy: Default::default(),
         timeout: None,
         url: format!("http://{authority}"),
-        transport: Transport::Direct(Arc::new(DirectPool::new(Arc::clone(&run), addr))),
+        transport: Transport::Direct(DirectPool::new(addr)),
         callee: None,
         propagate_deadline: false,
     };
@@ -475,7 +476,7 @@ fn boot(
         policy: client_layer.map(|l| l.policy.clone()).unwrap_or_default(),
         timeout: client_layer.and_then(|l| l.timeout.map(|x| x.value)),
         url: urls[t.entry].clone(),
-        transport: Transport::Direct(Arc::new(DirectPool::new(Arc::clone(run), entry_addr))),
+        transport: Transport::Direct(DirectPool::new(entry_addr)),
         callee: Some(t.entry),
         propagate_deadline: t.deadline.is_some(),
     };

@@ -138,13 +138,18 @@ pub(crate) fn serve<S>(
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     S::Future: Send + 'static,
 {
+    let Ok(addr) = listener.local_addr() else {
+        return;
+    };
+    let mut listener = Some(listener);
+    // Down from the start: the socket closes now, before any load begins, so
+    // no connection lands in its backlog and the very first one is refused.
+    if down.first().is_some_and(|(start, _)| start.is_zero()) {
+        listener = None;
+    }
     let run2 = Arc::clone(run);
     run.spawn(async move {
         let run = run2;
-        let Ok(addr) = listener.local_addr() else {
-            return;
-        };
-        let mut listener = Some(listener);
         for (start, end) in down {
             if let Some(l) = listener.take() {
                 accept_until(&run, l, svc.clone(), Some(start)).await;
