@@ -3,7 +3,8 @@
 //! 1. `load_driver`: requests/s the load driver sustains against a trivial
 //!    axum server on loopback (closed loop, 32 clients);
 //! 2. next to `wrk` against the same server in the same run, when wrk is
-//!    installed (`apt-get install wrk`), printed as a ratio;
+//!    installed (`apt-get install wrk`): three alternating rounds, printed
+//!    as ratios and their median;
 //! 3. `hops`: the cost of one more tier (server + retrying client) from chains
 //!    of 1 and 3 services with zero own latency.
 //!

@@ -229,6 +229,10 @@ fn write_head<'n, 'v>(
         out.extend_from_slice(part.as_bytes());
     }
     for (name, value) in headers {
+        // A line break in a value would end the head early: never send one.
+        if value.contains(['\r', '\n']) {
+            continue;
+        }
         for part in [name, ": ", value, "\r\n"] {
             out.extend_from_slice(part.as_bytes());
         }

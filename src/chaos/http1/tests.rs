@@ -93,6 +93,13 @@ async fn content_length_bodies_keep_the_connection() {
     assert_eq!(seen[1], "GET / HTTP/1.1\r\nhost: h\r\n\r\n");
 }
 
+#[test]
+fn a_value_with_a_line_break_is_not_sent() {
+    let mut out = Vec::new();
+    write_head(&mut out, "GET", "/", "h", [("a", "1\r\nx: 2"), ("b", "3")]);
+    assert_eq!(out, b"GET / HTTP/1.1\r\nhost: h\r\nb: 3\r\n\r\n");
+}
+
 #[tokio::test]
 async fn a_post_says_its_body_is_empty() {
     let (addr, server) = scripted(vec![Step::Answer(
