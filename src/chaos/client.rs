@@ -65,10 +65,12 @@ impl LayerClient {
             let mut st = lock(state);
             RetrySession::start(&self.policy, now, Some(limit), st.budget.as_mut())
         };
+        let mut attempt = 0;
         loop {
+            attempt += 1;
             let started = run.now();
             metrics.layer_attempt(self.slot);
-            let (outcome, retry_after) = self.attempt(ctx, started).await;
+            let (outcome, retry_after) = self.attempt(ctx, started, attempt).await;
             if outcome == Outcome::Connect
                 && let Some(callee) = self.callee
             {
@@ -102,8 +104,13 @@ impl LayerClient {
         }
     }
 
-    /// One attempt started at `started`: its outcome and Retry-After.
-    async fn attempt(&self, ctx: &CallCtx, started: Duration) -> (Outcome, Option<Duration>) {
+    /// Attempt number `n`, started at `started`: its outcome and Retry-After.
+    async fn attempt(
+        &self,
+        ctx: &CallCtx,
+        started: Duration,
+        n: u32,
+    ) -> (Outcome, Option<Duration>) {
         let mut timeout = self.timeout;
         if let Some(deadline) = ctx.deadline {
             let left = deadline.saturating_sub(started);
@@ -116,6 +123,7 @@ impl LayerClient {
             deadline_us: timeout
                 .filter(|_| self.propagate_deadline)
                 .map(|t| u64::try_from(t.as_micros()).unwrap_or(u64::MAX)),
+            draw: ctx.draw.attempt(n),
         };
         let exchange = self
             .transport

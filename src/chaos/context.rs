@@ -13,7 +13,7 @@ use tokio_util::task::TaskTracker;
 
 use super::metrics::Metrics;
 use crate::faults::FaultPlan;
-use crate::policy::{Budget, BudgetSpec, Rng, seeded_rng};
+use crate::policy::{Budget, BudgetSpec, Rng, derive_seed, seeded_rng};
 
 /// Headers the harness adds to every hop.
 pub(crate) mod header {
@@ -24,6 +24,70 @@ pub(crate) mod header {
     /// Remaining time of the caller's deadline, in µs (like `grpc-timeout`).
     pub const DEADLINE_US: &str = "x-retrylint-deadline-us";
     pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+    /// The attempt's draw key (`DrawKey`), in decimal.
+    pub const DRAW: &str = "x-retrylint-draw";
+}
+
+/// Where the random draws of one attempt come from. A user request's key is
+/// derived from the run's seed and the request's index; each call a service
+/// makes and each attempt a layer sends derive their own from it, and the
+/// service an attempt reaches rolls its fault dice and draws its work time
+/// from the attempt's key. So the same seed gives every request the same
+/// draws however the requests interleave in real time: a rerun differs only
+/// where timing itself decides (phase edges, the horizon, timeouts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DrawKey(pub u64);
+
+impl DrawKey {
+    const ATTEMPT: u64 = 1;
+    const CALL: u64 = 2;
+    const FAULT: u64 = 3;
+    const WORK: u64 = 4;
+
+    /// User request number `index` of a run whose draws derive from `seed`.
+    pub fn user_request(seed: u64, index: u64) -> Self {
+        DrawKey(derive_seed(seed, index))
+    }
+
+    fn child(self, domain: u64, n: u64) -> Self {
+        DrawKey(derive_seed(derive_seed(self.0, domain), n))
+    }
+
+    /// The `n`-th attempt (from 1) a layer sends for this logical request.
+    pub fn attempt(self, n: u32) -> Self {
+        self.child(Self::ATTEMPT, u64::from(n))
+    }
+
+    /// The `n`-th call a service makes while serving this attempt.
+    pub fn call(self, n: usize) -> Self {
+        self.child(Self::CALL, n as u64)
+    }
+
+    /// The fault dice of the service this attempt reaches.
+    pub fn fault_rng(self) -> Rng {
+        seeded_rng(self.child(Self::FAULT, 0).0)
+    }
+
+    /// The work-time draw of the service this attempt reaches.
+    pub fn work_rng(self) -> Rng {
+        seeded_rng(self.child(Self::WORK, 0).0)
+    }
+
+    /// The key an incoming request carries; a request from outside the
+    /// harness gets a fresh one.
+    pub fn from_headers(headers: &axum::http::HeaderMap, run: &Run) -> Self {
+        headers
+            .get(header::DRAW)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .map_or_else(
+                || {
+                    let outsiders = derive_seed(run.draw_seed, u64::MAX);
+                    DrawKey::user_request(outsiders, run.next_request_id())
+                },
+                DrawKey,
+            )
+    }
 }
 
 /// The harness headers of one attempt, for either transport to render.
@@ -34,6 +98,7 @@ pub(crate) struct AttemptHeaders<'a> {
     pub idempotency_key: Option<&'a str>,
     /// The remaining deadline sent downstream, in µs.
     pub deadline_us: Option<u64>,
+    pub draw: DrawKey,
 }
 
 /// Room to render the numeric header values without allocating.
@@ -41,6 +106,7 @@ pub(crate) struct AttemptHeaders<'a> {
 pub(crate) struct HeaderScratch {
     request_id: itoa::Buffer,
     deadline: itoa::Buffer,
+    draw: itoa::Buffer,
 }
 
 impl<'a> AttemptHeaders<'a> {
@@ -55,9 +121,11 @@ impl<'a> AttemptHeaders<'a> {
         let HeaderScratch {
             request_id,
             deadline,
+            draw,
         } = scratch;
         [
             Some((header::REQUEST_ID, request_id.format(self.request_id))),
+            Some((header::DRAW, draw.format(self.draw.0))),
             self.non_idempotent.then_some((header::NON_IDEMPOTENT, "1")),
             self.idempotency_key.map(|k| (header::IDEMPOTENCY_KEY, k)),
             self.deadline_us
@@ -77,8 +145,8 @@ pub(crate) struct Run {
     pub tasks: TaskTracker,
     pub http: reqwest::Client,
     pub plan: FaultPlan,
-    /// The fault dice and delay draws: one seeded stream for the run.
-    pub fault_rng: Mutex<Rng>,
+    /// The root of every request's `DrawKey`.
+    pub draw_seed: u64,
     pub metrics: Metrics,
     next_id: AtomicU64,
 }
@@ -88,7 +156,7 @@ impl Run {
         horizon: Duration,
         http: reqwest::Client,
         plan: FaultPlan,
-        fault_seed: u64,
+        draw_seed: u64,
         metrics: Metrics,
     ) -> Self {
         Run {
@@ -98,7 +166,7 @@ impl Run {
             tasks: TaskTracker::new(),
             http,
             plan,
-            fault_rng: Mutex::new(seeded_rng(fault_seed)),
+            draw_seed,
             metrics,
             next_id: AtomicU64::new(1),
         }
@@ -180,4 +248,7 @@ pub(crate) struct CallCtx {
     /// Absolute run time by which the caller needs the answer, when the caller
     /// propagates deadlines; sent downstream as the remaining time.
     pub deadline: Option<Duration>,
+    /// The logical request's draw key at this layer; attempt n sends
+    /// `draw.attempt(n)`.
+    pub draw: DrawKey,
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio_util::task::TaskTracker;
 
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, Run};
+use super::context::{CallCtx, CallerState, DrawKey, Run};
 use crate::policy::BudgetSpec;
 use crate::run::{Arrival, LoadSettings};
 
@@ -57,7 +57,7 @@ impl Driver {
                                 started.fetch_sub(1, Ordering::Relaxed);
                                 break;
                             }
-                            me.one(&state, now).await;
+                            me.one(&state, i, now).await;
                             finished.fetch_add(1, Ordering::Relaxed);
                         }
                     }));
@@ -76,7 +76,7 @@ impl Driver {
                     let finished = Arc::clone(&finished);
                     started.fetch_add(1, Ordering::Relaxed);
                     self.run.spawn(users.track_future(async move {
-                        me.one(&state, due).await;
+                        me.one(&state, i, due).await;
                         finished.fetch_add(1, Ordering::Relaxed);
                     }));
                     i += 1;
@@ -91,8 +91,8 @@ impl Driver {
             .saturating_sub(finished.load(Ordering::Relaxed))
     }
 
-    /// One user request, intended to start at `intended`.
-    async fn one(&self, state: &Mutex<CallerState>, intended: Duration) {
+    /// User request number `index`, intended to start at `intended`.
+    async fn one(&self, state: &Mutex<CallerState>, index: u64, intended: Duration) {
         let ctx = CallCtx {
             request_id: self.run.next_request_id(),
             method: reqwest::Method::GET,
@@ -100,6 +100,7 @@ impl Driver {
             non_idempotent: false,
             idempotency_key: None,
             deadline: self.deadline.map(|d| intended.saturating_add(d)),
+            draw: DrawKey::user_request(self.run.draw_seed, index),
         };
         let result = self.client.call(state, &ctx).await;
         let now = self.run.now();

@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 use reqwest::header::RETRY_AFTER;
 use tower::{Layer, Service};
 
-use super::context::{Run, lock, sleep_until_precise};
+use super::context::{DrawKey, Run, sleep_until_precise};
 use super::tier::OverloadCapacity;
 use crate::faults::Effect;
 use crate::topology::ServiceId;
@@ -91,10 +91,8 @@ where
         let service = self.service;
         Box::pin(async move {
             let now = run.now();
-            let effect = {
-                let mut rng = lock(&run.fault_rng);
-                run.plan.effect(service, now, &mut rng)
-            };
+            let mut dice = DrawKey::from_headers(req.headers(), &run).fault_rng();
+            let effect = run.plan.effect(service, now, &mut dice);
             let ok = |r: Result<Self::Response, std::convert::Infallible>| match r {
                 Ok(resp) => resp,
                 Err(never) => match never {},

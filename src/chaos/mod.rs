@@ -33,7 +33,10 @@
 //! - the topology's `capacity:` applies the overload model at all times; an
 //!   `overload` phase replaces it while on;
 //! - the `client:` layer is one caller per closed-loop client (own budget and
-//!   random stream); in open loop all user requests share one caller.
+//!   random stream); in open loop all user requests share one caller;
+//! - fault dice and work-time draws are keyed to the request, not taken from a
+//!   shared stream in arrival order (`DrawKey`), so a rerun with the same seed
+//!   differs only where real timing decides.
 
 mod client;
 mod context;
@@ -63,9 +66,10 @@ use crate::faults::{Scenario, UnknownTarget};
 use crate::run::{LoadSettings, RunReport};
 use crate::topology::Topology;
 
-/// Random streams derived from the seed (`LoadSettings::stream_seed`).
-const STREAM_FAULTS: u64 = 1;
-const STREAM_SERVICES: u64 = 1_000;
+/// Random streams derived from the seed (`LoadSettings::stream_seed`): the
+/// root of every request's fault dice and work-time draws (`DrawKey`), and
+/// each retrying caller's jitter stream.
+const STREAM_DRAWS: u64 = 1;
 const STREAM_LAYERS: u64 = 2_000_000;
 
 /// How a run behaves beyond the load settings.
@@ -182,7 +186,7 @@ pub async fn run_async(
         load.horizon(),
         http,
         plan,
-        load.stream_seed(STREAM_FAULTS),
+        load.stream_seed(STREAM_DRAWS),
         metrics,
     ));
     let booted = boot(&run, topology, &layout, load);
@@ -434,7 +438,6 @@ fn boot(
             s.capacity.map(|c| c.value),
             s.deadline_propagation,
             calls,
-            load.stream_seed(STREAM_SERVICES + sid as u64),
         )));
     }
     for (sid, ((listener, _, _), tier)) in service_sockets.into_iter().zip(tiers).enumerate() {

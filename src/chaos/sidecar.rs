@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use reqwest::header::RETRY_AFTER;
 
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, header};
+use super::context::{CallCtx, CallerState, DrawKey, header};
 use super::tier::incoming_deadline;
 
 pub(crate) struct Sidecar {
@@ -48,6 +48,7 @@ pub(crate) async fn handle(State(proxy): State<Arc<Sidecar>>, req: Request) -> R
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         deadline,
+        draw: DrawKey::from_headers(headers, run),
     };
     drop(req);
     let result = proxy.client.call(&proxy.state, &ctx).await;

@@ -23,8 +23,8 @@ use axum::response::{IntoResponse, Response};
 use tokio::task::JoinSet;
 
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, Run, header, lock, sleep_until_precise};
-use crate::policy::{Outcome, Rng, seeded_rng};
+use super::context::{CallCtx, CallerState, DrawKey, Run, header, lock, sleep_until_precise};
+use crate::policy::Outcome;
 use crate::topology::{Latency, ServiceId};
 
 /// The capacity an `overload` fault imposes on this request's arrival.
@@ -51,7 +51,6 @@ pub(crate) struct Tier {
     pub capacity: Option<u32>,
     pub deadline_propagation: bool,
     pub calls: Vec<TierCall>,
-    pub rng: Mutex<Rng>,
     pub in_flight: InFlight,
 }
 
@@ -63,7 +62,6 @@ impl Tier {
         capacity: Option<u32>,
         deadline_propagation: bool,
         calls: Vec<TierCall>,
-        seed: u64,
     ) -> Self {
         Tier {
             run,
@@ -72,7 +70,6 @@ impl Tier {
             capacity,
             deadline_propagation,
             calls,
-            rng: Mutex::new(seeded_rng(seed)),
             in_flight: InFlight::default(),
         }
     }
@@ -152,6 +149,7 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
         .get(header::REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let draw = DrawKey::from_headers(headers, run);
     let capacity = req
         .extensions()
         .get::<OverloadCapacity>()
@@ -165,9 +163,9 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
     {
         run.metrics.executed(tier.id, id);
     }
-    let work = tier.latency.sample(&mut lock(&tier.rng));
+    let work = tier.latency.sample(&mut draw.work_rng());
     sleep_until_precise(tokio::time::Instant::now() + work).await;
-    let result = run_calls(&tier, deadline).await;
+    let result = run_calls(&tier, deadline, draw).await;
     let marked = tier.in_flight.leave(ticket);
     if marked {
         return status(504);
@@ -180,7 +178,11 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
 
 /// Makes the calls in order, groups of consecutive `parallel` calls together,
 /// every one of them; the result is the last failure seen, if any.
-async fn run_calls(tier: &Arc<Tier>, deadline: Option<Duration>) -> Result<(), Outcome> {
+async fn run_calls(
+    tier: &Arc<Tier>,
+    deadline: Option<Duration>,
+    draw: DrawKey,
+) -> Result<(), Outcome> {
     let mut failure = None;
     let mut i = 0;
     while i < tier.calls.len() {
@@ -190,14 +192,14 @@ async fn run_calls(tier: &Arc<Tier>, deadline: Option<Duration>) -> Result<(), O
             i + 1
         };
         if end - i == 1 {
-            if let Err(outcome) = one_call(tier, i, deadline).await {
+            if let Err(outcome) = one_call(tier, i, deadline, draw).await {
                 failure = Some(outcome);
             }
         } else {
             let mut group = JoinSet::new();
             for ci in i..end {
                 let tier = Arc::clone(tier);
-                group.spawn(async move { one_call(&tier, ci, deadline).await });
+                group.spawn(async move { one_call(&tier, ci, deadline, draw).await });
             }
             while let Some(done) = group.join_next().await {
                 match done {
@@ -212,7 +214,12 @@ async fn run_calls(tier: &Arc<Tier>, deadline: Option<Duration>) -> Result<(), O
     failure.map_or(Ok(()), Err)
 }
 
-async fn one_call(tier: &Tier, ci: usize, deadline: Option<Duration>) -> Result<(), Outcome> {
+async fn one_call(
+    tier: &Tier,
+    ci: usize,
+    deadline: Option<Duration>,
+    draw: DrawKey,
+) -> Result<(), Outcome> {
     let call = &tier.calls[ci];
     let request_id = tier.run.next_request_id();
     let ctx = CallCtx {
@@ -222,6 +229,7 @@ async fn one_call(tier: &Tier, ci: usize, deadline: Option<Duration>) -> Result<
         non_idempotent: !call.idempotent,
         idempotency_key: call.idempotency_key.then(|| request_id.to_string()),
         deadline,
+        draw: draw.call(ci),
     };
     let result = call.client.call(&call.state, &ctx).await;
     if result.outcome.is_success() {

@@ -29,4 +29,17 @@ pub fn seeded_rng(seed: u64) -> Rng {
 
 /// The longest duration the engine computes; products and sums saturate here
 /// (about 136 years) instead of overflowing.
+/// A seed for the sub-stream `part` of `seed`: independent-looking streams
+/// from one `--seed`, stable across versions (splitmix64 finalisers).
+pub fn derive_seed(seed: u64, part: u64) -> u64 {
+    splitmix64(seed ^ splitmix64(part.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 pub const FOREVER: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);

@@ -147,7 +147,7 @@ impl LoadSettings {
     /// The seed of stream `stream` of this run: distinct streams for every
     /// caller, service and fault roller, all derived from `--seed`.
     pub fn stream_seed(&self, stream: u64) -> u64 {
-        splitmix64(self.seed ^ splitmix64(stream.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+        crate::policy::derive_seed(self.seed, stream)
     }
 
     pub fn summary(&self) -> LoadSummary {
@@ -162,13 +162,6 @@ impl LoadSettings {
             duration_ms: self.horizon().as_secs_f64() * 1e3,
         }
     }
-}
-
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
