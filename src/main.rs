@@ -78,8 +78,8 @@ struct SimulateArgs {
 #[derive(Args)]
 struct RunArgs {
     /// A shipped fault scenario (503-burst, total-outage, latency-spike,
-    /// throttle-429, connection-reset, brownout, overload, flapping, blackhole)
-    /// or the path of a scenario file.
+    /// throttle-429, connection-reset, brownout, overload, flapping, blackhole;
+    /// none for a baseline) or the path of a scenario file.
     #[arg(long, default_value = "503-burst", value_name = "NAME|PATH")]
     fault: String,
     /// Inject into this service instead of the scenario's target (a service
@@ -211,7 +211,12 @@ fn load_error(e: LoadError) -> Failure {
     // limit, and not at all when reading it was the problem.
     let source = match (e.kind, e.pos) {
         (ErrorKind::Io, _) | (_, None) => None,
-        _ => topology::load::read_text(std::path::Path::new(&e.file), &e.file).ok(),
+        _ => topology::load::read_text(
+            std::path::Path::new(&e.file),
+            &e.file,
+            topology::load::FileKind::Topology,
+        )
+        .ok(),
     };
     Failure::Input(Box::new(e), source)
 }
@@ -305,6 +310,7 @@ fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
         scenario.target = target
             .parse()
             .map_err(|e| Failure::Usage(format!("--target {target}: {e}")))?;
+        scenario.target_at = None;
     }
     let rate = args
         .rate
@@ -334,12 +340,17 @@ fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
     })
 }
 
-/// Loads a topology the scenario can strike.
+/// Loads a topology the scenario can strike and the gates can name.
 fn load_target(path: &std::path::Path, p: &Prepared) -> Result<topology::Topology, Failure> {
     let t = topology::load(path, &p.presets).map_err(load_error)?;
-    p.scenario
-        .plan(&t)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    for gate in &p.gates {
+        gate.check_service(t.services.iter().map(|s| s.name.as_str()))
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+    }
+    p.scenario.plan(&t).map_err(|e| match e.located() {
+        Some(located) => load_error(located),
+        None => Failure::Usage(e.to_string()),
+    })?;
     Ok(t)
 }
 

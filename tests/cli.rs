@@ -224,6 +224,85 @@ fn chaos_rejects_bad_scenarios_and_targets() {
     assert_eq!(code, 2, "{err}");
     let (code, _, err) = retrylint(&["chaos", "examples/sidecar.yaml", "--rate", "fast"]);
     assert_eq!(code, 2, "{err}");
+    let (code, _, err) = retrylint(&["chaos", "examples/sidecar.yaml", "--fault", "./nope.yaml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("name a shipped scenario"), "{err}");
+}
+
+#[test]
+fn an_unknown_target_in_a_fault_file_is_located() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("typo.yaml");
+    std::fs::write(
+        &path,
+        "target: dbb\nphases: [ { inject: { kind: status, status: 503 } } ]\n",
+    )
+    .unwrap();
+    let (code, out, err) = retrylint(&[
+        "chaos",
+        "examples/sre-book.yaml",
+        "--fault",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.ends_with(
+            "typo.yaml:1:9: fault target `dbb` is not a service of topology `sre-book`; did you mean `db`?"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("^"), "no caret under the target: {err}");
+}
+
+#[test]
+fn a_gate_naming_an_unknown_service_fails_before_any_load() {
+    // A horizon of ten minutes: only a check before the run can answer in time.
+    let (code, out, err) = retrylint(&[
+        "chaos",
+        "examples/sre-book.yaml",
+        "--duration",
+        "10m",
+        "--expect",
+        "amplification(dbx) <= 3",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains("no service `dbx` in the topology; did you mean `db`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_baseline_scenario_injects_nothing() {
+    let (code, out, err) = retrylint(&[
+        "chaos",
+        "examples/sre-book.yaml",
+        "--fault",
+        "none",
+        "--clients",
+        "1",
+        "--requests",
+        "5",
+        "--format",
+        "json",
+        "--expect",
+        "success >= 1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fault"], "none");
+    assert_eq!(v["end_to_end"]["succeeded"], 5);
+    let db = v["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["service"] == "db")
+        .unwrap();
+    assert_eq!(db["received"], 5);
 }
 
 #[test]

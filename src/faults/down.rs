@@ -1,6 +1,7 @@
 //! `down`: the listener is gone, so connections are refused and the request
 //! never reaches the service (outcome `connect`). It takes the whole service
-//! away, so `ratio` does not apply: use `reset` or `status` for a share.
+//! away, so a `ratio` below 1 does not apply (`ratio: 1.0`, the default, may
+//! be written out): use `reset` or `status` for a share.
 
 use super::{Effect, FaultKind};
 use crate::policy::Rng;
@@ -49,5 +50,14 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("`ratio` does not apply"), "{e}");
+        // The default written out is no share at all.
+        for full in ["1.0", "1", "100%"] {
+            let s = load_str(
+                &format!("phases: [{{ inject: {{ kind: down, ratio: {full} }} }}]\n"),
+                "f.yaml",
+            )
+            .unwrap();
+            assert_eq!(s.phases[0].ratio, 1.0);
+        }
     }
 }

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use super::{
     Delay, Down, FaultKind, Hang, Inject, Overload, Phase, Reset, Scenario, Status, Target,
+    TargetAt,
 };
 use crate::topology::LoadError;
 use crate::topology::error::{ErrorKind, nearest};
 use crate::topology::fields::{Fields, MapView};
+use crate::topology::load::{FileKind, syntax_error};
 use crate::topology::yaml::{self, Node, Pos, Value};
 
 // build.rs writes every embedded table into one file; each user reads one.
@@ -60,7 +62,7 @@ pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
         });
     }
     let shown = path.display().to_string();
-    let text = crate::topology::load::read_text(path, &shown)?;
+    let text = crate::topology::load::read_text(path, &shown, FileKind::FaultScenario)?;
     let mut s = load_str(&text, &shown)?;
     if s.name.is_empty() {
         s.name = path
@@ -83,18 +85,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
             ),
         );
     }
-    let root = yaml::parse(text).map_err(|e| {
-        let message = match e.message.rfind(" at line ") {
-            Some(i) => e.message[..i].to_owned(),
-            None => e.message.clone(),
-        };
-        LoadError::new(
-            ErrorKind::Syntax,
-            file,
-            Some(e.pos),
-            format!("invalid YAML: {message}"),
-        )
-    })?;
+    let root = yaml::parse(text).map_err(|e| syntax_error(file, e))?;
     let top = f.map(&root, "a fault scenario", TOP_KEYS)?;
     let stem = Path::new(file)
         .file_stem()
@@ -108,6 +99,10 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
         Some(n) => f.str(n, "`description`")?.to_owned(),
         None => String::new(),
     };
+    let target_at = top.get("target").map(|n| TargetAt {
+        file: f.file.to_owned(),
+        pos: n.pos,
+    });
     let target = match top.get("target") {
         Some(n) => {
             let t = f.str(n, "`target`")?;
@@ -128,11 +123,6 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
     let Value::Seq(items) = &phases_node.value else {
         return Err(f.expected(phases_node, "a list of phases (`- after: 1s …`)"));
     };
-    if items.is_empty() {
-        return Err(f
-            .error(phases_node.pos, "`phases:` is empty")
-            .with_help("add at least one phase with an `inject:`"));
-    }
     let phases = items
         .iter()
         .map(|n| read_phase(f, n))
@@ -141,6 +131,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
         name,
         description,
         target,
+        target_at,
         phases,
     })
 }
@@ -212,17 +203,22 @@ fn read_kind<K: FaultKind>(
     let what = format!("a `{}` fault", K::NAME);
     let m: MapView = f.map(node, &what, &allowed)?;
     let ratio = match m.get("ratio") {
-        Some(n) if !K::PER_REQUEST => {
-            return Err(f
-                .error(n.pos, format!("`ratio` does not apply to `{}`", K::NAME))
-                .with_help(format!(
-                    "`{}` hits the whole service; remove `ratio`, or use `reset` or `status` for a share of requests",
-                    K::NAME
-                )));
-        }
         Some(n) => f.ratio(n, "ratio")?,
         None => 1.0,
     };
+    // A whole-service fault has no share to roll; writing out the default
+    // (`ratio: 1.0`) is harmless, anything less would be silently wrong.
+    if ratio < 1.0
+        && !K::PER_REQUEST
+        && let Some(n) = m.get("ratio")
+    {
+        return Err(f
+            .error(n.pos, format!("`ratio` does not apply to `{}`", K::NAME))
+            .with_help(format!(
+                "`{}` hits the whole service; remove `ratio`, or use `reset` or `status` for a share of requests",
+                K::NAME
+            )));
+    }
     Ok((wrap(K::read(f, &m)?), ratio))
 }
 
@@ -243,6 +239,7 @@ mod tests {
             "overload",
             "flapping",
             "blackhole",
+            "none",
         ] {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
@@ -251,6 +248,8 @@ mod tests {
             assert_eq!(s.name, name);
             assert!(!s.description.is_empty(), "{name} has no description");
         }
+        // The baseline: outside every phase the target is healthy.
+        assert!(load("none").unwrap().phases.is_empty());
         let s = load("throttle-429").unwrap();
         assert!(matches!(
             s.phases[0].inject,

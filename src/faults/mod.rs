@@ -192,6 +192,40 @@ pub struct UnknownTarget {
     pub name: String,
     pub topology: String,
     pub suggestion: Option<String>,
+    /// Where the scenario file names the target; `None` for `--target`.
+    pub at: Option<TargetAt>,
+}
+
+/// Where a scenario file wrote its `target:` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetAt {
+    pub file: String,
+    pub pos: crate::topology::yaml::Pos,
+}
+
+impl UnknownTarget {
+    /// As a load error at the scenario's `target:` value, when the file named
+    /// it; `None` when the target came from elsewhere.
+    pub fn located(&self) -> Option<crate::topology::LoadError> {
+        let at = self.at.as_ref()?;
+        let message = format!(
+            "fault target `{}` is not a service of topology `{}`",
+            self.name, self.topology
+        );
+        let help = match &self.suggestion {
+            Some(n) => format!("did you mean `{n}`?"),
+            None => "use a service name, `entry`, `leaves` or `all`".into(),
+        };
+        Some(
+            crate::topology::LoadError::new(
+                crate::topology::ErrorKind::Schema,
+                &at.file,
+                Some(at.pos),
+                message,
+            )
+            .with_help(help),
+        )
+    }
 }
 
 fn hint(s: &Option<String>) -> String {
@@ -220,6 +254,7 @@ impl Target {
                         name: name.clone(),
                         topology: t.name.clone(),
                         suggestion,
+                        at: None,
                     });
                 };
                 (0..n).map(|i| i == id).collect()
@@ -234,6 +269,9 @@ pub struct Scenario {
     pub name: String,
     pub description: String,
     pub target: Target,
+    /// Where the file wrote `target:`, for errors; `None` when it did not,
+    /// or when `--target` replaced it.
+    pub target_at: Option<TargetAt>,
     /// In file order; where phases overlap, the first active one wins.
     pub phases: Vec<Phase>,
 }
@@ -245,6 +283,7 @@ impl Scenario {
             name: "none".into(),
             description: "No fault: a baseline run.".into(),
             target: Target::All,
+            target_at: None,
             phases: Vec::new(),
         }
     }
@@ -252,7 +291,10 @@ impl Scenario {
     /// The scenario against `t`: targets resolved, ready to ask per request.
     pub fn plan(&self, t: &Topology) -> Result<FaultPlan, UnknownTarget> {
         Ok(FaultPlan {
-            targets: self.target.resolve(t)?,
+            targets: self.target.resolve(t).map_err(|mut e| {
+                e.at = self.target_at.clone();
+                e
+            })?,
             phases: self.phases.clone(),
         })
     }

@@ -4,7 +4,8 @@
 //! is marked failed; a marked request holds its slot for its full service time
 //! and then fails as a timeout (the chaos server answers 504 at that moment).
 //! While the phase is on, its capacity replaces the topology's `capacity:`,
-//! which applies the same model the rest of the time. `ratio` does not apply.
+//! which applies the same model the rest of the time. A `ratio` below 1
+//! does not apply.
 
 use super::{Effect, FaultKind};
 use crate::policy::Rng;

@@ -279,21 +279,32 @@ impl Expectation {
         })
     }
 
+    /// An error when the gate names a service not among `names`: checked
+    /// against the topology before a run, so a typo costs no run.
+    pub fn check_service<'a>(
+        &self,
+        names: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<(), ExpectError> {
+        let Some(name) = &self.service else {
+            return Ok(());
+        };
+        if names.clone().any(|n| n == name) {
+            return Ok(());
+        }
+        let hint = nearest(name, names)
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        Err(ExpectError {
+            expr: self.expr.clone(),
+            kind: ExpectErrorKind::UnknownService,
+            reason: format!("no service `{name}` in the topology{hint}"),
+        })
+    }
+
     /// The measured value in the report, or an error naming an unknown service.
     pub fn measure(&self, r: &RunReport) -> Result<f64, ExpectError> {
-        let service = match &self.service {
-            Some(name) => Some(r.service(name).ok_or_else(|| {
-                let hint = nearest(name, r.services.iter().map(|s| s.service.as_str()))
-                    .map(|n| format!("; did you mean `{n}`?"))
-                    .unwrap_or_default();
-                ExpectError {
-                    expr: self.expr.clone(),
-                    kind: ExpectErrorKind::UnknownService,
-                    reason: format!("no service `{name}` in the run{hint}"),
-                }
-            })?),
-            None => None,
-        };
+        self.check_service(r.services.iter().map(|s| s.service.as_str()))?;
+        let service = self.service.as_deref().and_then(|name| r.service(name));
         let e2e = &r.end_to_end;
         let sum = |f: &dyn Fn(&ServiceReport) -> f64| match service {
             Some(s) => f(s),

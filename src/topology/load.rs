@@ -12,16 +12,14 @@ use super::yaml::{self, Pos};
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads `path` as UTF-8 text within the size limit.
-pub fn read_text(path: &Path, shown: &str) -> Result<String, LoadError> {
+pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, LoadError> {
     let io = |msg: String| LoadError::new(ErrorKind::Io, shown, None, msg);
     let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            io("no such file".into()).with_help("check the path; examples/ has sample topologies")
-        }
+        std::io::ErrorKind::NotFound => io("no such file".into()).with_help(kind.not_found_help()),
         _ => io(format!("cannot open: {e}")),
     })?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(io("is a directory, not a topology file".into()));
+        return Err(io(format!("is a directory, not a {} file", kind.noun())));
     }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
@@ -32,7 +30,7 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String, LoadError> {
             "file is larger than the {} MiB limit",
             MAX_FILE_BYTES / (1024 * 1024)
         ))
-        .with_help("split the topology, or check that this is the file you meant"));
+        .with_help("check that this is the file you meant"));
     }
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
@@ -47,14 +45,42 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String, LoadError> {
             }),
             "not UTF-8 text (is this a binary file?)",
         )
-        .with_help("a topology is a YAML text file")
+        .with_help(format!("a {} is a YAML text file", kind.noun()))
     })
+}
+
+/// What a file read by `read_text` should hold, for its messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Topology,
+    FaultScenario,
+    Preset,
+}
+
+impl FileKind {
+    fn noun(self) -> &'static str {
+        match self {
+            FileKind::Topology => "topology",
+            FileKind::FaultScenario => "fault scenario",
+            FileKind::Preset => "retry policy preset",
+        }
+    }
+
+    fn not_found_help(self) -> &'static str {
+        match self {
+            FileKind::Topology => "check the path; examples/ has sample topologies",
+            FileKind::FaultScenario => {
+                "check the path, or name a shipped scenario (`retrylint chaos --help` lists them)"
+            }
+            FileKind::Preset => "check the path",
+        }
+    }
 }
 
 /// Loads and validates the topology at `path`.
 pub fn load(path: &Path, presets: &Presets) -> Result<Topology, LoadError> {
     let shown = path.display().to_string();
-    let text = read_text(path, &shown)?;
+    let text = read_text(path, &shown, FileKind::Topology)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -82,14 +108,15 @@ pub fn load_str(
     super::schema::read(file, text, &root, presets, default_name)
 }
 
-fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
+/// A YAML syntax error as a load error, in words a user can act on.
+pub(crate) fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
     // The parser appends " at line L, column C"; we lead with file:line:col.
     let message = match e.message.rfind(" at line ") {
         Some(i) => e.message[..i].to_owned(),
         None => e.message.clone(),
     };
-    let limits =
-        "a topology needs neither deep nesting (the limit is 64 levels) nor mass alias expansion";
+    let limits = "retrylint files need neither deep nesting (the limit is 64 levels) nor mass \
+                  alias expansion";
     let (message, help) = if let Some(rest) = message.strip_prefix("duplicate mapping key") {
         // "duplicate mapping key: KEY", or no key when the key is a list or mapping.
         let message = match rest.strip_prefix(": ") {

@@ -132,14 +132,8 @@ impl<'p> PolicyReader<'p> {
             });
         };
         let pf = Fields { file: &source.file };
-        let root = yaml::parse(&source.text).map_err(|e| {
-            LoadError::new(
-                super::error::ErrorKind::Syntax,
-                &source.file,
-                Some(e.pos),
-                e.message,
-            )
-        })?;
+        let root =
+            yaml::parse(&source.text).map_err(|e| super::load::syntax_error(&source.file, e))?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {
             return Err(pf.error(root.pos, "a preset cannot name another preset"));

@@ -70,7 +70,7 @@ impl Presets {
         paths.sort();
         for path in paths {
             let file = path.display().to_string();
-            let text = super::load::read_text(&path, &file)?;
+            let text = super::load::read_text(&path, &file, super::load::FileKind::Preset)?;
             let name = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
