@@ -129,7 +129,9 @@ pub(crate) fn flag(a: &crate::run::Amplification) -> &'static str {
 
 /// `12.3 ms`, `1.20 s`.
 pub(crate) fn ms(x: f64) -> String {
-    if x >= 1000.0 {
+    if x == 0.0 {
+        "0 ms".into()
+    } else if x >= 1000.0 {
         format!("{:.2} s", x / 1000.0)
     } else if x >= 10.0 {
         format!("{x:.1} ms")
