@@ -394,6 +394,11 @@ fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
 
 fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
     let p = prepare(&args.run)?;
+    if args.topologies.len() > 1 && !p.gates.is_empty() {
+        return Err(Failure::Usage(
+            "--expect applies to one topology; compare several without it".into(),
+        ));
+    }
     let topologies = args
         .topologies
         .iter()
@@ -404,11 +409,6 @@ fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
         let report =
             sim::run(t, &p.scenario, &p.load, args.trials, args.threads).map_err(sim_error)?;
         return finish(report, &p.gates, args.run.format, false);
-    }
-    if !p.gates.is_empty() {
-        return Err(Failure::Usage(
-            "--expect applies to one topology; compare several without it".into(),
-        ));
     }
     let refs: Vec<&topology::Topology> = topologies.iter().collect();
     let rows =

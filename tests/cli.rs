@@ -303,6 +303,23 @@ fn the_baseline_scenario_injects_nothing() {
         .find(|s| s["service"] == "db")
         .unwrap();
     assert_eq!(db["received"], 5);
+    // Nothing is struck: no target named, no service marked.
+    let (code, out, err) = retrylint(&[
+        "chaos",
+        "examples/sre-book.yaml",
+        "--fault",
+        "none",
+        "--clients",
+        "1",
+        "--requests",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().next(),
+        Some("retrylint chaos: topology `sre-book`, fault `none`, seed 42")
+    );
+    assert!(!out.contains('⚡'), "{out}");
 }
 
 #[test]

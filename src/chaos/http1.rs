@@ -10,7 +10,7 @@
 //! It speaks the part of HTTP/1.1 a keep-alive client needs: bodies framed by
 //! `Content-Length`, `chunked` or the end of the connection; `1xx` interim
 //! responses skipped; `Connection: close` honoured. Response bodies are
-//! counted and dropped, never stored, and a response head is bounded in size,
+//! dropped as they arrive, never stored, and a response head is bounded in size,
 //! so a misbehaving server costs time (bounded by the caller's timeout and
 //! the run's grace) but not memory.
 
@@ -25,8 +25,9 @@ use crate::policy::retry_after;
 
 /// A response head larger than this is refused as malformed.
 const MAX_HEAD: usize = 64 * 1024;
-/// Headers parsed per response head; more is malformed for this client.
-const MAX_HEADERS: usize = 64;
+/// Headers parsed per response head, as many as hyper allows; more is
+/// malformed for this client.
+const MAX_HEADERS: usize = 100;
 /// A chunk-size line or trailer line longer than this is malformed.
 const MAX_LINE: usize = 4 * 1024;
 const READ_CHUNK: usize = 8 * 1024;
@@ -61,7 +62,8 @@ pub(crate) struct Conn {
 impl Conn {
     pub async fn connect(addr: SocketAddr) -> io::Result<Conn> {
         let stream = TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
+        // Only a latency tweak: a socket that refuses it still works.
+        let _ = stream.set_nodelay(true);
         Ok(Conn {
             stream,
             inbuf: Vec::with_capacity(READ_CHUNK),
@@ -78,7 +80,8 @@ impl Conn {
     }
 
     /// Sends one request and reads its response. `Ok((response, reusable))`;
-    /// a connection that is not reusable must be dropped.
+    /// a connection that is not reusable must be dropped, and so must one
+    /// whose exchange was cancelled midway (it is out of step).
     pub async fn exchange<'n, 'v>(
         &mut self,
         method: &str,
@@ -89,7 +92,8 @@ impl Conn {
         self.outbuf.clear();
         write_head(&mut self.outbuf, method, path, host, headers);
         if self.stream.write_all(&self.outbuf).await.is_err() {
-            // One small write: it failed before any byte was accepted.
+            // The peer had closed the connection: it cannot have received
+            // this whole request, so it did none of the work.
             return Err(Failure::Unsent);
         }
         self.read_response(method == "HEAD")
@@ -128,14 +132,11 @@ impl Conn {
         }
     }
 
-    /// Reads more bytes into `inbuf`; an end of stream is an error.
+    /// Reads more bytes into `inbuf`'s spare room; an end of stream is an
+    /// error.
     async fn fill(&mut self) -> io::Result<()> {
-        let len = self.inbuf.len();
-        self.inbuf.resize(len + READ_CHUNK, 0);
-        let n = self.stream.read(&mut self.inbuf[len..]).await;
-        let got = *n.as_ref().unwrap_or(&0);
-        self.inbuf.truncate(len + got);
-        match n? {
+        self.inbuf.reserve(READ_CHUNK);
+        match self.stream.read_buf(&mut self.inbuf).await? {
             0 => Err(io::ErrorKind::UnexpectedEof.into()),
             _ => Ok(()),
         }
@@ -170,13 +171,12 @@ impl Conn {
         }
     }
 
-    /// The next line without its CRLF, consumed from `inbuf`.
-    async fn line(&mut self) -> io::Result<Vec<u8>> {
+    /// Waits until `inbuf` starts with a whole line: its length without the
+    /// CRLF.
+    async fn next_line(&mut self) -> io::Result<usize> {
         loop {
             if let Some(i) = self.inbuf.windows(2).position(|w| w == b"\r\n") {
-                let line = self.inbuf[..i].to_vec();
-                self.inbuf.drain(..i + 2);
-                return Ok(line);
+                return Ok(i);
             }
             if self.inbuf.len() > MAX_LINE {
                 return Err(malformed("chunk line too long"));
@@ -187,15 +187,23 @@ impl Conn {
 
     async fn discard_chunked(&mut self) -> io::Result<()> {
         loop {
-            let line = self.line().await?;
-            let size = chunk_size(&line)?;
+            let n = self.next_line().await?;
+            let size = chunk_size(&self.inbuf[..n])?;
+            self.inbuf.drain(..n + 2);
             if size == 0 {
                 // Trailers, up to the empty line.
-                while !self.line().await?.is_empty() {}
-                return Ok(());
+                loop {
+                    let n = self.next_line().await?;
+                    self.inbuf.drain(..n + 2);
+                    if n == 0 {
+                        return Ok(());
+                    }
+                }
             }
             self.discard(size).await?;
-            if !self.line().await?.is_empty() {
+            let n = self.next_line().await?;
+            self.inbuf.drain(..n + 2);
+            if n != 0 {
                 return Err(malformed("chunk not followed by CRLF"));
             }
         }
@@ -271,26 +279,26 @@ fn parse_head(buf: &[u8]) -> io::Result<Option<(Head, usize)>> {
     };
     let status = resp.code.ok_or_else(|| malformed("no status"))?;
     let mut keep_alive = resp.version == Some(1);
-    let mut framing = Framing::UntilClose;
+    let mut length = None;
+    // Transfer-Encoding overrides Content-Length (RFC 9112 6.3).
+    let mut coded = None;
     let mut retry_after = None;
     for h in resp.headers.iter() {
         let value = std::str::from_utf8(h.value).unwrap_or("").trim();
         if h.name.eq_ignore_ascii_case("content-length") {
-            if framing != Framing::Chunked {
-                let n = value.parse().map_err(|_| malformed("bad content-length"))?;
-                if matches!(framing, Framing::Length(m) if m != n) {
-                    return Err(malformed("conflicting content-length"));
-                }
-                framing = Framing::Length(n);
+            let n = decimal(value).ok_or_else(|| malformed("bad content-length"))?;
+            if length.is_some_and(|m| m != n) {
+                return Err(malformed("conflicting content-length"));
             }
+            length = Some(n);
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             // Chunked must be the last coding; anything else ends at close.
             let last = value.rsplit(',').next().unwrap_or("").trim();
-            framing = if last.eq_ignore_ascii_case("chunked") {
+            coded = Some(if last.eq_ignore_ascii_case("chunked") {
                 Framing::Chunked
             } else {
                 Framing::UntilClose
-            };
+            });
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in value.split(',').map(str::trim) {
                 if token.eq_ignore_ascii_case("close") {
@@ -303,6 +311,15 @@ fn parse_head(buf: &[u8]) -> io::Result<Option<(Head, usize)>> {
             retry_after = retry_after::parse(value, SystemTime::now());
         }
     }
+    let framing = match (coded, length) {
+        (Some(coded), _) => coded,
+        (None, Some(n)) => Framing::Length(n),
+        (None, None) => Framing::UntilClose,
+    };
+    // Both framings at once is how request smuggling starts: do not reuse.
+    if coded.is_some() && length.is_some() {
+        keep_alive = false;
+    }
     Ok(Some((
         Head {
             status,
@@ -314,16 +331,35 @@ fn parse_head(buf: &[u8]) -> io::Result<Option<(Head, usize)>> {
     )))
 }
 
-/// The size of a chunk from its size line (`1a;ext=1` → 26).
-fn chunk_size(line: &[u8]) -> io::Result<u64> {
-    let digits = line.split(|b| *b == b';').next().unwrap_or(b"");
-    let digits = std::str::from_utf8(digits)
-        .map_err(|_| malformed("bad chunk size"))?
-        .trim();
-    if digits.is_empty() || digits.len() > 15 {
-        return Err(malformed("bad chunk size"));
+/// A Content-Length value: ASCII digits only (no sign, no spaces inside).
+fn decimal(value: &str) -> Option<u64> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
-    u64::from_str_radix(digits, 16).map_err(|_| malformed("bad chunk size"))
+    value.parse().ok()
+}
+
+/// The size of a chunk from its size line (`1a;ext=1` → 26): hex digits
+/// only, at most 15 of them after leading zeros.
+fn chunk_size(line: &[u8]) -> io::Result<u64> {
+    let bad = || malformed("bad chunk size");
+    let digits = line
+        .split(|b| *b == b';')
+        .next()
+        .unwrap_or(b"")
+        .trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return Err(bad());
+    }
+    let significant = match digits.iter().position(|&b| b != b'0') {
+        Some(i) => &digits[i..],
+        None => return Ok(0),
+    };
+    if significant.len() > 15 {
+        return Err(bad());
+    }
+    let text = std::str::from_utf8(significant).map_err(|_| bad())?;
+    u64::from_str_radix(text, 16).map_err(|_| bad())
 }
 
 #[cfg(test)]

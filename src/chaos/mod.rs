@@ -66,10 +66,11 @@ use crate::faults::{Scenario, UnknownTarget};
 use crate::run::{LoadSettings, RunReport};
 use crate::topology::Topology;
 
-/// Random streams derived from the seed (`LoadSettings::stream_seed`): the
-/// root of every request's fault dice and work-time draws (`DrawKey`), and
-/// each retrying caller's jitter stream.
+/// The random stream (`LoadSettings::stream_seed`) at the root of every
+/// request's fault dice and work-time draws (`DrawKey`).
 const STREAM_DRAWS: u64 = 1;
+/// The first of the streams of each retry layer's caller (its jitter), one
+/// per metrics slot.
 const STREAM_LAYERS: u64 = 2_000_000;
 
 /// How a run behaves beyond the load settings.
@@ -267,6 +268,14 @@ pub async fn drive_url(
         Some(i) => (&rest[..i], rest[i..].to_owned()),
         None => (rest, "/".to_owned()),
     };
+    // The fragment stays with the client; the rest goes on the request line
+    // as written, so it must be one visible-ASCII token.
+    let path = path.split('#').next().unwrap_or("/").to_owned();
+    if !path.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ChaosError::Client(format!(
+            "`{url}`: the path must be visible ASCII without spaces (percent-encode the rest)"
+        )));
+    }
     let with_port = if authority.contains(':') {
         authority.to_owned()
     } else {

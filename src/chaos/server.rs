@@ -144,6 +144,8 @@ pub(crate) fn serve<S>(
     let mut listener = Some(listener);
     // Down from the start: the socket closes now, before any load begins, so
     // no connection lands in its backlog and the very first one is refused.
+    // A later window closes a listener that may hold connections not yet
+    // accepted; their callers see a reset, as they would from a real crash.
     if down.first().is_some_and(|(start, _)| start.is_zero()) {
         listener = None;
     }
@@ -166,7 +168,10 @@ pub(crate) fn serve<S>(
     });
 }
 
-/// Binds `port` again after a down window, trying for a short while.
+/// Binds `port` again after a down window, trying for a short while. Should
+/// another socket have taken the port meanwhile (an ephemeral port, say),
+/// the service stays down for the rest of the run: its refusals then show
+/// in the report as `refused` past the window's end.
 async fn rebind(port: u16) -> Option<TcpListener> {
     for _ in 0..50 {
         if let Ok(l) = bind(port) {

@@ -141,3 +141,6 @@ impl Transport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

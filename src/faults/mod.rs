@@ -186,8 +186,7 @@ impl fmt::Display for Target {
 }
 
 /// A target names a service the topology does not have.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("fault target `{name}` is not a service of topology `{topology}`{}", hint(.suggestion))]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownTarget {
     pub name: String,
     pub topology: String,
@@ -204,36 +203,43 @@ pub struct TargetAt {
 }
 
 impl UnknownTarget {
+    fn message(&self) -> String {
+        format!(
+            "fault target `{}` is not a service of topology `{}`",
+            self.name, self.topology
+        )
+    }
+
+    fn help(&self) -> String {
+        match &self.suggestion {
+            Some(n) => format!("did you mean `{n}`?"),
+            None => "use a service name, `entry`, `leaves` or `all`".into(),
+        }
+    }
+
     /// As a load error at the scenario's `target:` value, when the file named
     /// it; `None` when the target came from elsewhere.
     pub fn located(&self) -> Option<crate::topology::LoadError> {
         let at = self.at.as_ref()?;
-        let message = format!(
-            "fault target `{}` is not a service of topology `{}`",
-            self.name, self.topology
-        );
-        let help = match &self.suggestion {
-            Some(n) => format!("did you mean `{n}`?"),
-            None => "use a service name, `entry`, `leaves` or `all`".into(),
-        };
         Some(
             crate::topology::LoadError::new(
                 crate::topology::ErrorKind::Schema,
                 &at.file,
                 Some(at.pos),
-                message,
+                self.message(),
             )
-            .with_help(help),
+            .with_help(self.help()),
         )
     }
 }
 
-fn hint(s: &Option<String>) -> String {
-    match s {
-        Some(n) => format!("; did you mean `{n}`?"),
-        None => "; use a service name, `entry`, `leaves` or `all`".into(),
+impl fmt::Display for UnknownTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; {}", self.message(), self.help())
     }
 }
+
+impl std::error::Error for UnknownTarget {}
 
 impl Target {
     /// The targeted services, as a flag per service of `t`.
@@ -289,12 +295,17 @@ impl Scenario {
     }
 
     /// The scenario against `t`: targets resolved, ready to ask per request.
+    /// A scenario without phases (a baseline) strikes nobody.
     pub fn plan(&self, t: &Topology) -> Result<FaultPlan, UnknownTarget> {
+        let mut targets = self.target.resolve(t).map_err(|mut e| {
+            e.at = self.target_at.clone();
+            e
+        })?;
+        if self.phases.is_empty() {
+            targets.fill(false);
+        }
         Ok(FaultPlan {
-            targets: self.target.resolve(t).map_err(|mut e| {
-                e.at = self.target_at.clone();
-                e
-            })?,
+            targets,
             phases: self.phases.clone(),
         })
     }

@@ -27,8 +27,6 @@ pub fn seeded_rng(seed: u64) -> Rng {
     rand::SeedableRng::seed_from_u64(seed)
 }
 
-/// The longest duration the engine computes; products and sums saturate here
-/// (about 136 years) instead of overflowing.
 /// A seed for the sub-stream `part` of `seed`: independent-looking streams
 /// from one `--seed`, stable across versions (splitmix64 finalisers).
 pub fn derive_seed(seed: u64, part: u64) -> u64 {
@@ -42,4 +40,6 @@ fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The longest duration the engine computes; products and sums saturate here
+/// (about 136 years) instead of overflowing.
 pub const FOREVER: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);

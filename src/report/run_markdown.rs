@@ -19,12 +19,15 @@ pub fn render(r: &RunReport) -> String {
     let e = &r.end_to_end;
     let _ = writeln!(
         out,
-        "**{} of {} user requests succeeded** ({:.1} %), end-to-end p99 {}, fault target `{}`, seed {}{}.\n",
+        "**{} of {} user requests succeeded** ({:.1} %), end-to-end p99 {}, {}, seed {}{}.\n",
         e.succeeded,
         e.requests,
         e.success_ratio() * 100.0,
         ms(e.latency_ms.p99),
-        escape(&r.target),
+        r.struck().map_or_else(
+            || "nothing injected".to_owned(),
+            |t| format!("fault target `{}`", escape(t))
+        ),
         r.seed,
         r.trials
             .map(|t| format!(", {t} trials"))

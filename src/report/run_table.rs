@@ -86,9 +86,10 @@ fn headline(r: &RunReport) -> String {
         .trials
         .map(|t| format!(", {t} trials"))
         .unwrap_or_default();
+    let at = r.struck().map(|t| format!(" at {t}")).unwrap_or_default();
     format!(
-        "retrylint {mode}: topology `{}`, fault `{}` at {}, seed {}{trials}",
-        r.topology, r.fault, r.target, r.seed
+        "retrylint {mode}: topology `{}`, fault `{}`{at}, seed {}{trials}",
+        r.topology, r.fault, r.seed
     )
 }
 
@@ -324,6 +325,14 @@ pub(crate) fn expectation(x: &ExpectOutcome) -> String {
 mod tests {
     use super::*;
     use crate::run::{Amplification, EndToEnd, ServiceReport, Timeline};
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        assert_eq!(ms(0.0), "0 ms");
+        assert_eq!(ms(0.25), "0.25 ms");
+        assert_eq!(ms(12.345), "12.3 ms");
+        assert_eq!(ms(2500.0), "2.50 s");
+    }
 
     #[test]
     fn flags_mismatches_and_draws() {

@@ -145,7 +145,8 @@ impl LoadSettings {
     }
 
     /// The seed of stream `stream` of this run: distinct streams for every
-    /// caller, service and fault roller, all derived from `--seed`.
+    /// retrying caller and for the root of the per-request draws, all
+    /// derived from `--seed`.
     pub fn stream_seed(&self, stream: u64) -> u64 {
         crate::policy::derive_seed(self.seed, stream)
     }

@@ -245,6 +245,15 @@ impl RunReport {
     pub fn service(&self, name: &str) -> Option<&ServiceReport> {
         self.services.iter().find(|s| s.service == name)
     }
+
+    /// The fault's target as written, when it struck any service; `None`
+    /// for a baseline run.
+    pub fn struck(&self) -> Option<&str> {
+        self.services
+            .iter()
+            .any(|s| s.fault_target)
+            .then_some(self.target.as_str())
+    }
 }
 
 #[cfg(test)]
