@@ -337,3 +337,31 @@ fn heads() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_response_dribbled_one_byte_at_a_time() {
+    const RESPONSE: &[u8] =
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nretry-after: 2\r\n\r\n\
+        3;x=y\r\nabc\r\n0\r\nx-t: 1\r\n\r\n";
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        sock.set_nodelay(true).unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = sock.read(&mut buf).await;
+        for byte in RESPONSE {
+            sock.write_all(&[*byte]).await.unwrap();
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        // Keep the connection open: the client must not need the close.
+        let _ = sock.read(&mut buf).await;
+    });
+    let mut conn = connect(addr).await;
+    let (r, reusable) = get(&mut conn, "/").await.unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.retry_after, Some(Duration::from_secs(2)));
+    assert!(reusable);
+    drop(conn);
+    tokio::time::timeout(BOUND, server).await.unwrap().unwrap();
+}
