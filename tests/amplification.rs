@@ -147,3 +147,29 @@ fn worst_case_response_time_sums_attempts_and_waits() {
         api.worst_response_ms
     );
 }
+
+#[test]
+fn the_design_documents_own_example_loads_and_multiplies() {
+    // DESIGN.md's schema example, copied verbatim (`jitter_ratio` beside
+    // `jitter: full` included): client 4 × app 3 × istio-default 3 = 36 at
+    // api, × 4 SDK attempts = 144 at db. With budgets the app's 10 % ratio
+    // counts 1.1 and the SDK's token bucket 1.
+    let t = common::load_file("tests/fixtures/design-example.yaml");
+    let r = common::check(&t);
+    let rows: Vec<(String, f64, f64)> = r
+        .amplification
+        .iter()
+        .map(|a| {
+            let budgets = (a.with_budgets * 1000.0).round() / 1000.0;
+            (a.service.clone(), a.worst_case, budgets)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("web".to_owned(), 4.0, 4.0),
+            ("api".to_owned(), 36.0, 13.2),
+            ("db".to_owned(), 144.0, 13.2),
+        ]
+    );
+}

@@ -276,17 +276,11 @@ fn read_backoff(
         spans.jitter = Some(m.key_pos("jitter"));
     }
     if let Some(v) = m.get("jitter_ratio") {
+        // Like `multiplier` for other kinds, a ratio beside another jitter has
+        // no effect, but it is a valid field (DESIGN's own example has one).
         let r = f.ratio(v, "jitter_ratio")?;
-        match &mut b.jitter {
-            Jitter::Proportional { ratio } => *ratio = r,
-            _ => {
-                return Err(f
-                    .error(
-                        v.pos,
-                        "`jitter_ratio` applies to `jitter: proportional` only",
-                    )
-                    .with_help("add `jitter: proportional` or remove `jitter_ratio`"));
-            }
+        if let Jitter::Proportional { ratio } = &mut b.jitter {
+            *ratio = r;
         }
     }
     Ok(())
