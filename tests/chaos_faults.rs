@@ -191,3 +191,26 @@ fn the_load_driver_sees_entry_faults_as_the_tiers_do() {
         );
     }
 }
+
+#[test]
+fn a_client_the_horizon_cut_short_sends_no_more() {
+    // As in the simulator: requests of 3 attempts 100 ms apart, all answered
+    // 503 at once; over 1 s the fifth request's last retry would start at
+    // the horizon, so it is cut and its client stops.
+    let t = topo(
+        "version: 1\nclient: { timeout: 1s, retry: { max_attempts: 3, backoff: { kind: constant, base: 100ms } } }\nservices:\n  api: { latency: 20ms }\n",
+    );
+    let s = fault("target: api\nphases: [ { inject: { kind: status, status: 503 } } ]\n");
+    let load = LoadSettings::new(None, Some(1), None, Some(Duration::from_secs(1)), Some(1))
+        .expect("valid load");
+    let options = RunOptions {
+        ctrl_c: false,
+        grace: Duration::from_secs(2),
+        ..RunOptions::default()
+    };
+    let r = chaos::run_with(&t, &s, &load, &options).expect("run completes");
+    assert_eq!(r.end_to_end.requests, 5);
+    assert_eq!(r.service("api").map(|a| a.received), Some(14));
+    let client = r.end_to_end.client.as_ref().expect("client layer");
+    assert_eq!(client.stops.get("horizon"), Some(&1), "{client:?}");
+}

@@ -351,3 +351,33 @@ fn a_brownout_ratio_is_rolled_per_request() {
         Some(status(&r, "db", "503"))
     );
 }
+
+/// A single service, failed at once by the fault, behind a client layer that
+/// retries with backoff: its user requests take only their retry waits.
+const FAILED_ENTRY: &str = "version: 1
+client: { timeout: 1s, retry: { max_attempts: 3, backoff: { kind: constant, base: 100ms } } }
+services:
+  api: { latency: 20ms }
+";
+
+#[test]
+fn a_client_the_horizon_cut_short_sends_no_more() {
+    // Each user request: attempts at t, t + 100ms, t + 200ms, all answered 503
+    // at once, so a request ends 200 ms after it began. Over a 1 s horizon
+    // the fifth begins at 800 ms: its retry at 900 ms starts, the one at
+    // 1000 ms may not. The client is still busy with it at the horizon and
+    // sends nothing more (before, it sent new requests at that instant
+    // forever and the run stalled).
+    let load =
+        LoadSettings::new(None, Some(1), None, Some(Duration::from_secs(1)), Some(1)).unwrap();
+    let r = run(
+        FAILED_ENTRY,
+        "target: api\nphases: [ { inject: { kind: status, status: 503 } } ]\n",
+        load,
+    );
+    assert_eq!(r.end_to_end.requests, 5);
+    assert_eq!(received(&r, "api"), 14);
+    let client = r.end_to_end.client.as_ref().expect("client layer");
+    assert_eq!(client.stops.get("attempts_exhausted"), Some(&4));
+    assert_eq!(client.stops.get("horizon"), Some(&1));
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::context::{AttemptHeaders, CallCtx, CallerState, Run, lock};
 use super::metrics::stop_name;
 use super::transport::Transport;
-use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession};
+use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession, Stop};
 use crate::topology::ServiceId;
 
 /// One retry layer pointed at its next hop.
@@ -39,6 +39,8 @@ pub(crate) struct CallResult {
     pub outcome: Outcome,
     /// The last response's Retry-After, for sidecars to pass on.
     pub retry_after: Option<Duration>,
+    /// The horizon stopped a retry (or the first attempt) of this call.
+    pub cut_by_horizon: bool,
 }
 
 impl LayerClient {
@@ -59,6 +61,7 @@ impl LayerClient {
             return CallResult {
                 outcome: Outcome::Timeout,
                 retry_after: None,
+                cut_by_horizon: by_horizon,
             };
         }
         let mut session = {
@@ -98,6 +101,7 @@ impl LayerClient {
                     return CallResult {
                         outcome,
                         retry_after,
+                        cut_by_horizon: why == Stop::DeadlineExceeded && by_horizon,
                     };
                 }
             }

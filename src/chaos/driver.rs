@@ -1,7 +1,8 @@
 //! The load driver: user requests through the `client:` layer into the entry.
 //!
 //! Closed loop: N callers start at once; each sends its next user request when
-//! the previous one has finished. Open loop: request i is due at i / R and is
+//! the previous one has finished, and none after one the horizon cut short
+//! (its client layer could not retry before it: still busy then). Open loop: request i is due at i / R and is
 //! sent then whatever is still in flight; its latency counts from that intended
 //! time, so a stalled system is not flattered (no coordinated omission). No
 //! user request starts at or after the horizon; `--requests` caps them all.
@@ -57,8 +58,12 @@ impl Driver {
                                 started.fetch_sub(1, Ordering::Relaxed);
                                 break;
                             }
-                            me.one(&state, i, now).await;
+                            let cut = me.one(&state, i, now).await;
                             finished.fetch_add(1, Ordering::Relaxed);
+                            // Still busy with that request at the horizon.
+                            if cut {
+                                break;
+                            }
                         }
                     }));
                 }
@@ -91,8 +96,9 @@ impl Driver {
             .saturating_sub(finished.load(Ordering::Relaxed))
     }
 
-    /// User request number `index`, intended to start at `intended`.
-    async fn one(&self, state: &Mutex<CallerState>, index: u64, intended: Duration) {
+    /// User request number `index`, intended to start at `intended`; true
+    /// when the horizon stopped a retry of the client layer.
+    async fn one(&self, state: &Mutex<CallerState>, index: u64, intended: Duration) -> bool {
         let ctx = CallCtx {
             request_id: self.run.next_request_id(),
             method: reqwest::Method::GET,
@@ -107,5 +113,6 @@ impl Driver {
         self.run
             .metrics
             .user_request(Some(result.outcome), now.saturating_sub(intended), now);
+        result.cut_by_horizon
     }
 }

@@ -234,17 +234,25 @@ impl<'m> Engine<'m> {
             }
             Decision::Stop(why) => {
                 layer.stopped(why, inv.by_horizon);
+                let cut = why == Stop::DeadlineExceeded && inv.by_horizon;
                 let parent = inv.parent;
                 self.invs.remove(key);
-                self.deliver(parent, outcome, retry_after);
+                self.deliver(parent, outcome, retry_after, cut);
             }
         }
     }
 
-    /// An invocation's result reaches whoever waits for it.
-    pub fn deliver(&mut self, parent: Parent, outcome: Outcome, retry_after: Option<Duration>) {
+    /// An invocation's result reaches whoever waits for it; `cut`: the
+    /// horizon stopped a retry it would have made.
+    pub fn deliver(
+        &mut self,
+        parent: Parent,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+        cut: bool,
+    ) {
         match parent {
-            Parent::User(user) => self.user_done(user, outcome),
+            Parent::User(user) => self.user_done(user, outcome, cut),
             Parent::Call(visit) => self.call_done(visit, outcome),
             Parent::Attempt(att) => {
                 // A sidecar answers with the status it got, or the

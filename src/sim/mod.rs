@@ -83,7 +83,7 @@ pub enum SimError {
     /// Closed-loop user requests that take no virtual time would repeat
     /// forever at one instant.
     #[error(
-        "the simulation makes no progress: closed-loop user requests take no time at all (zero latency everywhere, or a zero deadline); give a service some latency, or bound the run with --requests"
+        "the simulation makes no progress: closed-loop user requests end the instant they start (a fault that answers the entry at once with no client-layer retry to wait for, zero latency everywhere, or a zero deadline), so each client would send infinitely many; use --rate, cap them with --requests, give the `client:` layer a retry with backoff, or aim the fault past the entry with --target"
     )]
     Stalled,
 }

@@ -9,7 +9,9 @@
 //!   flight, and its latency counts from that intended time; all user requests
 //!   share one caller.
 //! - `--requests M` caps user requests in total; no attempt starts at or after
-//!   the horizon (`--duration`).
+//!   the horizon (`--duration`). A closed-loop client whose request the horizon
+//!   cut short (its client layer could not retry before it) would still be
+//!   busy with it at the horizon, so it sends no more.
 
 use super::engine::{BudgetOf, Engine, Parent, UNTRACKED};
 use super::model::CLIENT;
@@ -74,7 +76,7 @@ impl<'m> Engine<'m> {
         let (limit, by_horizon) = self.limit(deadline);
         if self.now >= limit {
             self.refuse_late(CLIENT, by_horizon);
-            self.user_done(user, Outcome::Timeout);
+            self.user_done(user, Outcome::Timeout, false);
             return;
         }
         self.invoke(
@@ -87,10 +89,11 @@ impl<'m> Engine<'m> {
         );
     }
 
-    /// Closed loop: whether virtual time still moves. User requests that take
-    /// no time at all (zero latency everywhere, or a zero deadline) would send
-    /// the next one at the same instant forever; past a million of them at one
-    /// instant the trial is stopped and marked stalled.
+    /// Closed loop: whether virtual time still moves. User requests that end
+    /// the instant they start (a fault answering the entry at once with no
+    /// client retry to wait for, zero latency everywhere, a zero deadline)
+    /// would send the next one at the same instant forever; past a million of
+    /// them at one instant the trial is stopped and marked stalled.
     fn progressing(&mut self, clients: u32) -> bool {
         if self.now != self.users_instant {
             self.users_instant = self.now;
@@ -105,8 +108,9 @@ impl<'m> Engine<'m> {
         true
     }
 
-    /// A user request ended with `outcome` (after client-layer retries).
-    pub fn user_done(&mut self, key: Key, outcome: Outcome) {
+    /// A user request ended with `outcome` (after client-layer retries);
+    /// `cut`: the horizon stopped a retry of the client layer.
+    pub fn user_done(&mut self, key: Key, outcome: Outcome, cut: bool) {
         let Some(user) = self.users.remove(key) else {
             return;
         };
@@ -114,7 +118,9 @@ impl<'m> Engine<'m> {
         self.counts.end_to_end.finished(outcome, self.now);
         let took = super::engine::duration(self.now - user.intended);
         self.histograms.end_to_end.record(took);
-        if let Some(c) = user.client {
+        if let Some(c) = user.client
+            && !cut
+        {
             self.queue.push(self.now, Phase::Start, Event::User(c));
         }
     }
