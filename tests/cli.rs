@@ -424,3 +424,32 @@ fn ctrl_c_stops_chaos_and_prints_what_ran_on_loopback_only() {
         );
     }
 }
+
+#[test]
+fn warn_lowers_a_rules_own_escalation() {
+    // RL007 is an error when the entry outlives the end-to-end deadline; a
+    // level the user sets wins even when it is the rule's default.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("deadline.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\ndeadline: 100ms\nservices:\n  api: { latency: 500ms }\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let severity = |args: &[&str]| {
+        let (code, out, err) = retrylint(&[&["check", p, "--format", "json"], args].concat());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("{err}"));
+        let f = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "RL007")
+            .cloned()
+            .unwrap();
+        (code, f["severity"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(severity(&[]), (1, "error".to_owned()));
+    assert_eq!(severity(&["--warn", "RL007"]), (0, "warning".to_owned()));
+}

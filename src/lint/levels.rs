@@ -38,6 +38,9 @@ pub struct CliLevels {
 pub struct Config {
     /// Per rule, in `RULES` order.
     pub levels: Vec<Level>,
+    /// Per rule: whether the topology's `lint:` or the command line set its
+    /// level (then a rule's own escalation no longer applies).
+    pub set_by_user: Vec<bool>,
     /// Findings at or above this fail the check (exit 1).
     pub fail_on: Severity,
     pub max_amplification: f64,
@@ -53,6 +56,7 @@ pub struct UnknownRule(pub String);
 impl Config {
     pub fn resolve(t: &Topology, cli: &CliLevels) -> Result<Config, ResolveError> {
         let mut levels: Vec<Level> = RULES.iter().map(|r| Level::Report(r.default)).collect();
+        let mut set_by_user = vec![false; RULES.len()];
         for (code, setting) in &t.lint.levels {
             let i = find_rule(&code.value).ok_or_else(|| {
                 ResolveError::Topology(
@@ -66,10 +70,12 @@ impl Config {
                 )
             })?;
             levels[i] = (*setting).into();
+            set_by_user[i] = true;
         }
         for (code, level) in &cli.levels {
             let i = find_rule(code).ok_or_else(|| ResolveError::Cli(UnknownRule(code.clone())))?;
             levels[i] = *level;
+            set_by_user[i] = true;
         }
         let fail_on = cli
             .fail_on
@@ -84,6 +90,7 @@ impl Config {
             .unwrap_or(DEFAULT_MAX_AMPLIFICATION);
         Ok(Config {
             levels,
+            set_by_user,
             fail_on,
             max_amplification,
         })

@@ -92,17 +92,18 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
         max_amplification: config.max_amplification,
     };
     let mut findings = Vec::new();
-    for (rule, level) in RULES.iter().zip(&config.levels) {
+    for ((rule, level), set_by_user) in RULES.iter().zip(&config.levels).zip(&config.set_by_user) {
         let Level::Report(level) = *level else {
             continue;
         };
         let mut diagnostics = Vec::new();
         (rule.check)(&cx, &mut diagnostics);
         for d in diagnostics {
-            // A rule's own escalation (RL007's deadline case) only applies at its
-            // default level; a level set by the user wins.
+            // A rule's own escalation (RL007's deadline case) applies only
+            // while nobody set the rule's level; a level set by the user wins,
+            // even when it equals the default (`--warn RL007`).
             let severity = match d.severity {
-                Some(s) if level == rule.default => s,
+                Some(s) if !set_by_user => s,
                 _ => level,
             };
             let call = d.call.map(|i| {
