@@ -37,19 +37,33 @@ declare_rule! {
     };
 }
 
+/// How long the callers of a service wait for it.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    NoCaller,
+    AtMost(Duration),
+    Unbounded,
+}
+
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
-    // How long each service's callers wait for it, at most: the innermost
-    // layer with a timeout of every call into it.
-    let mut waited = vec![None::<Duration>; t.services.len()];
-    if let Some(client) = &t.client {
-        waited[t.entry] = client.timeout.map(|l| l.value);
-    }
+    // How long a service's most patient caller waits for it: an attempt is
+    // unreachable only if it can start for none of them. Per call, the
+    // innermost layer with a timeout bounds the wait; a call without one,
+    // or a user without a `client:` timeout, waits without bound.
+    let mut waited = vec![Wait::NoCaller; t.services.len()];
+    waited[t.entry] = match t.client.as_ref().and_then(|c| c.timeout) {
+        Some(tmo) => Wait::AtMost(tmo.value),
+        None => Wait::Unbounded,
+    };
     for c in t.calls() {
-        if let Some(tmo) = c.layers.iter().rev().find_map(|l| l.timeout) {
-            let w = &mut waited[c.to];
-            *w = Some(w.map_or(tmo.value, |x| x.min(tmo.value)));
-        }
+        let tmo = c.layers.iter().rev().find_map(|l| l.timeout);
+        let w = &mut waited[c.to];
+        *w = match (*w, tmo) {
+            (Wait::Unbounded, _) | (_, None) => Wait::Unbounded,
+            (Wait::NoCaller, Some(t)) => Wait::AtMost(t.value),
+            (Wait::AtMost(x), Some(t)) => Wait::AtMost(x.max(t.value)),
+        };
     }
     let deadline = t.deadline.map(|d| d.value);
     for site in layer_sites(cx) {
@@ -80,7 +94,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         )
                     }
                     None => (
-                        waited[site.service],
+                        match waited[site.service] {
+                            Wait::AtMost(d) => Some(d),
+                            Wait::NoCaller | Wait::Unbounded => None,
+                        },
                         format!("the callers of {}", t.services[site.service].name),
                     ),
                 }
@@ -102,7 +119,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let by = if by.starts_with("the callers") {
-            format!("{by}, who wait {} at most", dur(bound))
+            format!("{by}, the most patient of whom waits {}", dur(bound))
         } else {
             by
         };
