@@ -7,10 +7,15 @@ use hdrhistogram::Histogram;
 
 use super::report::{Bucket, LatencyMs};
 
-/// A latency histogram in µs, 3 significant figures, growing as needed.
+/// A latency histogram in µs, 3 significant figures, growing as needed,
+/// with the exact extremes beside it: a quantile is clamped between them, so
+/// a constant 100 ms reads 100 ms, not the top of its histogram bucket
+/// (100.031 ms), and an exact gate like `p99 <= 100ms` holds.
 #[derive(Debug, Clone)]
 pub struct Latency {
     hist: Histogram<u64>,
+    lowest: Duration,
+    highest: Duration,
 }
 
 /// An empty µs histogram with the project's precision.
@@ -28,6 +33,8 @@ impl Default for Latency {
     fn default() -> Self {
         Latency {
             hist: new_histogram(),
+            lowest: Duration::MAX,
+            highest: Duration::ZERO,
         }
     }
 }
@@ -43,10 +50,15 @@ impl Latency {
         let mut hist = Histogram::new_with_bounds(1, 2, 3)
             .expect("3 significant figures over 1 .. 2 µs are valid bounds");
         hist.auto(true);
-        Latency { hist }
+        Latency {
+            hist,
+            ..Latency::default()
+        }
     }
 
     pub fn record(&mut self, d: Duration) {
+        self.lowest = self.lowest.min(d);
+        self.highest = self.highest.max(d);
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
         // With auto-resize, recording only fails past u64 range; saturate instead.
         if self.hist.record(us).is_err() {
@@ -57,6 +69,8 @@ impl Latency {
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Latency) {
         let _ = self.hist.add(&other.hist);
+        self.lowest = self.lowest.min(other.lowest);
+        self.highest = self.highest.max(other.highest);
     }
 
     pub fn len(&self) -> u64 {
@@ -76,13 +90,14 @@ impl Latency {
         if self.hist.is_empty() {
             return LatencyMs::default();
         }
-        let q = |x: f64| ms(self.hist.value_at_quantile(x));
+        let (lo, hi) = (exact_ms(self.lowest), exact_ms(self.highest));
+        let q = |x: f64| ms(self.hist.value_at_quantile(x)).clamp(lo, hi);
         LatencyMs {
             p50: q(0.5),
             p90: q(0.9),
             p99: q(0.99),
             p999: q(0.999),
-            max: ms(self.hist.max()),
+            max: hi,
         }
     }
 
@@ -115,6 +130,11 @@ impl Latency {
     }
 }
 
+/// A duration in ms, exact to the ns.
+fn exact_ms(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
 /// µs to ms, exact to the µs.
 fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
@@ -123,6 +143,26 @@ fn ms(us: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_constant_reads_exactly_and_zero_is_zero() {
+        // 100 ms falls in the bucket [99.968, 100.031] ms at 3 figures.
+        let mut l = Latency::compact();
+        for _ in 0..5 {
+            l.record(Duration::from_millis(100));
+        }
+        let q = l.quantiles();
+        assert_eq!((q.p50, q.p99, q.p999, q.max), (100.0, 100.0, 100.0, 100.0));
+        let mut z = Latency::default();
+        z.record(Duration::ZERO);
+        assert_eq!(z.quantiles().p99, 0.0);
+        // Merging keeps the exact extremes of both.
+        let mut m = Latency::default();
+        m.merge(&l);
+        m.merge(&z);
+        let q = m.quantiles();
+        assert_eq!((q.p50, q.max), (100.0, 100.0));
+    }
 
     #[test]
     fn quantiles_and_buckets() {
