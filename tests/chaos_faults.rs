@@ -44,17 +44,22 @@ fn injected_delay_shows_in_the_histograms_within_two_ms() {
     assert_eq!(r.end_to_end.succeeded, 20);
     let api = r.service("api").expect("api row");
     let api0 = baseline.service("api").expect("api row");
-    for (what, q, q0) in [
-        ("api", api.latency_ms, api0.latency_ms),
+    // At the service the delay is injected, within 2 ms. End to end the
+    // answer also crosses back through the driver, whose threads have idled
+    // for the 50 ms: waking them costs up to about a millisecond more on a
+    // small VM, so 3 ms there.
+    for (what, q, q0, slack) in [
+        ("api", api.latency_ms, api0.latency_ms, 2.0),
         (
             "end to end",
             r.end_to_end.latency_ms,
             baseline.end_to_end.latency_ms,
+            3.0,
         ),
     ] {
         let added = q.p50 - q0.p50;
         assert!(
-            (48.0..=52.0).contains(&added),
+            (50.0 - slack..=50.0 + slack).contains(&added),
             "{what}: p50 {} vs {} without the fault",
             q.p50,
             q0.p50
@@ -62,7 +67,7 @@ fn injected_delay_shows_in_the_histograms_within_two_ms() {
         // No draw can come in early; the tail is left alone (a shared CI
         // machine can stall any one request).
         assert!(
-            q.p50 >= 50.0 && q.p50 - 50.0 <= 2.0 + q0.p50,
+            q.p50 >= 50.0 && q.p50 - 50.0 <= slack + q0.p50,
             "{what}: {q:?} vs {q0:?}"
         );
     }
