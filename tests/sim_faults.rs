@@ -381,3 +381,18 @@ fn a_client_the_horizon_cut_short_sends_no_more() {
     assert_eq!(client.stops.get("attempts_exhausted"), Some(&4));
     assert_eq!(client.stops.get("horizon"), Some(&1));
 }
+
+#[test]
+fn requests_alone_set_no_horizon_in_virtual_time() {
+    // 100 requests at 1/s need 99 s of virtual time: all of them run, where
+    // the real-time harness would stop at 60 s.
+    let load = LoadSettings::new(Some(1.0), None, Some(100), None, Some(1)).unwrap();
+    let r = run(
+        "version: 1\nservices:\n  api: { latency: 100ms }\n",
+        "",
+        load,
+    );
+    assert_eq!(r.end_to_end.requests, 100);
+    assert_eq!(r.end_to_end.succeeded, 100);
+    assert_eq!(r.load.duration_ms, None);
+}

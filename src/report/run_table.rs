@@ -104,7 +104,10 @@ fn load_line(r: &RunReport) -> String {
         .requests
         .map(|m| format!(", at most {m} requests"))
         .unwrap_or_default();
-    format!("{shape}{cap}, horizon {}", ms(l.duration_ms))
+    match l.duration_ms {
+        Some(d) => format!("{shape}{cap}, horizon {}", ms(d)),
+        None => format!("{shape}{cap}, no horizon"),
+    }
 }
 
 /// `1.20 s`, or over trials `1.20 s (p10 900.0 ms, p90 1.85 s)`.

@@ -129,6 +129,18 @@ impl LoadSettings {
         }
     }
 
+    /// For a simulation: the same, except that `--requests` alone sets no
+    /// time limit at all. Virtual time costs nothing, and every one of the
+    /// requests asked for runs to its end (a deep chain under total failure
+    /// can take minutes of virtual backoff).
+    pub fn in_virtual_time(&self) -> LoadSettings {
+        let mut load = self.clone();
+        if load.duration.is_none() && load.requests.is_some() {
+            load.duration = Some(crate::policy::FOREVER);
+        }
+        load
+    }
+
     /// Open loop: when user request `i` (0-based) is due, or `None` when it is
     /// never sent (past `--requests` or at or after the horizon). Closed loop:
     /// `None`; callers send when they are free.
@@ -160,7 +172,8 @@ impl LoadSettings {
             rate,
             clients,
             requests: self.requests,
-            duration_ms: self.horizon().as_secs_f64() * 1e3,
+            duration_ms: (self.horizon() < crate::policy::FOREVER)
+                .then(|| self.horizon().as_secs_f64() * 1e3),
         }
     }
 }

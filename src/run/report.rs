@@ -66,7 +66,8 @@ pub struct LoadSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
     /// The horizon: no attempt starts at or after it.
-    pub duration_ms: f64,
+    /// `None`: no horizon (a simulation bounded by `--requests` alone).
+    pub duration_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

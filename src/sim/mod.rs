@@ -50,6 +50,8 @@
 //!   work, but it is not a duplicate;
 //! - budgets are per caller: per call layer (a service's app layer, each
 //!   sidecar), per closed-loop client, one for all open-loop user requests;
+//! - `--requests` without `--duration` sets no horizon: virtual time is free,
+//!   and every request asked for runs (chaos stops at 60 s of real time);
 //! - no grace period: after the horizon no attempt starts, but everything in
 //!   flight runs to its end in virtual time; a user request that never ends (a
 //!   hang without a timeout) is `unfinished`.
@@ -113,6 +115,7 @@ fn simulate(
     if trials == 0 {
         return Err(SimError::NoTrials);
     }
+    let load = &load.in_virtual_time();
     let m = model::Model::new(t, scenario, load)?;
     let threads = threads
         .filter(|&n| n > 0)
