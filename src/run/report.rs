@@ -190,8 +190,9 @@ pub struct EndToEnd {
     pub client: Option<LayerReport>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub histogram: Vec<Bucket>,
-    /// Time of the last success from the start of the run; over trials, its spread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Time of the last success from the start of the run; over trials, its
+    /// spread. `null` when nothing succeeded: the key is always there.
+    #[serde(default)]
     pub last_success_ms: Option<Spread>,
     /// Simulator: share of trials in which every user request succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,6 +302,9 @@ mod tests {
         assert_eq!(v["end_to_end"]["requests"], 100);
         assert!(db.get("received_quantiles").is_none());
         assert!(v["end_to_end"].get("all_succeeded_ratio").is_none());
+        // Nothing succeeded here: the key is there, and null.
+        assert!(v["end_to_end"]["last_success_ms"].is_null());
+        assert!(v["end_to_end"].get("last_success_ms").is_some());
         let back: RunReport = serde_json::from_value(v).unwrap();
         assert_eq!(back, r);
     }
