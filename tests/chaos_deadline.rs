@@ -52,8 +52,13 @@ fn a_propagated_deadline_stops_work_nobody_waits_for() {
     assert!(users >= 5, "one request per ~300 ms for 2.5 s: {users}");
     assert_eq!(r.end_to_end.outcomes.get("504"), Some(&users));
     let db = r.service("db").expect("db row");
-    // api gives up with web's 300 ms: one attempt per request, no retry.
-    assert_eq!(db.received, users);
+    // api gives up with web's 300 ms: one attempt per request, no retry. The
+    // last request may reach api only at the horizon, too late to call db.
+    assert!(
+        (users - 1..=users).contains(&db.received),
+        "db received {} for {users} requests",
+        db.received
+    );
     let api_layer = &r.service("api").expect("api row").calls[0].layers[0];
     // The last request's stop may race the end of the run.
     let stopped = api_layer

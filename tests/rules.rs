@@ -98,3 +98,26 @@ fn amplification_fix_keeps_the_outermost_layer() {
         db.message
     );
 }
+
+#[test]
+fn services_user_traffic_cannot_reach_are_checked_too() {
+    // `b` is a second root (a batch job, say) beside the entry `a`: its call
+    // is configuration like any other.
+    let text = "version: 1\nentry: a\nservices:\n  a: {}\n  b: { calls: [ { to: c, retry: { max_attempts: 4 } } ] }\n  c: {}\n";
+    let t = retrylint::topology::load_str(text, "t.yaml", "t", &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut found: Vec<(String, u32, u32)> = common::check(&t)
+        .findings
+        .iter()
+        .map(|f| (f.code.to_string(), f.line, f.column))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("RL005".to_owned(), 5, 26),
+            ("RL011".to_owned(), 5, 19),
+            ("RL012".to_owned(), 5, 26),
+        ]
+    );
+}

@@ -107,7 +107,9 @@ macro_rules! declare_rule {
     };
 }
 
-/// Every layer of every reachable call: (caller, call index, call, layer index, layer).
+/// Every layer of every call: (caller, call index, call, layer index, layer).
+/// Services user traffic cannot reach from the entry (a batch job beside the
+/// web tier) are checked too: their policies are configuration all the same.
 pub fn call_layers<'t>(
     cx: &'t Context,
 ) -> impl Iterator<Item = (ServiceId, usize, &'t Call, usize, &'t Layer)> + 't {
@@ -115,7 +117,6 @@ pub fn call_layers<'t>(
         .services
         .iter()
         .enumerate()
-        .filter(|(s, _)| cx.analysis.reachable[*s])
         .flat_map(|(s, svc)| {
             svc.calls.iter().enumerate().flat_map(move |(i, c)| {
                 c.layers
@@ -174,8 +175,7 @@ impl LayerSite<'_> {
     }
 }
 
-/// Every layer that user traffic can reach: the client layer, then each
-/// reachable call's layers.
+/// Every layer: the client layer, then each call's layers.
 pub fn layer_sites<'t>(cx: &'t Context) -> impl Iterator<Item = LayerSite<'t>> + 't {
     let client = cx.topology.client.as_ref().map(|layer| LayerSite {
         service: cx.topology.entry,

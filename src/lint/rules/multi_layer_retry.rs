@@ -57,7 +57,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         // Name the retrying layers above: on the hottest path down to this
         // service, then the outer layers of this call.
         let mut outer: Vec<String> = Vec::new();
-        if t.client.as_ref().is_some_and(|c| c.policy.retries()) {
+        // Only user traffic passes the client layer.
+        if cx.analysis.reachable[s] && t.client.as_ref().is_some_and(|c| c.policy.retries()) {
             outer.push("the client layer".into());
         }
         let (tail, _) = cx.analysis.hot_path_tail(s, 4);
