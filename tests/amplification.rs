@@ -172,4 +172,21 @@ fn the_design_documents_own_example_loads_and_multiplies() {
             ("db".to_owned(), 144.0, 13.2),
         ]
     );
+    // RL001 names the service the attempts reach, and the call it blames.
+    let rl001: Vec<(String, String)> = r
+        .findings
+        .iter()
+        .filter(|f| f.code == "RL001")
+        .map(|f| {
+            let call = f.call.as_ref().expect("a blamed call");
+            (f.service.clone(), format!("{}→{}", call.from, call.to))
+        })
+        .collect();
+    assert_eq!(
+        rl001,
+        [
+            ("api".to_owned(), "web→api".to_owned()),
+            ("db".to_owned(), "api→db".to_owned())
+        ]
+    );
 }

@@ -119,7 +119,7 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                 severity,
                 message: d.message,
                 help: d.help,
-                service: t.services[d.service].name.clone(),
+                service: t.services[d.about.unwrap_or(d.service)].name.clone(),
                 call,
                 layer: d.layer,
                 file: t.file.clone(),

@@ -29,6 +29,9 @@ pub struct Diagnostic {
     pub label: String,
     /// Set by rules whose level depends on the case (RL007); else the rule's.
     pub severity: Option<Severity>,
+    /// The service the finding is about when it is not the one whose YAML
+    /// is blamed (RL001: the amplified service, blamed on a caller's layer).
+    pub about: Option<ServiceId>,
 }
 
 impl Diagnostic {
@@ -42,6 +45,7 @@ impl Diagnostic {
             help: String::new(),
             label: String::new(),
             severity: None,
+            about: None,
         }
     }
 

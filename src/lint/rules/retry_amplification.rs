@@ -123,9 +123,12 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .filter(|n| Some(*n) != outermost.as_deref())
             .collect();
         let help = match (&outermost, total) {
-            (None, _) => "no layer on the hottest path retries; the fan-in of many paths adds up: reduce retries on the other paths".to_owned(),
+            (None, _) => "no layer on the hottest path retries: the fan-in of many paths adds up; call it from fewer places, or raise --max-amplification if that fan-in is intended".to_owned(),
+            // A budget bounds the load under sustained failure (`with_budgets`)
+            // but not the worst case this rule counts.
             (Some(keep), 1) => format!(
-                "lower max_attempts at {keep}, or add a retry budget: budget: {{ kind: ratio, ratio: 0.1 }}"
+                "lower max_attempts at {keep} until the product is at most {}, or cut the paths that fan in",
+                cx.max_amplification
             ),
             (Some(keep), _) => {
                 let more = total - 1 - inner.len();
@@ -152,6 +155,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         d = d
             .help(help)
             .label(format!("{figure} attempts reach {}", t.services[s].name));
+        d.about = Some(s);
         out.push(d);
     }
 }
