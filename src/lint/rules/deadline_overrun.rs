@@ -26,8 +26,11 @@ declare_rule! {
     ///
     /// ## Fix
     /// Make inner timeouts and retries fit inside the outer timeout (fewer inner
-    /// attempts, shorter inner timeouts), or propagate the deadline
-    /// (`deadline_propagation: true`) so callees stop when the caller stops.
+    /// attempts, shorter inner timeouts), or propagate the deadline: with
+    /// `deadline_propagation: true` on both caller and callee, the caller sends
+    /// its remaining time and the callee starts nothing past it, so the rule
+    /// is satisfied. (For the client layer: a topology `deadline` and
+    /// propagation on the entry.)
     pub static RULE = {
         code: "RL007",
         name: "deadline-overrun",
@@ -44,6 +47,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(timeout) = layer.timeout else {
             continue;
         };
+        // Both ends propagate: the callee stops when the caller stops.
+        let (caller_sends, callee_honours) = (
+            t.services[s].deadline_propagation,
+            t.services[call.to].deadline_propagation,
+        );
+        if caller_sends && callee_honours {
+            continue;
+        }
         // What this layer's attempt waits for: the inner layers, then the callee.
         let inner = call.layers[li + 1..]
             .iter()
@@ -69,15 +80,21 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .help(format!(
                 "fit the work under {callee} inside {} (fewer inner attempts or shorter inner timeouts), or set deadline_propagation: true on {}",
                 dur(timeout.value),
-                t.services[s].name
+                match (caller_sends, callee_honours) {
+                    (false, false) => format!("both {} and {callee}", t.services[s].name),
+                    (false, true) => t.services[s].name.clone(),
+                    _ => callee.clone(),
+                }
             ))
             .label(format!("{} < {} worst case", dur(timeout.value), dur(inner))),
         );
     }
     // The client layer waits for the entry service.
+    let client_propagates = t.deadline.is_some() && t.services[t.entry].deadline_propagation;
     if let Some(client) = &t.client
         && let Some(timeout) = client.timeout
         && a.service_worst[t.entry] > timeout.value
+        && !client_propagates
     {
         let entry = &t.services[t.entry].name;
         let inner = a.service_worst[t.entry];
@@ -88,7 +105,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 dur(inner)
             ))
             .help(format!(
-                "fit the work under {entry} inside {} (fewer attempts or shorter timeouts below it), or set deadline_propagation: true on {entry}",
+                "fit the work under {entry} inside {} (fewer attempts or shorter timeouts below it), or set a topology `deadline` and deadline_propagation: true on {entry}",
                 dur(timeout.value)
             ))
             .label(format!("{} < {} worst case", dur(timeout.value), dur(inner))),
