@@ -66,6 +66,14 @@ fn saturating_mul_f64(d: Duration, factor: f64) -> Duration {
 }
 
 impl Backoff {
+    /// Whether every wait is zero: no backoff at all, or one whose base or
+    /// cap is zero (each kind and jitter then yields 0).
+    pub fn never_waits(&self) -> bool {
+        self.kind == BackoffKind::None
+            || self.base.is_zero()
+            || self.cap.is_some_and(|c| c.is_zero())
+    }
+
     fn cap_or_forever(&self) -> Duration {
         self.cap.unwrap_or(FOREVER)
     }

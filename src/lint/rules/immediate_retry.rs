@@ -1,11 +1,10 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
-use crate::policy::BackoffKind;
 
 declare_rule! {
     /// ## What it finds
     /// A retrying layer with no wait between attempts: `backoff: { kind: none }`,
-    /// or no `backoff` at all.
+    /// no `backoff` at all, or a backoff whose `base` or `cap` is zero.
     ///
     /// ## Why it matters
     /// Immediate retries turn every failure into an instant burst of identical
@@ -32,7 +31,7 @@ declare_rule! {
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for site in layer_sites(cx) {
         let p = &site.layer.policy;
-        if !p.retries() || p.backoff.kind != BackoffKind::None {
+        if !p.retries() || !p.backoff.never_waits() {
             continue;
         }
         let spans = &site.layer.spans;

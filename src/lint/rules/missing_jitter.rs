@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
-use crate::policy::{BackoffKind, Jitter};
+use crate::policy::Jitter;
 
 declare_rule! {
     /// ## What it finds
@@ -35,7 +35,8 @@ declare_rule! {
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for site in layer_sites(cx) {
         let p = &site.layer.policy;
-        if !p.retries() || p.backoff.kind == BackoffKind::None || p.backoff.jitter != Jitter::None {
+        // Zero waits are RL005's; there is nothing to spread.
+        if !p.retries() || p.backoff.never_waits() || p.backoff.jitter != Jitter::None {
             continue;
         }
         let spans = &site.layer.spans;

@@ -32,18 +32,23 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for site in layer_sites(cx) {
         let p = &site.layer.policy;
         let b = &p.backoff;
-        let grows = b.kind == BackoffKind::Exponential
-            || (b.kind != BackoffKind::None && b.jitter == Jitter::Decorrelated);
+        let exponential = b.kind == BackoffKind::Exponential;
+        let grows = !b.never_waits() && (exponential || b.jitter == Jitter::Decorrelated);
         if !p.retries() || !grows || b.cap.is_some() {
             continue;
         }
+        let how = if exponential {
+            "backs off exponentially"
+        } else {
+            "has decorrelated jitter"
+        };
         let spans = &site.layer.spans;
         let pos = site.layer.at(spans.backoff);
         out.push(
             site.diagnostic(
                 pos,
                 format!(
-                    "{} backs off exponentially without a cap: waits grow without bound",
+                    "{} {how} without a cap: waits grow without bound",
                     site.describe(cx.topology)
                 ),
             )
