@@ -331,3 +331,20 @@ fn a_file_over_the_size_limit() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("larger than the 64 MiB limit"), "{e}");
 }
+
+#[test]
+fn a_lint_key_spelled_with_dashes_names_the_right_one() {
+    let e = rejected(
+        "lint_dash.yaml",
+        "version: 1\nlint: { fail-on: warning }\nservices:\n  a: {}\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: lint_dash.yaml:2:9: unknown `lint:` key `fail-on`; write `fail_on`"
+    );
+    let e = rejected(
+        "lint_dash2.yaml",
+        "version: 1\nlint:\n  maxAmplification: 2\nservices:\n  a: {}\n",
+    );
+    assert!(first_line(&e).ends_with("write `max_amplification`"), "{e}");
+}

@@ -535,6 +535,17 @@ fn level(f: Fields, node: &Node) -> Result<LevelSetting, LoadError> {
     })
 }
 
+/// The keys of `lint:` besides rule codes and names.
+const LINT_KEYS: [&str; 7] = [
+    "fail_on",
+    "max_amplification",
+    "deny",
+    "warn",
+    "allow",
+    "info",
+    "rules",
+];
+
 fn read_lint(f: Fields, node: &Node) -> Result<LintSettings, LoadError> {
     let Value::Map(entries) = &node.value else {
         return Err(f.expected(node, "a mapping for `lint:`"));
@@ -594,14 +605,23 @@ fn read_lint(f: Fields, node: &Node) -> Result<LintSettings, LoadError> {
                     ));
                 }
             }
-            // `RL004: error` or `missing-jitter: allow` directly under `lint:`.
-            code => out.levels.push((
-                Located {
-                    value: code.to_owned(),
-                    pos: k.pos,
-                },
-                level(f, v)?,
-            )),
+            // `RL004: error` or `missing-jitter: allow` directly under `lint:`,
+            // unless it is a `lint:` key spelled another way (`fail-on`).
+            code => {
+                let bare = |s: &str| s.replace(['-', '_'], "").to_ascii_lowercase();
+                if let Some(meant) = LINT_KEYS.iter().find(|k| bare(k) == bare(code)) {
+                    return Err(f
+                        .error(k.pos, format!("unknown `lint:` key `{code}`"))
+                        .with_help(format!("write `{meant}`")));
+                }
+                out.levels.push((
+                    Located {
+                        value: code.to_owned(),
+                        pos: k.pos,
+                    },
+                    level(f, v)?,
+                ));
+            }
         }
     }
     Ok(out)
