@@ -416,7 +416,7 @@ fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
     emit(&match args.run.format.unwrap_or(RunFormat::Table) {
         RunFormat::Table => report::sim_compare_table::render(&rows),
         RunFormat::Markdown => report::sim_compare_markdown::render(&rows),
-        RunFormat::Json => report::sim_compare_json::render(&rows),
+        RunFormat::Json => report::sim_compare_json::render(&rows, p.load.seed),
     });
     Ok(Outcome::Clean)
 }

@@ -363,8 +363,14 @@ fn simulate_is_reproducible_and_compares() {
         "json",
     ]);
     assert_eq!(code, 0, "{err}");
-    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 2);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["fault"].as_str(), v["seed"].as_u64()),
+        (Some("overload"), Some(42))
+    );
+    let rows = v["topologies"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["topology"], "sre-book");
     assert_eq!(
         retrylint(&["simulate", "examples/sre-book.yaml", "--trials", "0"]).0,
         2
