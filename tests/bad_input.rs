@@ -348,3 +348,22 @@ fn a_lint_key_spelled_with_dashes_names_the_right_one() {
     );
     assert!(first_line(&e).ends_with("write `max_amplification`"), "{e}");
 }
+
+#[test]
+fn common_yaml_slips_come_with_a_fix() {
+    let e = rejected("tab.yaml", "version: 1\nservices:\n\ta: {}\n");
+    assert!(
+        first_line(&e).ends_with("indent with spaces; YAML does not allow tabs there"),
+        "{e}"
+    );
+    let e = rejected("anchor.yaml", "version: 1\nservices:\n  a: *nope\n");
+    assert!(first_line(&e).contains("define the anchor"), "{e}");
+    let e = rejected(
+        "number.yaml",
+        "version: 1\nservices:\n  a: { calls: [ { to: 123 } ] }\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: number.yaml:3:23: expected a string for `to`, found an integer; quote a value YAML would read as a number or true/false: `\"123\"`"
+    );
+}

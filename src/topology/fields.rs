@@ -93,7 +93,9 @@ impl<'f> Fields<'f> {
     pub fn str<'a>(&self, node: &'a Node, what: &str) -> Result<&'a str, LoadError> {
         match &node.value {
             Value::Str(s) => Ok(s),
-            _ => Err(self.expected(node, &format!("a string for {what}"))),
+            _ => Err(self
+                .expected(node, &format!("a string for {what}"))
+                .with_help("quote a value YAML would read as a number or true/false: `\"123\"`")),
         }
     }
 

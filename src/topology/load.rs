@@ -143,7 +143,18 @@ pub(crate) fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
         };
         (format!("YAML refused: {what}"), Some(limits.to_owned()))
     } else {
-        (format!("invalid YAML: {message}"), None)
+        let help = if message.contains("tab") {
+            Some("indent with spaces; YAML does not allow tabs there")
+        } else if message.contains("unknown anchor") {
+            Some("define the anchor (`&name`) before the alias (`*name`) that uses it")
+        } else if message.contains("':'") || message.contains("mapping values") {
+            Some("check the indentation, and quote a value that contains `: `")
+        } else if message.contains("non-finite") {
+            Some("write a finite number")
+        } else {
+            None
+        };
+        (format!("invalid YAML: {message}"), help.map(str::to_owned))
     };
     let err = LoadError::new(ErrorKind::Syntax, file, Some(e.pos), message);
     match help {
