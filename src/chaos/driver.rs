@@ -2,10 +2,11 @@
 //!
 //! Closed loop: N callers start at once; each sends its next user request when
 //! the previous one has finished, and none after one the horizon cut short
-//! (its client layer could not retry before it: still busy then). Open loop: request i is due at i / R and is
-//! sent then whatever is still in flight; its latency counts from that intended
-//! time, so a stalled system is not flattered (no coordinated omission). No
-//! user request starts at or after the horizon; `--requests` caps them all.
+//! (its client layer could not retry before it: still busy then). Open loop:
+//! request i is due at i / R and is sent then whatever is still in flight; its
+//! latency counts from that intended time, so a stalled system is not
+//! flattered (no coordinated omission). No user request starts at or after the
+//! horizon; `--requests` caps them all.
 
 use std::sync::Arc;
 use std::sync::Mutex;
