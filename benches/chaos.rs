@@ -49,6 +49,18 @@ fn options() -> RunOptions {
     }
 }
 
+/// `CLIENTS` closed-loop callers for `secs` seconds.
+fn closed_loop_for(secs: u64) -> LoadSettings {
+    LoadSettings::new(
+        None,
+        Some(CLIENTS),
+        None,
+        Some(Duration::from_secs(secs)),
+        None,
+    )
+    .expect("load")
+}
+
 /// The driver's requests/s over `secs` seconds against `url`.
 fn driver_rps(url: &str, secs: u64) -> f64 {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -57,14 +69,7 @@ fn driver_rps(url: &str, secs: u64) -> f64 {
         .enable_all()
         .build()
         .expect("runtime");
-    let load = LoadSettings::new(
-        None,
-        Some(CLIENTS),
-        None,
-        Some(Duration::from_secs(secs)),
-        None,
-    )
-    .expect("load");
+    let load = closed_loop_for(secs);
     let r = rt
         .block_on(chaos::drive_url(url, &load, &options()))
         .expect("drive");
@@ -101,14 +106,7 @@ fn chain_rps(services: usize, secs: u64) -> f64 {
     }
     let t =
         topology::load_str(&text, "chain.yaml", "chain", &Default::default()).expect("topology");
-    let load = LoadSettings::new(
-        None,
-        Some(CLIENTS),
-        None,
-        Some(Duration::from_secs(secs)),
-        None,
-    )
-    .expect("load");
+    let load = closed_loop_for(secs);
     let r = chaos::run_with(&t, &Scenario::none(), &load, &options()).expect("run");
     r.end_to_end.succeeded as f64 / (r.elapsed_ms / 1e3)
 }

@@ -27,12 +27,16 @@ fn run(t: &Topology, s: &Scenario, clients: u32, requests: u64) -> RunReport {
         Some(3),
     )
     .expect("valid load");
+    run_load(t, s, &load)
+}
+
+fn run_load(t: &Topology, s: &Scenario, load: &LoadSettings) -> RunReport {
     let options = RunOptions {
         ctrl_c: false,
         grace: Duration::from_secs(2),
         ..RunOptions::default()
     };
-    chaos::run_with(t, s, &load, &options).expect("run completes")
+    chaos::run_with(t, s, load, &options).expect("run completes")
 }
 
 #[test]
@@ -208,12 +212,7 @@ fn a_client_the_horizon_cut_short_sends_no_more() {
     let s = fault("target: api\nphases: [ { inject: { kind: status, status: 503 } } ]\n");
     let load = LoadSettings::new(None, Some(1), None, Some(Duration::from_secs(1)), Some(1))
         .expect("valid load");
-    let options = RunOptions {
-        ctrl_c: false,
-        grace: Duration::from_secs(2),
-        ..RunOptions::default()
-    };
-    let r = chaos::run_with(&t, &s, &load, &options).expect("run completes");
+    let r = run_load(&t, &s, &load);
     assert_eq!(r.end_to_end.requests, 5);
     assert_eq!(r.service("api").map(|a| a.received), Some(14));
     let client = r.end_to_end.client.as_ref().expect("client layer");

@@ -19,6 +19,15 @@ fn retrylint(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Writes `text` to a file named `name` in the tests' scratch directory.
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 #[test]
 fn exit_codes_gate_the_build() {
     assert_eq!(retrylint(&["check", "examples/clean.yaml"]).0, 0);
@@ -105,14 +114,10 @@ fn levels_from_the_command_line() {
 
 #[test]
 fn levels_from_the_topology() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("lint.yaml");
-    std::fs::write(
-        &path,
+    let path = temp_file(
+        "lint.yaml",
         "version: 1\nlint:\n  missing-budget: allow\n  RL004: error\n  max_amplification: 2\nservices:\n  web: { calls: [ { to: api, timeout: 1s, retry: { max_attempts: 3, backoff: { kind: constant, base: 10ms } } } ] }\n  api: {}\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = retrylint(&["check", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -231,14 +236,10 @@ fn chaos_rejects_bad_scenarios_and_targets() {
 
 #[test]
 fn an_unknown_target_in_a_fault_file_is_located() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("typo.yaml");
-    std::fs::write(
-        &path,
+    let path = temp_file(
+        "typo.yaml",
         "target: dbb\nphases: [ { inject: { kind: status, status: 503 } } ]\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = retrylint(&[
         "chaos",
         "examples/sre-book.yaml",
@@ -435,14 +436,10 @@ fn ctrl_c_stops_chaos_and_prints_what_ran_on_loopback_only() {
 fn warn_lowers_a_rules_own_escalation() {
     // RL007 is an error when the entry outlives the end-to-end deadline; a
     // level the user sets wins even when it is the rule's default.
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("deadline.yaml");
-    std::fs::write(
-        &path,
+    let path = temp_file(
+        "deadline.yaml",
         "version: 1\ndeadline: 100ms\nservices:\n  api: { latency: 500ms }\n",
-    )
-    .unwrap();
+    );
     let p = path.to_str().unwrap();
     let severity = |args: &[&str]| {
         let (code, out, err) = retrylint(&[&["check", p, "--format", "json"], args].concat());

@@ -26,6 +26,11 @@ pub(crate) mod header {
     pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
     /// The attempt's draw key (`DrawKey`), in decimal.
     pub const DRAW: &str = "x-retrylint-draw";
+
+    /// A harness header's decimal value, if present and well formed.
+    pub fn number(headers: &axum::http::HeaderMap, name: &str) -> Option<u64> {
+        headers.get(name)?.to_str().ok()?.parse().ok()
+    }
 }
 
 /// Where the random draws of one attempt come from. A user request's key is
@@ -76,17 +81,13 @@ impl DrawKey {
     /// The key an incoming request carries; a request from outside the
     /// harness gets a fresh one.
     pub fn from_headers(headers: &axum::http::HeaderMap, run: &Run) -> Self {
-        headers
-            .get(header::DRAW)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
-            .map_or_else(
-                || {
-                    let outsiders = derive_seed(run.draw_seed, u64::MAX);
-                    DrawKey::user_request(outsiders, run.next_request_id())
-                },
-                DrawKey,
-            )
+        header::number(headers, header::DRAW).map_or_else(
+            || {
+                let outsiders = derive_seed(run.draw_seed, u64::MAX);
+                DrawKey::user_request(outsiders, run.next_request_id())
+            },
+            DrawKey,
+        )
     }
 }
 

@@ -32,10 +32,7 @@ pub(crate) async fn handle(State(proxy): State<Arc<Sidecar>>, req: Request) -> R
         return StatusCode::GATEWAY_TIMEOUT.into_response();
     }
     let ctx = CallCtx {
-        request_id: headers
-            .get(header::REQUEST_ID)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
+        request_id: header::number(headers, header::REQUEST_ID)
             .unwrap_or_else(|| run.next_request_id()),
         method: req.method().clone(),
         path: req

@@ -115,12 +115,7 @@ impl InFlight {
 
 /// The deadline a request carries, as absolute run time.
 pub(crate) fn incoming_deadline(headers: &HeaderMap, run: &Run) -> Option<Duration> {
-    let us: u64 = headers
-        .get(header::DEADLINE_US)?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()?;
+    let us = header::number(headers, header::DEADLINE_US)?;
     Some(run.now().saturating_add(Duration::from_micros(us)))
 }
 
@@ -145,10 +140,7 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
     }
     let non_idempotent = headers.contains_key(header::NON_IDEMPOTENT);
     let keyed = headers.contains_key(header::IDEMPOTENCY_KEY);
-    let request_id = headers
-        .get(header::REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let request_id = header::number(headers, header::REQUEST_ID);
     let draw = DrawKey::from_headers(headers, run);
     let capacity = req
         .extensions()
