@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
         let text = generate::random_dag(n, 3, 7);
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new("yaml-parse-only", n), &text, |b, t| {
-            b.iter(|| topology::yaml::parse(black_box(t)).expect("yaml"))
+            b.iter(|| retrylint::source::yaml::parse(black_box(t)).expect("yaml"))
         });
         group.bench_with_input(BenchmarkId::new("load+check", n), &text, |b, t| {
             b.iter(|| check_text(black_box(t), &presets))

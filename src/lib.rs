@@ -17,4 +17,5 @@ pub mod policy;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod source;
 pub mod topology;

@@ -211,10 +211,10 @@ fn load_error(e: LoadError) -> Failure {
     // limit, and not at all when reading it was the problem.
     let source = match (e.kind, e.pos) {
         (ErrorKind::Io, _) | (_, None) => None,
-        _ => topology::load::read_text(
+        _ => retrylint::source::read::read_text(
             std::path::Path::new(&e.file),
             &e.file,
-            topology::load::FileKind::Topology,
+            retrylint::source::read::FileKind::Topology,
         )
         .ok(),
     };
@@ -322,7 +322,8 @@ fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
         .duration
         .as_deref()
         .map(|d| {
-            topology::duration::parse(d).map_err(|e| Failure::Usage(format!("--duration: {e}")))
+            retrylint::source::duration::parse(d)
+                .map_err(|e| Failure::Usage(format!("--duration: {e}")))
         })
         .transpose()?;
     let load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)

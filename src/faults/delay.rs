@@ -3,8 +3,8 @@
 
 use super::{Effect, FaultKind};
 use crate::policy::Rng;
-use crate::topology::fields::{Fields, MapView};
-use crate::topology::yaml::Value;
+use crate::source::fields::{Fields, MapView};
+use crate::source::yaml::Value;
 use crate::topology::{Latency, LoadError};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +58,7 @@ impl FaultKind for Delay {
     }
 
     fn describe(&self) -> String {
-        let f = crate::topology::duration::format;
+        let f = crate::source::duration::format;
         if self.delay.p50 == self.delay.p99 {
             format!("delay {}", f(self.delay.p50))
         } else {

@@ -8,11 +8,11 @@ use super::{
     Delay, Down, FaultKind, Hang, Inject, Overload, Phase, Reset, Scenario, Status, Target,
     TargetAt,
 };
+use crate::source::error::{ErrorKind, nearest};
+use crate::source::fields::{Fields, MapView};
+use crate::source::read::{FileKind, syntax_error};
+use crate::source::yaml::{self, Node, Pos, Value};
 use crate::topology::LoadError;
-use crate::topology::error::{ErrorKind, nearest};
-use crate::topology::fields::{Fields, MapView};
-use crate::topology::load::{FileKind, syntax_error};
-use crate::topology::yaml::{self, Node, Pos, Value};
 
 // build.rs writes every embedded table into one file; each user reads one.
 #[allow(dead_code)]
@@ -62,7 +62,7 @@ pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
         });
     }
     let shown = path.display().to_string();
-    let text = crate::topology::load::read_text(path, &shown, FileKind::FaultScenario)?;
+    let text = crate::source::read::read_text(path, &shown, FileKind::FaultScenario)?;
     let mut s = load_str(&text, &shown)?;
     if s.name.is_empty() {
         s.name = path

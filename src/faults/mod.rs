@@ -67,8 +67,8 @@ pub trait FaultKind: Sized {
 
     /// Reads the kind's own keys of an `inject:` map.
     fn read(
-        f: crate::topology::fields::Fields,
-        m: &crate::topology::fields::MapView,
+        f: crate::source::fields::Fields,
+        m: &crate::source::fields::MapView,
     ) -> Result<Self, LoadError>;
 
     /// What to do to one affected request; `rng` is the run's seeded generator,
@@ -199,7 +199,7 @@ pub struct UnknownTarget {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetAt {
     pub file: String,
-    pub pos: crate::topology::yaml::Pos,
+    pub pos: crate::source::yaml::Pos,
 }
 
 impl UnknownTarget {
@@ -251,7 +251,7 @@ impl Target {
             Target::Leaves => t.services.iter().map(|s| s.calls.is_empty()).collect(),
             Target::Service(name) => {
                 let Some(id) = t.id_of(name) else {
-                    let suggestion = crate::topology::error::nearest(
+                    let suggestion = crate::source::error::nearest(
                         name,
                         t.services.iter().map(|s| s.name.as_str()),
                     )

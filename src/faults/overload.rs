@@ -9,8 +9,8 @@
 
 use super::{Effect, FaultKind};
 use crate::policy::Rng;
+use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
-use crate::topology::fields::{Fields, MapView};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overload {

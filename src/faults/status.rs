@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::{Effect, FaultKind};
 use crate::policy::Rng;
+use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
-use crate::topology::fields::{Fields, MapView};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Status {
@@ -49,7 +49,7 @@ impl FaultKind for Status {
             Some(ra) => format!(
                 "{} with Retry-After {}",
                 self.status,
-                crate::topology::duration::format(ra)
+                crate::source::duration::format(ra)
             ),
             None => self.status.to_string(),
         }

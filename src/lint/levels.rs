@@ -1,7 +1,7 @@
 //! Rule levels: defaults, then the topology's `lint:` section, then the command
 //! line (`--deny/--warn/--allow CODE`, `--fail-on`, `--max-amplification`).
 
-use crate::topology::{LevelSetting, LoadError, Topology, error::ErrorKind};
+use crate::topology::{ErrorKind, LevelSetting, LoadError, Topology};
 
 use super::finding::Severity;
 use super::rules::{RULES, find_rule};
@@ -99,7 +99,7 @@ impl Config {
 
 fn suggest(code: &str) -> String {
     let names = RULES.iter().flat_map(|r| [r.code, r.name]);
-    match crate::topology::error::nearest(code, names) {
+    match crate::source::error::nearest(code, names) {
         Some(n) => format!("did you mean `{n}`?"),
         None => "use a code such as RL004 or a name such as missing-jitter; `retrylint rules` lists them".into(),
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::lint::{AmplificationRow, CheckReport, Summary};
 use crate::policy::FOREVER;
-use crate::topology::duration;
+use crate::source::duration;
 
 /// `11 errors, 26 warnings`, `1 warning, 2 infos`; empty when there is nothing.
 pub fn counts(s: &Summary) -> String {

@@ -19,7 +19,7 @@
 use std::fmt;
 
 use super::report::{ExpectOutcome, RunReport, ServiceReport};
-use crate::topology::error::nearest;
+use crate::source::error::nearest;
 
 const METRICS: &[&str] = &[
     "amplification",

@@ -4,9 +4,9 @@
 //! Everything here is iterative: a chain of 10,000 services must not overflow
 //! the stack.
 
-use super::error::{ErrorKind, LoadError};
 use super::model::{ServiceId, Topology};
-use super::yaml::Pos;
+use crate::source::error::{ErrorKind, LoadError};
+use crate::source::yaml::Pos;
 
 /// Fails on the first cycle found, naming it `a → b → c → a` at the call that
 /// closes it.

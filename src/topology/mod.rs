@@ -1,18 +1,15 @@
 //! Topology: schema version 1 read from YAML into validated `policy` values,
-//! every value with the file, line and column it came from.
+//! every value with the file, line and column it came from. The located
+//! reading itself is `crate::source`'s.
 
-pub mod duration;
-pub mod error;
-pub(crate) mod fields;
 pub mod graph;
 pub mod load;
 pub mod model;
 mod policy_schema;
 pub mod presets;
 mod schema;
-pub mod yaml;
 
-pub use error::{ErrorKind, LoadError};
+pub use crate::source::{ErrorKind, LoadError};
 pub use load::{load, load_str};
 pub use model::*;
 pub use policy_schema::MAX_ATTEMPTS_LIMIT;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::policy::RetryPolicy;
 
-pub use super::yaml::Pos;
+pub use crate::source::yaml::Pos;
 
 /// Index of a service in `Topology::services`.
 pub type ServiceId = usize;

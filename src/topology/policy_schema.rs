@@ -6,11 +6,11 @@ use std::collections::HashMap;
 
 use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
 
-use super::error::{LoadError, nearest};
-use super::fields::Fields;
 use super::model::PolicySpans;
 use super::presets::Presets;
-use super::yaml::{self, Node, Pos, Value};
+use crate::source::error::{LoadError, nearest};
+use crate::source::fields::Fields;
+use crate::source::yaml::{self, Node, Pos, Value};
 
 const POLICY_KEYS: &[&str] = &[
     "preset",
@@ -132,8 +132,8 @@ impl<'p> PolicyReader<'p> {
             });
         };
         let pf = Fields { file: &source.file };
-        let root =
-            yaml::parse(&source.text).map_err(|e| super::load::syntax_error(&source.file, e))?;
+        let root = yaml::parse(&source.text)
+            .map_err(|e| crate::source::read::syntax_error(&source.file, e))?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {
             return Err(pf.error(root.pos, "a preset cannot name another preset"));
@@ -150,7 +150,7 @@ impl<'p> PolicyReader<'p> {
     }
 }
 
-fn m_entries<'a>(m: &super::fields::MapView<'a>) -> Vec<(&'a Node, &'a Node)> {
+fn m_entries<'a>(m: &crate::source::fields::MapView<'a>) -> Vec<(&'a Node, &'a Node)> {
     m.entries().collect()
 }
 

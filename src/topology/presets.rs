@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use super::error::{ErrorKind, LoadError};
+use crate::source::error::{ErrorKind, LoadError};
 
 // build.rs writes every embedded table into one file; each user reads one.
 #[allow(dead_code)]
@@ -70,7 +70,11 @@ impl Presets {
         paths.sort();
         for path in paths {
             let file = path.display().to_string();
-            let text = super::load::read_text(&path, &file, super::load::FileKind::Preset)?;
+            let text = crate::source::read::read_text(
+                &path,
+                &file,
+                crate::source::read::FileKind::Preset,
+            )?;
             let name = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

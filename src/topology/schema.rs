@@ -2,15 +2,15 @@
 
 use std::collections::HashMap;
 
-use super::error::{ErrorKind, LoadError, nearest};
-use super::fields::Fields;
 use super::model::{
     Call, Latency, Layer, LayerKind, LevelSetting, LintSettings, Located, PolicySpans, Service,
     Topology,
 };
 use super::policy_schema::PolicyReader;
 use super::presets::Presets;
-use super::yaml::{Node, Pos, Value};
+use crate::source::error::{ErrorKind, LoadError, nearest};
+use crate::source::fields::Fields;
+use crate::source::yaml::{Node, Pos, Value};
 
 const TOP_KEYS: &[&str] = &[
     "version",
@@ -507,7 +507,7 @@ fn read_layer(
 /// A duration field, located at its key.
 fn located_duration(
     f: Fields,
-    m: &super::fields::MapView,
+    m: &crate::source::fields::MapView,
     key: &str,
 ) -> Result<Option<Located<std::time::Duration>>, LoadError> {
     m.entry(key)

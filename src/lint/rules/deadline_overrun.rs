@@ -2,7 +2,7 @@ use crate::declare_rule;
 use crate::lint::analysis::layer_worst_case;
 use crate::lint::finding::Severity;
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
-use crate::topology::duration::format as dur;
+use crate::source::duration::format as dur;
 
 declare_rule! {
     /// ## What it finds

@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
-use crate::topology::duration::format as dur;
+use crate::source::duration::format as dur;
 
 declare_rule! {
     /// ## What it finds

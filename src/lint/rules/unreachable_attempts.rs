@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, layer_sites, where_layer};
-use crate::topology::duration::format as dur;
+use crate::source::duration::format as dur;
 
 declare_rule! {
     /// ## What it finds

@@ -1,0 +1,15 @@
+//! The floor under everything that reads a file: a located YAML tree (every
+//! node with its line and column), typed field readers over it, durations,
+//! located errors, and reading files within their size limit.
+//!
+//! `topology`, `faults` and the configuration importers build on this; it
+//! imports nothing of the project but `policy`-free plain types of its own.
+
+pub mod duration;
+pub mod error;
+pub mod fields;
+pub mod read;
+pub mod yaml;
+
+pub use error::{ErrorKind, LoadError};
+pub use yaml::{Node, Pos, Value};
