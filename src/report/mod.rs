@@ -20,7 +20,7 @@ pub mod table;
 use crate::lint::CheckReport;
 
 /// How `check` results can be printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckFormat {
     /// Findings with the YAML line and a caret under the culprit, then the
     /// amplification table.

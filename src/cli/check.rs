@@ -1,0 +1,124 @@
+//! `retrylint check`: static analysis of a topology.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::outcome::{Failure, Outcome, emit, load_error, presets};
+use retrylint::lint::{self, CliLevels, Level, ResolveError, Severity};
+use retrylint::report::{self, CheckFormat, Style};
+use retrylint::topology;
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The topology file (schema version 1).
+    pub topology: PathBuf,
+    /// Output format [default: table].
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Report these rules as errors (code or name; repeat or separate by commas).
+    #[arg(long, value_name = "CODE", value_delimiter = ',')]
+    deny: Vec<String>,
+    /// Report these rules as warnings.
+    #[arg(long, value_name = "CODE", value_delimiter = ',')]
+    warn: Vec<String>,
+    /// Do not report these rules.
+    #[arg(long, value_name = "CODE", value_delimiter = ',')]
+    allow: Vec<String>,
+    /// Fail (exit 1) on findings at or above this level [default: error].
+    #[arg(long, value_enum)]
+    fail_on: Option<FailOn>,
+    /// RL001 fires above this worst-case amplification [default: 10].
+    #[arg(long, value_name = "N")]
+    max_amplification: Option<f64>,
+    /// More retry-policy presets: a directory of NAME.yaml files.
+    #[arg(long, value_name = "DIR")]
+    policies: Vec<PathBuf>,
+    /// Exit 0 even when findings reach --fail-on (report without gating).
+    #[arg(long)]
+    exit_zero: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Info,
+}
+
+/// How `check` results are printed (the CLI's names for `report::CheckFormat`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Findings with the YAML line and a caret under the culprit, then the
+    /// amplification table.
+    Table,
+    /// A PR comment: verdict, findings, amplification, mermaid graph.
+    Markdown,
+    /// DESIGN's JSON contract.
+    Json,
+    /// SARIF 2.1.0 for code-scanning UIs.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+impl From<Format> for CheckFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => CheckFormat::Table,
+            Format::Markdown => CheckFormat::Markdown,
+            Format::Json => CheckFormat::Json,
+            Format::Sarif => CheckFormat::Sarif,
+            Format::Github => CheckFormat::Github,
+        }
+    }
+}
+
+pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
+    let presets = presets(&args.policies)?;
+    let t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    let mut levels = Vec::new();
+    // Applied in this order, so --deny wins over --warn over --allow.
+    for (codes, level) in [
+        (&args.allow, Level::Allow),
+        (&args.warn, Level::Report(Severity::Warning)),
+        (&args.deny, Level::Report(Severity::Error)),
+    ] {
+        levels.extend(codes.iter().map(|c| (c.clone(), level)));
+    }
+    if let Some(m) = args.max_amplification
+        && !(m.is_finite() && m >= 1.0)
+    {
+        return Err(Failure::Usage(format!(
+            "--max-amplification {m} must be a number of at least 1"
+        )));
+    }
+    let cli = CliLevels {
+        levels,
+        fail_on: args.fail_on.map(|f| match f {
+            FailOn::Error => Severity::Error,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Info => Severity::Info,
+        }),
+        max_amplification: args.max_amplification,
+    };
+    let config = lint::Config::resolve(&t, &cli).map_err(|e| match e {
+        ResolveError::Topology(e) => Failure::Input(Box::new(e), Some(t.source.clone())),
+        ResolveError::Cli(e) => Failure::Usage(e.to_string()),
+    })?;
+    let report = lint::check(&t, &config);
+    let style = Style {
+        color: std::io::stdout().is_terminal(),
+    };
+    emit(&report::render_check(
+        args.format.map_or(CheckFormat::Table, CheckFormat::from),
+        &report,
+        style,
+    ));
+    Ok(if report.failed() && !args.exit_zero {
+        Outcome::Failed
+    } else {
+        Outcome::Clean
+    })
+}

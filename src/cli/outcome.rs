@@ -1,0 +1,68 @@
+//! How a command ends: the documented exit codes, input errors rendered with
+//! the culprit's line, and printing that tolerates a closed pipe.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use retrylint::report;
+use retrylint::source::read::{FileKind, read_text};
+use retrylint::topology::{ErrorKind, LoadError, Presets};
+
+/// How a command ended, mapped to the documented exit codes.
+pub enum Outcome {
+    Clean,
+    Failed,
+    Interrupted,
+}
+
+/// An error that is the user's input, not a bug: exit 2.
+pub enum Failure {
+    Input(Box<LoadError>, Option<String>),
+    Usage(String),
+}
+
+impl Outcome {
+    pub fn exit_code(result: Result<Outcome, Failure>) -> ExitCode {
+        match result {
+            Ok(Outcome::Clean) => ExitCode::SUCCESS,
+            Ok(Outcome::Failed) => ExitCode::from(1),
+            // 128 + SIGINT, as shells report a Ctrl-C.
+            Ok(Outcome::Interrupted) => ExitCode::from(130),
+            Err(Failure::Input(e, source)) => {
+                let color = std::io::stderr().is_terminal();
+                eprint!("{}", report::error::render(&e, source.as_deref(), color));
+                ExitCode::from(2)
+            }
+            Err(Failure::Usage(msg)) => {
+                eprintln!("error: {msg}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+pub fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+pub fn load_error(e: LoadError) -> Failure {
+    // The source, for the caret under the culprit: read again within the size
+    // limit, and not at all when reading it was the problem.
+    let source = match (e.kind, e.pos) {
+        (ErrorKind::Io, _) | (_, None) => None,
+        _ => read_text(std::path::Path::new(&e.file), &e.file, FileKind::Topology).ok(),
+    };
+    Failure::Input(Box::new(e), source)
+}
+
+/// The embedded presets plus those of every `--policies DIR`.
+pub fn presets(dirs: &[PathBuf]) -> Result<Presets, Failure> {
+    let mut presets = Presets::embedded();
+    for dir in dirs {
+        presets.add_dir(dir).map_err(load_error)?;
+    }
+    Ok(presets)
+}

@@ -1,0 +1,144 @@
+//! What `chaos` and `simulate` share: the scenario and load flags, the
+//! preparation before a run, and printing a run's report under its gates.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::outcome::{Failure, Outcome, emit, load_error, presets};
+use retrylint::faults;
+use retrylint::report;
+use retrylint::run::{Expectation, LoadSettings, RunReport, evaluate_all};
+use retrylint::topology::{self, Presets};
+
+/// The scenario and load of a `chaos` or `simulate` run.
+#[derive(Args)]
+pub struct RunArgs {
+    /// A shipped fault scenario (503-burst, total-outage, latency-spike,
+    /// throttle-429, connection-reset, brownout, overload, flapping, blackhole;
+    /// none for a baseline) or the path of a scenario file.
+    #[arg(long, default_value = "503-burst", value_name = "NAME|PATH")]
+    pub fault: String,
+    /// Inject into this service instead of the scenario's target (a service
+    /// name, `entry`, `leaves` or `all`).
+    #[arg(long, value_name = "SERVICE")]
+    pub target: Option<String>,
+    /// Open loop: user requests per second (`50`, `50/s`, `3000/m`) [default: 20/s].
+    #[arg(long, value_name = "R", conflicts_with = "clients")]
+    pub rate: Option<String>,
+    /// Closed loop: this many callers, each sending its next request when the
+    /// previous one finished.
+    #[arg(long, value_name = "N")]
+    pub clients: Option<u32>,
+    /// Send at most this many user requests in total.
+    #[arg(long, value_name = "M")]
+    pub requests: Option<u64>,
+    /// No attempt starts after this time (`10s`) [default: 5s, or 60s with --requests].
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Seed of every random draw: the same seed replays the same run.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Output format [default: table].
+    #[arg(long, value_enum)]
+    pub format: Option<RunFormat>,
+    /// A CI gate such as `amplification(db) <= 3`, `success >= 0.99`,
+    /// `p99 <= 500ms`, `duplicates == 0`; repeatable, any broken → exit 1.
+    #[arg(long, value_name = "EXPR")]
+    pub expect: Vec<String>,
+    /// More retry-policy presets: a directory of NAME.yaml files.
+    #[arg(long, value_name = "DIR")]
+    pub policies: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum RunFormat {
+    /// A per-service table (measured beside predicted), histograms and a timeline.
+    Table,
+    /// A PR comment.
+    Markdown,
+    /// DESIGN's JSON contract.
+    Json,
+}
+
+/// What a `chaos` or `simulate` run needs before it starts.
+pub struct Prepared {
+    pub presets: Presets,
+    pub scenario: faults::Scenario,
+    pub load: LoadSettings,
+    pub gates: Vec<Expectation>,
+}
+
+pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
+    let presets = presets(&args.policies)?;
+    let mut scenario = faults::load(&args.fault).map_err(load_error)?;
+    if let Some(target) = &args.target {
+        scenario.target = target
+            .parse()
+            .map_err(|e| Failure::Usage(format!("--target {target}: {e}")))?;
+        scenario.target_at = None;
+    }
+    let rate = args
+        .rate
+        .as_deref()
+        .map(LoadSettings::parse_rate)
+        .transpose()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| {
+            retrylint::source::duration::parse(d)
+                .map_err(|e| Failure::Usage(format!("--duration: {e}")))
+        })
+        .transpose()?;
+    let load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let gates = args
+        .expect
+        .iter()
+        .map(|e| Expectation::parse(e).map_err(|err| Failure::Usage(err.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Prepared {
+        presets,
+        scenario,
+        load,
+        gates,
+    })
+}
+
+/// Loads a topology the scenario can strike and the gates can name.
+pub fn load_target(path: &std::path::Path, p: &Prepared) -> Result<topology::Topology, Failure> {
+    let t = topology::load(path, &p.presets).map_err(load_error)?;
+    for gate in &p.gates {
+        gate.check_service(t.services.iter().map(|s| s.name.as_str()))
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+    }
+    p.scenario.plan(&t).map_err(|e| match e.located() {
+        Some(located) => load_error(located),
+        None => Failure::Usage(e.to_string()),
+    })?;
+    Ok(t)
+}
+
+/// Evaluates the gates, prints the report and maps the result to an outcome.
+pub fn finish(
+    mut report: RunReport,
+    gates: &[Expectation],
+    format: Option<RunFormat>,
+    interrupted: bool,
+) -> Result<Outcome, Failure> {
+    let held = evaluate_all(&mut report, gates).map_err(|e| Failure::Usage(e.to_string()))?;
+    emit(&match format.unwrap_or(RunFormat::Table) {
+        RunFormat::Table => report::run_table::render(&report),
+        RunFormat::Markdown => report::run_markdown::render(&report),
+        RunFormat::Json => report::run_json::render(&report),
+    });
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if held {
+        Outcome::Clean
+    } else {
+        Outcome::Failed
+    })
+}
