@@ -10,6 +10,7 @@
 #[cfg(test)]
 extern crate self as retrylint;
 
+pub mod analysis;
 pub mod chaos;
 pub mod faults;
 pub mod lint;

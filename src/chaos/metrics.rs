@@ -10,10 +10,7 @@ use std::time::Duration;
 
 use super::context::lock;
 use crate::policy::{Outcome, Stop};
-use crate::run::{
-    CallReport, EndToEnd, Latency, LayerReport, ServiceReport, Spread, Timeline,
-    predicted_amplification,
-};
+use crate::run::{CallReport, EndToEnd, Latency, LayerReport, ServiceReport, Spread, Timeline};
 use crate::topology::{ServiceId, Topology};
 
 /// Width of a timeline bucket.
@@ -322,7 +319,7 @@ impl Metrics {
         layout: &Layout,
         target: &str,
     ) -> (Vec<ServiceReport>, EndToEnd, Timeline) {
-        let predicted = predicted_amplification(t);
+        let predicted = crate::analysis::worst_case(t);
         let layer_report = |slot: usize, name: &str| {
             self.layer(slot)
                 .map_or_else(LayerReport::default, |l| l.report(name))
@@ -370,7 +367,8 @@ impl Metrics {
                         } else {
                             received as f64 / users as f64
                         },
-                        predicted: predicted.get(id).copied().unwrap_or(0.0),
+                        predicted: predicted.get(id).map_or(0.0, |c| c.value()),
+                        saturated: predicted.get(id).is_some_and(|c| c.saturated),
                     },
                     latency_ms: s.map(|s| s.latency.quantiles()).unwrap_or_default(),
                     statuses,

@@ -1,7 +1,6 @@
 //! Static analysis: the rules of DESIGN's catalogue over the call graph, and the
 //! figures they read. Nothing here prints; `check` returns plain data.
 
-pub mod analysis;
 pub mod finding;
 pub mod levels;
 pub mod rule;
@@ -13,7 +12,7 @@ use serde::Serialize;
 
 use crate::topology::Topology;
 
-pub use analysis::{Analysis, Count};
+pub use crate::analysis::{self, Analysis, Count};
 pub use finding::{CallRef, Finding, Severity};
 pub use levels::{CliLevels, Config, Level, ResolveError};
 pub use rule::Rule;

@@ -5,8 +5,8 @@
 
 use crate::topology::{Call, Layer, Pos, ServiceId, Topology};
 
-use super::analysis::Analysis;
 use super::finding::Severity;
+use crate::analysis::Analysis;
 
 /// What a rule's check function sees.
 pub struct Context<'a> {

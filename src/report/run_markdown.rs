@@ -144,6 +144,7 @@ mod tests {
                 amplification: Amplification {
                     measured: 3.0,
                     predicted: 64.0,
+                    saturated: false,
                 },
                 ..Default::default()
             }],

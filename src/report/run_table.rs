@@ -351,6 +351,7 @@ mod tests {
                     amplification: Amplification {
                         measured: 64.0,
                         predicted: 64.0,
+                        saturated: false,
                     },
                     ..Default::default()
                 },
@@ -360,6 +361,7 @@ mod tests {
                     amplification: Amplification {
                         measured: 0.5,
                         predicted: 1.0,
+                        saturated: false,
                     },
                     ..Default::default()
                 },

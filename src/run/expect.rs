@@ -398,6 +398,7 @@ mod tests {
                 amplification: Amplification {
                     measured: 64.0,
                     predicted: 64.0,
+                    saturated: false,
                 },
                 latency_ms: LatencyMs {
                     p99: 150.0,

@@ -104,8 +104,11 @@ pub struct ServiceReport {
 pub struct Amplification {
     /// Received ÷ user requests.
     pub measured: f64,
-    /// DESIGN's static worst case.
+    /// DESIGN's static worst case (`crate::analysis::worst_case`).
     pub predicted: f64,
+    /// `predicted` is beyond u128 and only approximate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub saturated: bool,
 }
 
 impl Amplification {
@@ -276,6 +279,7 @@ mod tests {
                 amplification: Amplification {
                     measured: 64.0,
                     predicted: 64.0,
+                    saturated: false,
                 },
                 statuses,
                 ..Default::default()

@@ -22,7 +22,7 @@ use super::model::{CLIENT, Model};
 use crate::faults::Scenario;
 use crate::run::{
     Amplification, CallReport, EndToEnd, LayerReport, LoadSettings, RunReport, ServiceReport,
-    Spread, Timeline, predicted_amplification,
+    Spread, Timeline,
 };
 use crate::topology::Topology;
 
@@ -130,7 +130,7 @@ pub(crate) fn report(
     let n = t.services.len();
     let requests = median(merged.trials.iter().map(|f| f.requests));
     let succeeded = median(merged.trials.iter().map(|f| f.succeeded));
-    let predicted = predicted_amplification(t);
+    let predicted = crate::analysis::worst_case(t);
     let layer = |slot: usize, name: &str| layer_report(&merged.sums.layers[slot], name, k);
     let mut slot = CLIENT as usize + 1;
     let services = t
@@ -186,7 +186,8 @@ pub(crate) fn report(
                     } else {
                         received as f64 / requests as f64
                     },
-                    predicted: predicted.get(id).copied().unwrap_or(0.0),
+                    predicted: predicted.get(id).map_or(0.0, |c| c.value()),
+                    saturated: predicted.get(id).is_some_and(|c| c.saturated),
                 },
                 latency_ms: latency.map(|l| l.quantiles()).unwrap_or_default(),
                 statuses,

@@ -1,5 +1,5 @@
+use crate::analysis::layer_worst_case;
 use crate::declare_rule;
-use crate::lint::analysis::layer_worst_case;
 use crate::lint::finding::Severity;
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
 use crate::source::duration::format as dur;

@@ -1,6 +1,8 @@
-//! The static figures every rule and report reads: worst-case amplification per
+//! The static figures, computed once for everyone: worst-case amplification per
 //! service, its steady-state bound with budgets, worst-case response times, and
-//! how many retrying layers sit above each call.
+//! how many retrying layers sit above each call. The rules read them, and so
+//! does every run report, whose `predicted` column is this module's
+//! `worst_case` — the chaos harness and the simulator never compute it.
 //!
 //! All of it is dynamic programming over the call DAG in topological order:
 //! O(services + calls), never path enumeration (a ladder of 64 diamonds has 2⁶⁴
@@ -66,6 +68,13 @@ impl Count {
 
 fn clamp(x: f64) -> f64 {
     if x.is_finite() { x } else { f64::MAX }
+}
+
+/// Worst-case attempts reaching each service (indexed like `t.services`) for
+/// one user request when every call fails retryably: what a run's measured
+/// amplification is compared with.
+pub fn worst_case(t: &Topology) -> Vec<Count> {
+    Analysis::new(t).worst_case
 }
 
 /// Attempts one layer sends per attempt it receives, worst case.
@@ -284,4 +293,45 @@ pub fn call_worst_case(call: &Call, callee_worst: Duration) -> Duration {
         .iter()
         .rev()
         .fold(callee_worst, |inner, layer| layer_worst_case(layer, inner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(text: &str) -> Topology {
+        crate::topology::load_str(text, "t.yaml", "t", &Default::default()).unwrap()
+    }
+
+    #[test]
+    fn chain_multiplies_layers() {
+        let t = topo(
+            "version: 1\nentry: e\nclient: { retry: { max_attempts: 2 } }\nservices:\n  e: { calls: [ { to: a, retry: { max_attempts: 4 } } ] }\n  a: { calls: [ { to: b, retry: { max_attempts: 4 }, via: [ { name: mesh, retry: { max_attempts: 3 } } ] } ] }\n  b: {}\n",
+        );
+        let w: Vec<f64> = worst_case(&t).iter().map(Count::value).collect();
+        assert_eq!(w, [2.0, 8.0, 96.0]);
+    }
+
+    #[test]
+    fn diamonds_sum_paths_and_saturate() {
+        let mut text = String::from("version: 1\nentry: s0\nservices:\n");
+        for i in 0..64 {
+            text += &format!(
+                "  s{i}: {{ calls: [ {{ to: l{i}, retry: {{ max_attempts: 100 }} }}, {{ to: r{i}, retry: {{ max_attempts: 100 }} }} ] }}\n  l{i}: {{ calls: [ {{ to: s{n}, retry: {{ max_attempts: 100 }} }} ] }}\n  r{i}: {{ calls: [ {{ to: s{n}, retry: {{ max_attempts: 100 }} }} ] }}\n",
+                n = i + 1
+            );
+        }
+        text += "  s64: {}\n";
+        let t = topo(&text);
+        let w = worst_case(&t);
+        let s1 = t.id_of("s1").unwrap();
+        assert_eq!((w[s1].exact, w[s1].saturated), (20_000, false));
+        let last = t.id_of("s64").unwrap();
+        assert!(w[last].saturated);
+        assert_eq!(w[last].exact, u128::MAX);
+        assert!(
+            w[last].value() > u128::MAX as f64,
+            "the double keeps growing past u128"
+        );
+    }
 }
