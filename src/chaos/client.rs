@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::context::{AttemptHeaders, CallCtx, CallerState, Run, lock};
-use super::metrics::stop_name;
+use super::caller::{CallCtx, CallerState};
+use super::context::{Run, lock};
+use super::header::AttemptHeaders;
 use super::transport::Transport;
-use crate::policy::{Decision, Outcome, RetryPolicy, RetrySession, Stop};
+use crate::policy::{Bounds, Decision, Outcome, RetryPolicy, RetrySession, Stop};
 use crate::topology::ServiceId;
 
 /// One retry layer pointed at its next hop.
@@ -50,30 +51,29 @@ impl LayerClient {
         let metrics = &run.metrics;
         metrics.layer_request(self.slot);
         let now = run.now();
-        // The policy stops retries that cannot start before this time.
-        let limit = ctx.deadline.map_or(run.horizon, |d| d.min(run.horizon));
-        let by_horizon = ctx.deadline.is_none_or(|d| run.horizon <= d);
-        if now >= limit {
-            metrics.layer_stop(
-                self.slot,
-                stop_name(crate::policy::Stop::DeadlineExceeded, by_horizon),
-            );
+        let bounds = Bounds {
+            deadline: ctx.deadline,
+            horizon: Some(run.horizon),
+        };
+        if let Some(why) = bounds.refuses_start(now) {
+            metrics.layer_stop(self.slot, why);
             return CallResult {
                 outcome: Outcome::Timeout,
                 retry_after: None,
-                cut_by_horizon: by_horizon,
+                cut_by_horizon: why == Stop::Horizon,
             };
         }
         let mut session = {
             let mut st = lock(state);
-            RetrySession::start(&self.policy, now, Some(limit), st.budget.as_mut())
+            RetrySession::start(&self.policy, now, bounds, st.budget.as_mut())
         };
         let mut attempt = 0;
         loop {
             attempt += 1;
             let started = run.now();
             metrics.layer_attempt(self.slot);
-            let (outcome, retry_after) = self.attempt(ctx, started, attempt).await;
+            let timeout = session.attempt_timeout(started, self.timeout);
+            let (outcome, retry_after) = self.attempt(ctx, timeout, attempt).await;
             if outcome == Outcome::Connect
                 && let Some(callee) = self.callee
             {
@@ -97,29 +97,25 @@ impl LayerClient {
                     }
                 }
                 Decision::Stop(why) => {
-                    metrics.layer_stop(self.slot, stop_name(why, by_horizon));
+                    metrics.layer_stop(self.slot, why);
                     return CallResult {
                         outcome,
                         retry_after,
-                        cut_by_horizon: why == Stop::DeadlineExceeded && by_horizon,
+                        cut_by_horizon: why == Stop::Horizon,
                     };
                 }
             }
         }
     }
 
-    /// Attempt number `n`, started at `started`: its outcome and Retry-After.
+    /// Attempt number `n` with `timeout` (the policy engine's, deadline
+    /// included): its outcome and Retry-After.
     async fn attempt(
         &self,
         ctx: &CallCtx,
-        started: Duration,
+        timeout: Option<Duration>,
         n: u32,
     ) -> (Outcome, Option<Duration>) {
-        let mut timeout = self.timeout;
-        if let Some(deadline) = ctx.deadline {
-            let left = deadline.saturating_sub(started);
-            timeout = Some(timeout.map_or(left, |t| t.min(left)));
-        }
         let headers = AttemptHeaders {
             request_id: ctx.request_id,
             non_idempotent: ctx.non_idempotent,

@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use tokio_util::task::TaskTracker;
 
+use super::caller::{CallCtx, CallerState};
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, DrawKey, Run};
+use super::context::Run;
+use super::draw::DrawKey;
 use crate::policy::BudgetSpec;
 use crate::run::{Arrival, LoadSettings};
 
@@ -113,7 +115,7 @@ impl Driver {
         let now = self.run.now();
         self.run
             .metrics
-            .user_request(Some(result.outcome), now.saturating_sub(intended), now);
+            .user_request(result.outcome, now.saturating_sub(intended), now);
         result.cut_by_horizon
     }
 }

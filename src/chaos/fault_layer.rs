@@ -14,9 +14,12 @@ use axum::response::IntoResponse;
 use reqwest::header::RETRY_AFTER;
 use tower::{Layer, Service};
 
-use super::context::{DrawKey, Run, sleep_until_precise};
+use super::context::Run;
+use super::draw::DrawKey;
 use super::tier::OverloadCapacity;
+use super::timer::sleep_until_precise;
 use crate::faults::Effect;
+use crate::policy::retry_after;
 use crate::topology::ServiceId;
 
 /// Why a server closed a connection without an answer.
@@ -30,20 +33,13 @@ pub(crate) enum Dropped {
     Hang,
 }
 
-impl Dropped {
-    pub fn name(self) -> &'static str {
-        match self {
-            Dropped::Reset => "reset",
-            Dropped::Refused => "refused",
-            Dropped::Hang => "hang",
-        }
-    }
-}
-
 #[derive(Clone)]
 pub(crate) struct FaultLayer {
     pub run: Arc<Run>,
     pub service: ServiceId,
+    /// The scenario targets the service; when not, requests pass untouched
+    /// (no draw key read, no dice).
+    pub active: bool,
 }
 
 impl<S> Layer<S> for FaultLayer {
@@ -54,6 +50,7 @@ impl<S> Layer<S> for FaultLayer {
             inner,
             run: Arc::clone(&self.run),
             service: self.service,
+            active: self.active,
         }
     }
 }
@@ -63,6 +60,7 @@ pub(crate) struct Fault<S> {
     inner: S,
     run: Arc<Run>,
     service: ServiceId,
+    active: bool,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -89,14 +87,18 @@ where
         let mut inner = self.inner.clone();
         let run = Arc::clone(&self.run);
         let service = self.service;
+        let active = self.active;
         Box::pin(async move {
-            let now = run.now();
-            let mut dice = DrawKey::from_headers(req.headers(), &run).fault_rng();
-            let effect = run.plan.effect(service, now, &mut dice);
             let ok = |r: Result<Self::Response, std::convert::Infallible>| match r {
                 Ok(resp) => resp,
                 Err(never) => match never {},
             };
+            if !active {
+                return Ok(ok(inner.call(req).await));
+            }
+            let now = run.now();
+            let mut dice = DrawKey::from_headers(req.headers(), &run).fault_rng();
+            let effect = run.plan.effect(service, now, &mut dice);
             match effect {
                 None => Ok(ok(inner.call(req).await)),
                 Some(Effect::Respond {
@@ -106,13 +108,10 @@ where
                     let mut resp = StatusCode::from_u16(status)
                         .unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
                         .into_response();
-                    if let Some(ra) = retry_after {
-                        // Retry-After is whole seconds; round up so a client
-                        // never waits less than the fault asked.
-                        let secs = ra.as_secs() + u64::from(ra.subsec_nanos() > 0);
-                        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
-                            resp.headers_mut().insert(RETRY_AFTER, v);
-                        }
+                    if let Some(ra) = retry_after
+                        && let Ok(v) = HeaderValue::from_str(&retry_after::header_value(ra))
+                    {
+                        resp.headers_mut().insert(RETRY_AFTER, v);
                     }
                     Ok(resp)
                 }
@@ -122,7 +121,7 @@ where
                     Ok(ok(inner.call(req).await))
                 }
                 Some(Effect::Hang) => {
-                    run.metrics.dropped(service, Dropped::Hang.name());
+                    run.metrics.dropped(service, Dropped::Hang);
                     run.cancel.cancelled().await;
                     Err(Dropped::Hang)
                 }

@@ -1,7 +1,8 @@
-//! Counters of one chaos run: per service (received, statuses, dropped,
-//! duplicates, latency), per retry layer (attempts, retries by reason, budget
-//! refusals, Retry-After waits, stops), end to end, and the attempt timeline at
-//! the fault target. Turned into the plain `RunReport` parts at the end.
+//! Counters of one chaos run, safe to bump from every task: per service
+//! (received, statuses, dropped, duplicates, latency), per retry-layer slot
+//! (atomics on the hot path), end to end, and the attempt timeline at the
+//! fault target. At the end they become the run kernel's plain counts
+//! (`crate::run::counts`), which its one builder turns into the report.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
@@ -9,53 +10,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::context::lock;
+use super::fault_layer::Dropped;
 use crate::policy::{Outcome, Stop};
-use crate::run::{CallReport, EndToEnd, Latency, LayerReport, ServiceReport, Spread, Timeline};
+use crate::run::counts::{Counts, LayerCount, ServiceCount};
+use crate::run::timeline::TimelineCounts;
+use crate::run::{EndToEnd, Latency, Layout, RunInfo, RunReport, Tally};
 use crate::topology::{ServiceId, Topology};
-
-/// Width of a timeline bucket.
-pub(crate) const BUCKET: Duration = Duration::from_millis(100);
-
-/// Where each retry layer's counters live: slot 0 is the client layer, then
-/// every layer of every call in file order.
-pub(crate) struct Layout {
-    /// `calls[service][call][layer]` → slot.
-    pub calls: Vec<Vec<Vec<usize>>>,
-    pub slots: usize,
-}
-
-impl Layout {
-    pub const CLIENT: usize = 0;
-
-    pub fn new(t: &Topology) -> Self {
-        let mut next = 1;
-        let calls = t
-            .services
-            .iter()
-            .map(|s| {
-                s.calls
-                    .iter()
-                    .map(|c| {
-                        (0..c.layers.len())
-                            .map(|_| {
-                                next += 1;
-                                next - 1
-                            })
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
-        Layout { calls, slots: next }
-    }
-}
 
 #[derive(Default)]
 struct ServiceStats {
-    received: u64,
-    statuses: BTreeMap<u16, u64>,
-    dropped: BTreeMap<&'static str, u64>,
-    duplicates: u64,
+    count: ServiceCount,
     latency: Latency,
     /// Logical non-idempotent requests executed without an idempotency key.
     executed: HashSet<u64>,
@@ -68,41 +32,29 @@ struct LayerStats {
     requests: AtomicU64,
     attempts: AtomicU64,
     retries: AtomicU64,
-    budget_refusals: AtomicU64,
     retry_after_waits: AtomicU64,
-    /// Indexed like `STOPS`.
-    stops: [AtomicU64; STOPS.len()],
+    /// Indexed by `Stop::index`.
+    stops: [AtomicU64; Stop::ALL.len()],
     by_reason: Mutex<BTreeMap<Outcome, u64>>,
 }
 
-const STOPS: [&str; 6] = [
-    "succeeded",
-    "not_retryable",
-    "attempts_exhausted",
-    "budget_exhausted",
-    "deadline_exceeded",
-    "horizon",
-];
-
 impl LayerStats {
-    fn report(&self, name: &str) -> LayerReport {
+    fn count(&self) -> LayerCount {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        LayerReport {
-            layer: name.to_owned(),
+        let mut stops = [0; Stop::ALL.len()];
+        for (n, a) in stops.iter_mut().zip(&self.stops) {
+            *n = get(a);
+        }
+        LayerCount {
             requests: get(&self.requests),
             attempts: get(&self.attempts),
             retries: get(&self.retries),
-            retries_by_reason: lock(&self.by_reason)
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            budget_refusals: get(&self.budget_refusals),
+            budget_refusals: stops[Stop::BudgetExhausted.index()],
             retry_after_waits: get(&self.retry_after_waits),
-            stops: STOPS
+            stops,
+            by_reason: lock(&self.by_reason)
                 .iter()
-                .zip(&self.stops)
-                .filter(|(_, n)| get(n) > 0)
-                .map(|(k, n)| ((*k).to_owned(), get(n)))
+                .map(|(k, v)| (*k, *v))
                 .collect(),
         }
     }
@@ -110,32 +62,16 @@ impl LayerStats {
 
 #[derive(Default)]
 struct EndToEndStats {
-    requests: u64,
-    succeeded: u64,
-    /// `None`: unfinished when the run ended.
-    outcomes: BTreeMap<Option<Outcome>, u64>,
+    count: crate::run::counts::EndToEndCount,
     latency: Latency,
-    last_success: Option<Duration>,
 }
 
 pub(crate) struct Metrics {
     services: Vec<Mutex<ServiceStats>>,
     layers: Vec<LayerStats>,
     e2e: Mutex<EndToEndStats>,
-    timeline: Mutex<Vec<u64>>,
+    timeline: Mutex<TimelineCounts>,
     targets: Vec<bool>,
-}
-
-/// A stop reason as reports name it.
-pub(crate) fn stop_name(why: Stop, by_horizon: bool) -> &'static str {
-    match why {
-        Stop::Succeeded => "succeeded",
-        Stop::NotRetryable => "not_retryable",
-        Stop::AttemptsExhausted => "attempts_exhausted",
-        Stop::BudgetExhausted => "budget_exhausted",
-        Stop::DeadlineExceeded if by_horizon => "horizon",
-        Stop::DeadlineExceeded => "deadline_exceeded",
-    }
 }
 
 impl Metrics {
@@ -150,25 +86,15 @@ impl Metrics {
     }
 
     fn tick(&self, service: ServiceId, at: Duration) {
-        if !self.targets.get(service).copied().unwrap_or(false) {
-            return;
+        if self.targets.get(service).copied().unwrap_or(false) {
+            lock(&self.timeline).record(at);
         }
-        let i = usize::try_from(at.as_millis() / BUCKET.as_millis()).unwrap_or(usize::MAX);
-        // A run is bounded in time; refuse absurd indexes rather than allocate.
-        if i > 1_000_000 {
-            return;
-        }
-        let mut t = lock(&self.timeline);
-        if t.len() <= i {
-            t.resize(i + 1, 0);
-        }
-        t[i] += 1;
     }
 
     /// A request arrived at `service`.
     pub fn arrived(&self, service: ServiceId, at: Duration) {
         if let Some(s) = self.services.get(service) {
-            lock(s).received += 1;
+            lock(s).count.received += 1;
         }
         self.tick(service, at);
     }
@@ -178,8 +104,8 @@ impl Metrics {
     pub fn refused(&self, service: ServiceId, at: Duration) {
         if let Some(s) = self.services.get(service) {
             let mut s = lock(s);
-            s.received += 1;
-            *s.dropped.entry("refused").or_default() += 1;
+            s.count.received += 1;
+            s.count.refused += 1;
         }
         self.tick(service, at);
     }
@@ -188,15 +114,20 @@ impl Metrics {
     pub fn answered(&self, service: ServiceId, status: u16, took: Duration) {
         if let Some(s) = self.services.get(service) {
             let mut s = lock(s);
-            *s.statuses.entry(status).or_default() += 1;
+            s.count.answered(status);
             s.latency.record(took);
         }
     }
 
-    /// `service` dropped a request without an answer (`reset`, `hang`).
-    pub fn dropped(&self, service: ServiceId, kind: &'static str) {
+    /// `service` dropped a request without an answer.
+    pub fn dropped(&self, service: ServiceId, why: Dropped) {
         if let Some(s) = self.services.get(service) {
-            *lock(s).dropped.entry(kind).or_default() += 1;
+            let c = &mut lock(s).count;
+            match why {
+                Dropped::Refused => c.refused += 1,
+                Dropped::Reset => c.reset += 1,
+                Dropped::Hang => c.hang += 1,
+            }
         }
     }
 
@@ -206,7 +137,7 @@ impl Metrics {
         if let Some(s) = self.services.get(service) {
             let mut s = lock(s);
             if !s.executed.insert(id) {
-                s.duplicates += 1;
+                s.count.duplicates += 1;
             }
         }
     }
@@ -237,164 +168,73 @@ impl Metrics {
         }
     }
 
-    pub fn layer_stop(&self, slot: usize, why: &'static str) {
+    pub fn layer_stop(&self, slot: usize, why: Stop) {
         if let Some(l) = self.layer(slot) {
-            if let Some(i) = STOPS.iter().position(|s| *s == why) {
-                l.stops[i].fetch_add(1, Ordering::Relaxed);
-            }
-            if why == "budget_exhausted" {
-                l.budget_refusals.fetch_add(1, Ordering::Relaxed);
-            }
+            l.stops[why.index()].fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// A user request ended at `at` with `outcome` after `latency`.
-    pub fn user_request(&self, outcome: Option<Outcome>, latency: Duration, at: Duration) {
+    pub fn user_request(&self, outcome: Outcome, latency: Duration, at: Duration) {
         let mut e = lock(&self.e2e);
-        e.requests += 1;
-        *e.outcomes.entry(outcome).or_default() += 1;
+        e.count.finished(outcome, at);
         e.latency.record(latency);
-        if outcome.is_some_and(Outcome::is_success) {
-            e.succeeded += 1;
-            e.last_success = Some(e.last_success.map_or(at, |l| l.max(at)));
-        }
     }
 
     /// User requests still in flight when the run ended: failed, no latency.
     pub fn unfinished(&self, n: u64) {
-        if n == 0 {
-            return;
-        }
-        let mut e = lock(&self.e2e);
-        e.requests += n;
-        *e.outcomes.entry(None).or_default() += n;
+        let c = &mut lock(&self.e2e).count;
+        c.requests += n;
+        c.unfinished += n;
     }
 
     /// `123 requests, 97 ok` for the progress bar.
     pub fn progress_line(&self) -> String {
         let e = lock(&self.e2e);
-        format!("{} requests, {} ok", e.requests, e.succeeded)
+        format!("{} requests, {} ok", e.count.requests, e.count.succeeded)
     }
 
-    /// The end-to-end figures; `client` names the client layer, if any.
-    pub fn end_to_end(&self, client: Option<&str>) -> EndToEnd {
-        let e2e = lock(&self.e2e);
-        let users = e2e.requests;
-        let last = e2e.last_success.map(|d| d.as_secs_f64() * 1e3);
-        let client = client.map(|name| {
-            self.layer(Layout::CLIENT)
-                .map_or_else(LayerReport::default, |l| l.report(name))
-        });
-        EndToEnd {
-            requests: users,
-            succeeded: e2e.succeeded,
-            failed: users - e2e.succeeded,
-            latency_ms: e2e.latency.quantiles(),
-            outcomes: e2e
-                .outcomes
+    /// Everything counted so far as the run kernel's plain counts.
+    fn counts(&self) -> Counts {
+        Counts {
+            services: self
+                .services
                 .iter()
-                .map(|(k, v)| {
-                    (
-                        k.map_or_else(|| "unfinished".to_owned(), |o| o.to_string()),
-                        *v,
-                    )
-                })
+                .map(|s| lock(s).count.clone())
                 .collect(),
-            client,
-            histogram: e2e.latency.buckets(),
-            last_success_ms: last.map(|ms| Spread {
-                p10: ms,
-                p50: ms,
-                p90: ms,
-                mean: ms,
-            }),
-            all_succeeded_ratio: None,
+            layers: self.layers.iter().map(LayerStats::count).collect(),
+            end_to_end: lock(&self.e2e).count.clone(),
+            timeline: lock(&self.timeline).clone(),
+            end: Duration::ZERO,
         }
     }
 
-    /// Every per-service row, the end-to-end figures and the timeline.
-    pub fn report(
-        &self,
-        t: &Topology,
-        layout: &Layout,
-        target: &str,
-    ) -> (Vec<ServiceReport>, EndToEnd, Timeline) {
-        let predicted = crate::analysis::worst_case(t);
-        let layer_report = |slot: usize, name: &str| {
-            self.layer(slot)
-                .map_or_else(LayerReport::default, |l| l.report(name))
-        };
+    /// The report of a run of `t`.
+    pub fn report(&self, t: &Topology, layout: &Layout, info: RunInfo<'_>) -> RunReport {
+        let counts = self.counts();
+        let services: Vec<_> = self.services.iter().map(lock).collect();
         let e2e = lock(&self.e2e);
-        let users = e2e.requests;
-        let services = t
-            .services
+        let latency = services
             .iter()
-            .enumerate()
-            .map(|(id, svc)| {
-                let s = self.services.get(id).map(lock);
-                let s = s.as_deref();
-                let received = s.map_or(0, |s| s.received);
-                let mut statuses: BTreeMap<String, u64> = s
-                    .map(|s| {
-                        s.statuses
-                            .iter()
-                            .map(|(k, v)| (k.to_string(), *v))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                statuses.entry("200".into()).or_insert(0);
-                let calls = svc
-                    .calls
-                    .iter()
-                    .enumerate()
-                    .map(|(ci, call)| CallReport {
-                        to: t.services[call.to].name.clone(),
-                        method: call.method.value.clone(),
-                        layers: call
-                            .layers
-                            .iter()
-                            .enumerate()
-                            .map(|(li, layer)| layer_report(layout.calls[id][ci][li], &layer.name))
-                            .collect(),
-                    })
-                    .collect();
-                ServiceReport {
-                    service: svc.name.clone(),
-                    received,
-                    amplification: crate::run::Amplification {
-                        measured: if users == 0 {
-                            0.0
-                        } else {
-                            received as f64 / users as f64
-                        },
-                        predicted: predicted.get(id).map_or(0.0, |c| c.value()),
-                        saturated: predicted.get(id).is_some_and(|c| c.saturated),
-                    },
-                    latency_ms: s.map(|s| s.latency.quantiles()).unwrap_or_default(),
-                    statuses,
-                    duplicates: s.map_or(0, |s| s.duplicates),
-                    dropped: s
-                        .map(|s| {
-                            s.dropped
-                                .iter()
-                                .map(|(k, v)| ((*k).to_owned(), *v))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    fault_target: self.targets.get(id).copied().unwrap_or(false),
-                    calls,
-                    histogram: s.map(|s| s.latency.buckets()).unwrap_or_default(),
-                    received_quantiles: None,
-                }
-            })
+            .map(|s| (!s.latency.is_empty()).then_some(&s.latency))
             .collect();
-        drop(e2e);
-        let end_to_end = self.end_to_end(t.client.as_ref().map(|c| c.name.as_str()));
-        let timeline = Timeline {
-            target: target.to_owned(),
-            bucket_ms: BUCKET.as_millis() as u64,
-            attempts: lock(&self.timeline).clone(),
-        };
-        (services, end_to_end, timeline)
+        crate::run::build::build(
+            t,
+            layout,
+            info,
+            Tally::single(&counts, latency, &e2e.latency),
+        )
+    }
+
+    /// The end-to-end figures alone; `client` names the client layer, if
+    /// its row is wanted.
+    pub fn end_to_end(&self, client: Option<&str>) -> EndToEnd {
+        let counts = self.counts();
+        let e2e = lock(&self.e2e);
+        let tally = Tally::single(&counts, Vec::new(), &e2e.latency);
+        let layer = client.map(|name| {
+            crate::run::build::layer_report(counts.layers.get(Layout::CLIENT), name, 1)
+        });
+        crate::run::build::end_to_end(&tally, layer)
     }
 }

@@ -82,7 +82,7 @@ where
                 Err(e) => {
                     let e: Dropped = e.into();
                     if e != Dropped::Hang {
-                        run.metrics.dropped(service, e.name());
+                        run.metrics.dropped(service, e);
                     }
                     Err(e)
                 }

@@ -14,9 +14,12 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use reqwest::header::RETRY_AFTER;
 
+use super::caller::{CallCtx, CallerState};
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, DrawKey, header};
+use super::draw::DrawKey;
+use super::header;
 use super::tier::incoming_deadline;
+use crate::policy::retry_after;
 
 pub(crate) struct Sidecar {
     pub client: LayerClient,
@@ -56,11 +59,10 @@ pub(crate) async fn handle(State(proxy): State<Arc<Sidecar>>, req: Request) -> R
     let mut resp = StatusCode::from_u16(code)
         .unwrap_or(StatusCode::BAD_GATEWAY)
         .into_response();
-    if let Some(ra) = result.retry_after {
-        let secs = ra.as_secs() + u64::from(ra.subsec_nanos() > 0);
-        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
-            resp.headers_mut().insert(RETRY_AFTER, v);
-        }
+    if let Some(ra) = result.retry_after
+        && let Ok(v) = HeaderValue::from_str(&retry_after::header_value(ra))
+    {
+        resp.headers_mut().insert(RETRY_AFTER, v);
     }
     resp
 }

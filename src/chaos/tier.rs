@@ -1,17 +1,9 @@
-//! A service of the topology as a real HTTP handler (DESIGN, "Semantics
-//! shared by the simulator and the chaos harness"): it does its own work (a
-//! seeded latency draw), then makes its calls in order — concurrently where
-//! `parallel` — each through its retry layers. Every call is made even when an
-//! earlier one failed (each is a dependency the request needs, and this is the
-//! case the static worst case counts: the sum over all call paths); once all
-//! are done, a request with a failed call answers at once with the last
-//! failure it saw, propagated (the same status, 504 for a timeout, 502 for a
-//! reset or refused connection).
-//!
-//! Capacity follows DESIGN's overload model: when an arriving request raises
-//! the number in flight above capacity, every request then in flight is
-//! marked; a marked request keeps its slot for its full service time and then
-//! answers 504.
+//! A service of the topology as a real HTTP handler, as `crate::run` states
+//! the shared semantics: it enters (the overload model of
+//! `crate::run::overload`), does its own work (a seeded latency draw, slept
+//! precisely), then makes its calls group by group (`crate::run::calls`) —
+//! a group's calls concurrently — each through its retry layers, and answers
+//! with the last failure, if any, or 504 when it was marked.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,9 +14,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::task::JoinSet;
 
+use super::caller::{CallCtx, CallerState};
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, DrawKey, Run, header, lock, sleep_until_precise};
+use super::context::{Run, lock};
+use super::draw::DrawKey;
+use super::header;
+use super::timer::sleep_until_precise;
 use crate::policy::Outcome;
+use crate::run::overload::InFlight;
 use crate::topology::{Latency, ServiceId};
 
 /// The capacity an `overload` fault imposes on this request's arrival.
@@ -51,7 +48,7 @@ pub(crate) struct Tier {
     pub capacity: Option<u32>,
     pub deadline_propagation: bool,
     pub calls: Vec<TierCall>,
-    pub in_flight: InFlight,
+    pub in_flight: Mutex<InFlight>,
 }
 
 impl Tier {
@@ -70,46 +67,8 @@ impl Tier {
             capacity,
             deadline_propagation,
             calls,
-            in_flight: InFlight::default(),
+            in_flight: Mutex::default(),
         }
-    }
-}
-
-/// In-flight accounting for the overload model.
-#[derive(Default)]
-pub(crate) struct InFlight {
-    /// (requests in flight, overflow events so far)
-    state: Mutex<(u64, u64)>,
-}
-
-/// A request's place in flight.
-#[derive(Debug)]
-pub(crate) struct Ticket {
-    overflows_seen: u64,
-}
-
-impl InFlight {
-    /// A request arrives; with `capacity`, raising the count above it is an
-    /// overflow that marks every request in flight, this one included.
-    pub fn enter(&self, capacity: Option<u32>) -> Ticket {
-        let mut s = lock(&self.state);
-        s.0 += 1;
-        if capacity.is_some_and(|c| s.0 > u64::from(c)) {
-            s.1 += 1;
-            return Ticket {
-                overflows_seen: s.1 - 1,
-            };
-        }
-        Ticket {
-            overflows_seen: s.1,
-        }
-    }
-
-    /// The request ends; whether it was marked while in flight.
-    pub fn leave(&self, ticket: Ticket) -> bool {
-        let mut s = lock(&self.state);
-        s.0 = s.0.saturating_sub(1);
-        s.1 > ticket.overflows_seen
     }
 }
 
@@ -148,7 +107,7 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
         .map(|c| c.0)
         .or(tier.capacity);
     drop(req);
-    let ticket = tier.in_flight.enter(capacity);
+    let ticket = lock(&tier.in_flight).enter(capacity);
     if non_idempotent
         && !keyed
         && let Some(id) = request_id
@@ -158,7 +117,7 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
     let work = tier.latency.sample(&mut draw.work_rng());
     sleep_until_precise(tokio::time::Instant::now() + work).await;
     let result = run_calls(&tier, deadline, draw).await;
-    let marked = tier.in_flight.leave(ticket);
+    let marked = lock(&tier.in_flight).leave(ticket);
     if marked {
         return status(504);
     }
@@ -176,20 +135,14 @@ async fn run_calls(
     draw: DrawKey,
 ) -> Result<(), Outcome> {
     let mut failure = None;
-    let mut i = 0;
-    while i < tier.calls.len() {
-        let end = if tier.calls[i].parallel {
-            i + tier.calls[i..].iter().take_while(|c| c.parallel).count()
-        } else {
-            i + 1
-        };
-        if end - i == 1 {
-            if let Err(outcome) = one_call(tier, i, deadline, draw).await {
+    for group_calls in crate::run::calls::groups(tier.calls.len(), |i| tier.calls[i].parallel) {
+        if group_calls.len() == 1 {
+            if let Err(outcome) = one_call(tier, group_calls.start, deadline, draw).await {
                 failure = Some(outcome);
             }
         } else {
             let mut group = JoinSet::new();
-            for ci in i..end {
+            for ci in group_calls {
                 let tier = Arc::clone(tier);
                 group.spawn(async move { one_call(&tier, ci, deadline, draw).await });
             }
@@ -201,7 +154,6 @@ async fn run_calls(
                 }
             }
         }
-        i = end;
     }
     failure.map_or(Ok(()), Err)
 }
@@ -228,28 +180,5 @@ async fn one_call(
         Ok(())
     } else {
         Err(result.outcome)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overflow_marks_everyone_in_flight_and_only_them() {
-        let f = InFlight::default();
-        let a = f.enter(Some(2));
-        let b = f.enter(Some(2));
-        let c = f.enter(Some(2)); // 3 > 2: a, b and c are marked
-        assert!(f.leave(a));
-        assert!(f.leave(b));
-        let d = f.enter(Some(2)); // c and d: 2 in flight, d unmarked
-        assert!(f.leave(c));
-        assert!(!f.leave(d));
-        let e = f.enter(Some(1));
-        let g = f.enter(Some(1)); // 2 > 1: both marked
-        assert!(f.leave(e) && f.leave(g));
-        let h = f.enter(None);
-        assert!(!f.leave(h));
     }
 }

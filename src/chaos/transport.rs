@@ -13,7 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 
-use super::context::{AttemptHeaders, HeaderScratch, lock};
+use super::context::lock;
+use super::header::{AttemptHeaders, HeaderScratch};
 use super::http1::{self, Conn};
 use crate::policy::{Outcome, retry_after};
 

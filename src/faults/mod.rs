@@ -5,7 +5,7 @@
 //! do to one affected request ([`Effect`]); the simulator applies the effect in
 //! virtual time, the chaos servers to real requests. Whether a request is
 //! affected at all — the phase in time, the target, the `ratio` dice — is
-//! decided here, in [`Scenario::effect`], and nowhere else.
+//! decided here, in [`FaultPlan::effect`], and nowhere else.
 
 pub mod delay;
 pub mod down;

@@ -16,7 +16,7 @@ pub mod retry_after;
 pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use budget::{Budget, BudgetSpec};
 pub use classify::{Condition, Outcome, RetryOn};
-pub use retry::{Decision, RetryPolicy, RetrySession, Stop};
+pub use retry::{Bounds, Decision, RetryPolicy, RetrySession, Stop};
 
 /// The one random-number generator of the project: reproducible across rand
 /// versions and platforms, unlike `StdRng`.

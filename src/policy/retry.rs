@@ -4,15 +4,23 @@
 //! The simulator and the chaos client drive the same loop:
 //!
 //! ```text
-//! let mut session = RetrySession::start(&policy, now, deadline, budget);
+//! let bounds = Bounds { deadline, horizon };
+//! if let Some(why) = bounds.refuses_start(now) { return stop(why) }
+//! let mut session = RetrySession::start(&policy, now, bounds, budget);
 //! loop {
-//!     let outcome = attempt();                         // real HTTP or virtual
+//!     let timeout = session.attempt_timeout(now, layer_timeout);
+//!     let outcome = attempt(timeout);                  // real HTTP or virtual
 //!     match session.after_attempt(now, outcome, retry_after, budget, rng) {
 //!         Decision::Retry { wait, .. } => sleep(wait),
 //!         Decision::Stop(why) => break,
 //!     }
 //! }
 //! ```
+//!
+//! Deadline accounting lives here too: no attempt starts at or after the
+//! request's deadline or the run's horizon (whichever comes first, and the
+//! stop says which), and an attempt's timeout is capped by the time the
+//! deadline leaves it.
 
 use std::time::Duration;
 
@@ -96,6 +104,80 @@ pub enum Stop {
     BudgetExhausted,
     /// The next attempt could not start before the deadline.
     DeadlineExceeded,
+    /// The next attempt could not start before the run's horizon (which came
+    /// before any deadline).
+    Horizon,
+}
+
+impl Stop {
+    /// Every reason, in the order reports list them.
+    pub const ALL: [Stop; 6] = [
+        Stop::Succeeded,
+        Stop::NotRetryable,
+        Stop::AttemptsExhausted,
+        Stop::BudgetExhausted,
+        Stop::DeadlineExceeded,
+        Stop::Horizon,
+    ];
+
+    /// How reports name the reason.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::Succeeded => "succeeded",
+            Stop::NotRetryable => "not_retryable",
+            Stop::AttemptsExhausted => "attempts_exhausted",
+            Stop::BudgetExhausted => "budget_exhausted",
+            Stop::DeadlineExceeded => "deadline_exceeded",
+            Stop::Horizon => "horizon",
+        }
+    }
+
+    /// The reason's place in [`Stop::ALL`], for counters kept in an array.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The times by which a request's attempts must have started: its deadline,
+/// when one travels with it, and the run's horizon, when there is one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bounds {
+    /// Absolute time by which the caller needs the answer.
+    pub deadline: Option<Duration>,
+    /// No attempt of the run starts at or after it.
+    pub horizon: Option<Duration>,
+}
+
+impl Bounds {
+    /// The earliest limit and the reason a request stops at it: the horizon
+    /// when it comes no later than the deadline.
+    pub fn limit(&self) -> Option<(Duration, Stop)> {
+        match (self.deadline, self.horizon) {
+            (Some(d), Some(h)) if h <= d => Some((h, Stop::Horizon)),
+            (Some(d), _) => Some((d, Stop::DeadlineExceeded)),
+            (None, Some(h)) => Some((h, Stop::Horizon)),
+            (None, None) => None,
+        }
+    }
+
+    /// Why no attempt may start at `now`, if none may.
+    pub fn refuses_start(&self, now: Duration) -> Option<Stop> {
+        self.limit()
+            .and_then(|(at, why)| (now >= at).then_some(why))
+    }
+
+    /// The time an attempt started at `now` may take: the layer's per-attempt
+    /// timeout capped by what the deadline leaves (the horizon does not cut
+    /// an attempt short: it only stops new ones).
+    pub fn attempt_timeout(&self, now: Duration, timeout: Option<Duration>) -> Option<Duration> {
+        match self.deadline {
+            Some(d) => {
+                let left = d.saturating_sub(now);
+                Some(timeout.map_or(left, |t| t.min(left)))
+            }
+            None => timeout,
+        }
+    }
 }
 
 /// The attempts of one logical request.
@@ -104,17 +186,18 @@ pub struct RetrySession<'p> {
     policy: &'p RetryPolicy,
     attempts: u32,
     prev_wait: Duration,
-    deadline: Option<Duration>,
+    bounds: Bounds,
     permit: Option<Permit>,
 }
 
 impl<'p> RetrySession<'p> {
-    /// Starts a request at `now`; `deadline` is the absolute time by which an
-    /// attempt must have started, when one is known.
+    /// Starts a request at `now` under `bounds` (check
+    /// [`Bounds::refuses_start`] first: the first attempt must be able to
+    /// start).
     pub fn start(
         policy: &'p RetryPolicy,
         now: Duration,
-        deadline: Option<Duration>,
+        bounds: Bounds,
         budget: Option<&mut Budget>,
     ) -> Self {
         if let Some(b) = budget {
@@ -124,7 +207,7 @@ impl<'p> RetrySession<'p> {
             policy,
             attempts: 0,
             prev_wait: policy.backoff.initial_prev(),
-            deadline,
+            bounds,
             permit: None,
         }
     }
@@ -132,6 +215,17 @@ impl<'p> RetrySession<'p> {
     /// Attempts made so far.
     pub fn attempts(&self) -> u32 {
         self.attempts
+    }
+
+    /// The bounds the request runs under.
+    pub fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    /// The timeout of an attempt starting at `now` through a layer whose
+    /// per-attempt timeout is `timeout` (see [`Bounds::attempt_timeout`]).
+    pub fn attempt_timeout(&self, now: Duration, timeout: Option<Duration>) -> Option<Duration> {
+        self.bounds.attempt_timeout(now, timeout)
     }
 
     /// Records an attempt that ended at `now` with `outcome` and decides what
@@ -174,10 +268,8 @@ impl<'p> RetrySession<'p> {
         self.prev_wait = wait;
         // The deadline is checked before the budget, so a retry that could not
         // start in time costs no budget.
-        if let Some(deadline) = self.deadline
-            && now.saturating_add(wait) >= deadline
-        {
-            return Decision::Stop(Stop::DeadlineExceeded);
+        if let Some(why) = self.bounds.refuses_start(now.saturating_add(wait)) {
+            return Decision::Stop(why);
         }
         if let Some(b) = budget {
             match b.try_retry(now, outcome) {
@@ -226,7 +318,11 @@ mod tests {
     ) -> (u32, Vec<Duration>, Stop) {
         let mut rng = seeded_rng(1);
         let mut now = Duration::ZERO;
-        let mut s = RetrySession::start(p, now, deadline, budget.as_deref_mut());
+        let bounds = Bounds {
+            deadline,
+            horizon: None,
+        };
+        let mut s = RetrySession::start(p, now, bounds, budget.as_deref_mut());
         let mut waits = vec![];
         loop {
             match s.after_attempt(now, outcome, retry_after, budget.as_deref_mut(), &mut rng) {
@@ -287,6 +383,49 @@ mod tests {
         let mut b = p.budget.as_ref().unwrap().start();
         let (n, _, why) = run(&p, Outcome::Status(503), None, None, Some(&mut b));
         assert_eq!((n, why), (1, Stop::BudgetExhausted));
+    }
+
+    #[test]
+    fn the_earlier_of_deadline_and_horizon_stops_and_says_which() {
+        let b = Bounds {
+            deadline: Some(ms(700)),
+            horizon: Some(ms(500)),
+        };
+        assert_eq!(b.limit(), Some((ms(500), Stop::Horizon)));
+        assert_eq!(b.refuses_start(ms(499)), None);
+        assert_eq!(b.refuses_start(ms(500)), Some(Stop::Horizon));
+        let b = Bounds {
+            deadline: Some(ms(500)),
+            horizon: Some(ms(500)),
+        };
+        assert_eq!(
+            b.limit(),
+            Some((ms(500), Stop::Horizon)),
+            "a tie is the horizon's"
+        );
+        let b = Bounds {
+            deadline: Some(ms(300)),
+            horizon: Some(ms(500)),
+        };
+        assert_eq!(b.refuses_start(ms(300)), Some(Stop::DeadlineExceeded));
+        // The deadline caps an attempt's timeout; the horizon does not.
+        assert_eq!(b.attempt_timeout(ms(250), Some(ms(100))), Some(ms(50)));
+        assert_eq!(b.attempt_timeout(ms(0), Some(ms(100))), Some(ms(100)));
+        assert_eq!(b.attempt_timeout(ms(250), None), Some(ms(50)));
+        assert_eq!(Bounds::default().attempt_timeout(ms(9), None), None);
+        let names: Vec<&str> = Stop::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "succeeded",
+                "not_retryable",
+                "attempts_exhausted",
+                "budget_exhausted",
+                "deadline_exceeded",
+                "horizon"
+            ]
+        );
+        assert!(Stop::ALL.iter().enumerate().all(|(i, s)| s.index() == i));
     }
 
     #[test]

@@ -4,6 +4,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::FOREVER;
 
+/// A wait as HTTP sends it in Retry-After: whole seconds, rounded up, so a
+/// client never waits less than was asked. The simulator rounds the same way
+/// as the chaos servers' header does.
+pub fn whole_seconds(d: Duration) -> Duration {
+    Duration::from_secs(d.as_secs() + u64::from(d.subsec_nanos() > 0))
+}
+
+/// The Retry-After header value (delay-seconds) for a wait of `d`.
+pub fn header_value(d: Duration) -> String {
+    whole_seconds(d).as_secs().to_string()
+}
+
 /// The wait a Retry-After value asks for, relative to `now`; a date in the past
 /// asks for no wait. `None` when the value is neither form.
 pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
@@ -102,6 +114,20 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waits_go_out_in_whole_seconds_rounded_up() {
+        assert_eq!(
+            whole_seconds(Duration::from_millis(1)),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            whole_seconds(Duration::from_secs(2)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(whole_seconds(Duration::ZERO), Duration::ZERO);
+        assert_eq!(header_value(Duration::from_millis(1500)), "2");
+    }
 
     fn epoch(secs: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs)

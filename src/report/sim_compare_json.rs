@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::sim::ComparisonRow;
+use crate::run::ComparisonRow;
 
 #[derive(Serialize)]
 struct Comparison<'a> {

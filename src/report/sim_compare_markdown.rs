@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::run_table::{amp, ms};
 use super::sim_compare_table::{completion, headline, name, percent, spread};
-use crate::sim::ComparisonRow;
+use crate::run::ComparisonRow;
 
 pub fn render(rows: &[ComparisonRow]) -> String {
     let mut out = String::new();

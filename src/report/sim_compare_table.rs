@@ -8,8 +8,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
 
 use super::run_table::{amp, ms};
+use crate::run::ComparisonRow;
 use crate::run::Spread;
-use crate::sim::ComparisonRow;
 
 pub fn render(rows: &[ComparisonRow]) -> String {
     let mut out = String::new();

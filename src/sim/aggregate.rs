@@ -1,4 +1,5 @@
-//! Trials → one report (DESIGN, "simulate --trials K"):
+//! Trials → one report (DESIGN, "simulate --trials K"), through the run
+//! kernel's one report builder (`crate::run::build`):
 //!
 //! - per service, `received` is the median over trials and
 //!   `received_quantiles` gives p10, p50, p90 and the mean;
@@ -15,15 +16,13 @@
 //! is the one at index ⌊q·(n−1)⌋ (the lower median for p50), so `received`
 //! equals `received_quantiles.p50` and a single trial reports exact counts.
 
-use std::collections::BTreeMap;
+use std::time::Duration;
 
-use super::counters::{Accumulated, Counts, Histograms, LayerCount, STOPS, TrialFigures};
-use super::model::{CLIENT, Model};
+use super::counters::{Accumulated, Histograms, TrialFigures};
+use super::model::Model;
 use crate::faults::Scenario;
-use crate::run::{
-    Amplification, CallReport, EndToEnd, LayerReport, LoadSettings, RunReport, ServiceReport,
-    Spread, Timeline,
-};
+use crate::run::counts::Counts;
+use crate::run::{Layout, LoadSettings, Mode, RunInfo, RunReport, Spread, Tally};
 use crate::topology::Topology;
 
 /// Everything the threads accumulated, merged, trials in index order.
@@ -93,23 +92,20 @@ pub(crate) fn spread(mut values: Vec<u64>) -> Spread {
     }
 }
 
-/// The same for times in ns, reported in ms.
-fn spread_ms(values: Vec<u64>) -> Spread {
-    let s = spread(values);
+/// The same for times, reported in ms.
+fn spread_ms(values: Vec<Duration>) -> Spread {
+    let s = spread(
+        values
+            .into_iter()
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .collect(),
+    );
     Spread {
         p10: s.p10 / 1e6,
         p50: s.p50 / 1e6,
         p90: s.p90 / 1e6,
         mean: s.mean / 1e6,
     }
-}
-
-/// A sum over `k` trials as a mean per trial, rounded half up.
-fn per_trial(sum: u64, k: u64) -> u64 {
-    if k == 0 {
-        return 0;
-    }
-    ((u128::from(sum) * 2 + u128::from(k)) / (2 * u128::from(k))) as u64
 }
 
 fn median(values: impl Iterator<Item = u64>) -> u64 {
@@ -128,106 +124,32 @@ pub(crate) fn report(
 ) -> RunReport {
     let k = merged.k();
     let n = t.services.len();
-    let requests = median(merged.trials.iter().map(|f| f.requests));
-    let succeeded = median(merged.trials.iter().map(|f| f.succeeded));
-    let predicted = crate::analysis::worst_case(t);
-    let layer = |slot: usize, name: &str| layer_report(&merged.sums.layers[slot], name, k);
-    let mut slot = CLIENT as usize + 1;
-    let services = t
-        .services
+    let quantiles: Vec<Spread> = (0..n).map(|id| spread(merged.received_of(id, n))).collect();
+    let successes: Vec<Duration> = merged
+        .trials
         .iter()
-        .enumerate()
-        .map(|(id, svc)| {
-            let q = spread(merged.received_of(id, n));
-            let received = q.p50 as u64;
-            let sums = &merged.sums.services[id];
-            let mut statuses: BTreeMap<String, u64> = sums
-                .statuses
-                .iter()
-                .map(|&(code, v)| (code.to_string(), per_trial(v, k)))
-                .filter(|(_, v)| *v > 0)
-                .collect();
-            statuses.entry("200".into()).or_insert(0);
-            let dropped = [
-                ("refused", sums.refused),
-                ("reset", sums.reset),
-                ("hang", sums.hang),
-            ]
-            .into_iter()
-            .map(|(name, v)| (name.to_owned(), per_trial(v, k)))
-            .filter(|(_, v)| *v > 0)
-            .collect();
-            let calls = svc
-                .calls
-                .iter()
-                .map(|call| {
-                    let layers = call
-                        .layers
-                        .iter()
-                        .map(|l| {
-                            slot += 1;
-                            layer(slot - 1, &l.name)
-                        })
-                        .collect();
-                    CallReport {
-                        to: t.services[call.to].name.clone(),
-                        method: call.method.value.clone(),
-                        layers,
-                    }
-                })
-                .collect();
-            let latency = merged.histograms.services[id].as_ref();
-            ServiceReport {
-                service: svc.name.clone(),
-                received,
-                amplification: Amplification {
-                    measured: if requests == 0 {
-                        0.0
-                    } else {
-                        received as f64 / requests as f64
-                    },
-                    predicted: predicted.get(id).map_or(0.0, |c| c.value()),
-                    saturated: predicted.get(id).is_some_and(|c| c.saturated),
-                },
-                latency_ms: latency.map(|l| l.quantiles()).unwrap_or_default(),
-                statuses,
-                duplicates: per_trial(sums.duplicates, k),
-                dropped,
-                fault_target: m.services[id].target,
-                calls,
-                histogram: latency.map(|l| l.buckets()).unwrap_or_default(),
-                received_quantiles: Some(q),
-            }
-        })
+        .filter_map(|f| f.last_success)
         .collect();
-    let e = &merged.sums.end_to_end;
-    let mut outcomes: BTreeMap<String, u64> = e
-        .outcomes
-        .iter()
-        .map(|(o, v)| (o.to_string(), per_trial(*v, k)))
-        .filter(|(_, v)| *v > 0)
-        .collect();
-    if per_trial(e.unfinished, k) > 0 {
-        outcomes.insert("unfinished".into(), per_trial(e.unfinished, k));
-    }
     let all_ok = merged
         .trials
         .iter()
         .filter(|f| f.succeeded == f.requests)
         .count();
-    let successes: Vec<u64> = merged
-        .trials
-        .iter()
-        .filter_map(|f| f.last_success)
-        .collect();
-    let end_to_end = EndToEnd {
-        requests,
-        succeeded,
-        failed: requests.saturating_sub(succeeded),
-        latency_ms: merged.histograms.end_to_end.quantiles(),
-        outcomes,
-        client: t.client.as_ref().map(|c| layer(CLIENT as usize, &c.name)),
-        histogram: merged.histograms.end_to_end.buckets(),
+    let targets: Vec<bool> = m.services.iter().map(|s| s.target).collect();
+    let tally = Tally {
+        counts: &merged.sums,
+        trials: k,
+        received: quantiles.iter().map(|q| q.p50 as u64).collect(),
+        received_quantiles: Some(quantiles),
+        requests: median(merged.trials.iter().map(|f| f.requests)),
+        succeeded: median(merged.trials.iter().map(|f| f.succeeded)),
+        service_latency: merged
+            .histograms
+            .services
+            .iter()
+            .map(Option::as_ref)
+            .collect(),
+        end_to_end_latency: &merged.histograms.end_to_end,
         last_success_ms: (!successes.is_empty()).then(|| spread_ms(successes)),
         all_succeeded_ratio: Some(if k == 0 {
             0.0
@@ -235,60 +157,22 @@ pub(crate) fn report(
             all_ok as f64 / k as f64
         }),
     };
-    let target = scenario.target.to_string();
-    let mut attempts: Vec<u64> = merged
-        .sums
-        .timeline
-        .iter()
-        .map(|&v| per_trial(v, k))
-        .collect();
-    while attempts.last() == Some(&0) {
-        attempts.pop();
-    }
-    RunReport {
-        fault: scenario.name.clone(),
-        seed: load.seed,
-        mode: "simulate".into(),
-        topology: t.name.clone(),
-        fault_description: scenario.description.clone(),
-        target: target.clone(),
-        load: load.summary(),
-        services,
-        end_to_end,
-        timeline: Timeline {
-            target,
-            bucket_ms: 100,
-            attempts,
-        },
-        expectations: Vec::new(),
-        trials: Some(k),
+    let elapsed = median(
+        merged
+            .trials
+            .iter()
+            .map(|f| u64::try_from(f.end.as_nanos()).unwrap_or(u64::MAX)),
+    );
+    let info = RunInfo {
+        mode: Mode::Simulate,
+        scenario,
+        load,
+        targets: &targets,
+        elapsed_ms: elapsed as f64 / 1e6,
         listeners: Vec::new(),
-        elapsed_ms: median(merged.trials.iter().map(|f| f.end)) as f64 / 1e6,
         interrupted: false,
-    }
-}
-
-fn layer_report(c: &LayerCount, name: &str, k: u64) -> LayerReport {
-    LayerReport {
-        layer: name.to_owned(),
-        requests: per_trial(c.requests, k),
-        attempts: per_trial(c.attempts, k),
-        retries: per_trial(c.retries, k),
-        retries_by_reason: c
-            .by_reason
-            .iter()
-            .map(|(o, v)| (o.to_string(), per_trial(*v, k)))
-            .filter(|(_, v)| *v > 0)
-            .collect(),
-        budget_refusals: per_trial(c.budget_refusals, k),
-        retry_after_waits: per_trial(c.retry_after_waits, k),
-        stops: STOPS
-            .iter()
-            .zip(&c.stops)
-            .map(|(name, v)| ((*name).to_owned(), per_trial(*v, k)))
-            .filter(|(_, v)| *v > 0)
-            .collect(),
-    }
+    };
+    crate::run::build::build(t, &Layout::new(t), info, tally)
 }
 
 #[cfg(test)]
@@ -302,8 +186,5 @@ mod tests {
         let s = spread(vec![10, 20]);
         assert_eq!((s.p50, s.mean), (10.0, 15.0), "the lower median");
         assert_eq!(spread(vec![7]).p90, 7.0);
-        assert_eq!(per_trial(5, 2), 3);
-        assert_eq!(per_trial(4, 3), 1);
-        assert_eq!(per_trial(0, 0), 0);
     }
 }

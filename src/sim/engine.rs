@@ -21,11 +21,13 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::counters::{Counts, Histograms};
+use super::counters::Histograms;
 use super::model::Model;
 use super::queue::{Event, Nanos, Queue};
 use super::slab::{Key, Slab};
 use crate::policy::{Budget, Outcome, RetrySession, Rng, seeded_rng};
+use crate::run::counts::Counts;
+use crate::run::overload::{InFlight, Ticket};
 
 /// Who waits for an invocation's result.
 #[derive(Debug, Clone, Copy)]
@@ -55,12 +57,9 @@ pub(crate) struct Inv<'m> {
     pub session: RetrySession<'m>,
     pub parent: Parent,
     pub budget: BudgetOf,
-    /// Absolute deadline of the logical request, when one travels with it.
-    pub deadline: Option<Nanos>,
-    /// The limit the policy stops at is the run's horizon (not a deadline).
-    pub by_horizon: bool,
-    /// Index into `Engine::executions` for duplicate counting, or `UNTRACKED`.
-    pub logical: u32,
+    /// Index into `Engine::executions` when the logical request is counted
+    /// for duplicates (a non-idempotent call without an Idempotency-Key).
+    pub execution: Option<u32>,
     /// The attempt in flight, if any.
     pub attempt: Option<Key>,
 }
@@ -100,9 +99,9 @@ pub(crate) struct Visit {
     pub capacity: Option<u32>,
     /// A `reset` fault: do the work, then close without an answer.
     pub reset: bool,
-    pub logical: u32,
-    /// Overflows of the service seen when it entered (the overload model).
-    pub ticket: u64,
+    pub execution: Option<u32>,
+    /// Its place in flight (the overload model), once it entered.
+    pub ticket: Option<Ticket>,
     /// When it answers, once that is known (a service without calls that has
     /// started its work).
     pub ends: Option<Nanos>,
@@ -116,17 +115,6 @@ pub(crate) struct Visit {
     /// every call has been made.
     pub failure: Option<Outcome>,
 }
-
-/// In-flight accounting of a service for the overload model.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct InFlight {
-    pub count: u64,
-    /// Times an arrival raised `count` above capacity; a request is marked when
-    /// this grew while it was in flight (or on its own arrival).
-    pub overflows: u64,
-}
-
-pub(crate) const UNTRACKED: u32 = u32::MAX;
 
 /// The state of one trial, reused from trial to trial by one thread.
 pub(crate) struct Engine<'m> {
@@ -206,7 +194,7 @@ impl<'m> Engine<'m> {
                 self.answer(att, outcome, retry_after);
             }
         }
-        self.counts.end = self.now;
+        self.counts.end = duration(self.now);
         self.finish_load();
     }
 
@@ -252,17 +240,7 @@ impl<'m> Engine<'m> {
 
     /// Counts an arrival at a fault target in the 100 ms timeline.
     pub fn tick(&mut self) {
-        const BUCKET: Nanos = 100_000_000;
-        let i = (self.now / BUCKET) as usize;
-        // A run is bounded in time; refuse absurd indexes rather than allocate.
-        if i > 1_000_000 {
-            return;
-        }
-        let t = &mut self.counts.timeline;
-        if t.len() <= i {
-            t.resize(i + 1, 0);
-        }
-        t[i] += 1;
+        self.counts.timeline.record(duration(self.now));
     }
 }
 

@@ -13,41 +13,47 @@ use super::engine::{Attempt, BudgetOf, Engine, Hop, Inv, Parent, duration};
 use super::model::Next;
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
-use crate::policy::{Decision, Outcome, RetrySession, Stop};
+use crate::policy::{Bounds, Decision, Outcome, RetrySession, Stop};
 
 impl<'m> Engine<'m> {
-    /// The time by which the policy must stop starting attempts, and whether
-    /// that is the horizon (not a deadline).
-    pub fn limit(&self, deadline: Option<Nanos>) -> (Nanos, bool) {
-        let h = self.m.horizon;
-        match deadline {
-            Some(d) if d < h => (d, false),
-            _ => (h, true),
+    /// The bounds of a logical request carrying `deadline`: it and the run's
+    /// horizon.
+    pub fn bounds(&self, deadline: Option<Nanos>) -> Bounds {
+        Bounds {
+            deadline: deadline.map(duration),
+            horizon: Some(duration(self.m.horizon)),
         }
     }
 
-    /// A layer is asked for a logical request that cannot start any more (the
-    /// deadline or the horizon has passed): counted, stopped, no attempt.
-    pub fn refuse_late(&mut self, slot: u32, by_horizon: bool) {
-        let l = &mut self.counts.layers[slot as usize];
-        l.requests += 1;
-        l.stopped(Stop::DeadlineExceeded, by_horizon);
+    /// Why a logical request carrying `deadline` cannot start now, if it
+    /// cannot (the deadline or the horizon has passed).
+    pub fn too_late(&self, deadline: Option<Nanos>) -> Option<Stop> {
+        self.bounds(deadline).refuses_start(duration(self.now))
     }
 
-    /// Starts an invocation of layer `slot` now, which must be before its
-    /// limit; its first attempt follows as a `Start` event at the same instant
-    /// (unless `grouped`: then the caller sends it with its siblings).
+    /// A layer is asked for a logical request that cannot start any more:
+    /// counted, stopped, no attempt.
+    pub fn refuse_late(&mut self, slot: u32, why: Stop) {
+        let l = &mut self.counts.layers[slot as usize];
+        l.requests += 1;
+        l.stopped(why);
+    }
+
+    /// Starts an invocation of layer `slot` now, which must not be
+    /// [`Engine::too_late`]; its first attempt follows as a `Start` event at
+    /// the same instant (unless `grouped`: then the caller sends it with its
+    /// siblings).
     pub fn invoke(
         &mut self,
         slot: u32,
         parent: Parent,
         deadline: Option<Nanos>,
-        logical: u32,
+        execution: Option<u32>,
         budget: BudgetOf,
         grouped: bool,
     ) -> Key {
-        let (limit, by_horizon) = self.limit(deadline);
-        debug_assert!(self.now < limit);
+        let bounds = self.bounds(deadline);
+        debug_assert!(bounds.refuses_start(duration(self.now)).is_none());
         self.counts.layers[slot as usize].requests += 1;
         let m: &'m super::model::Model = self.m;
         let policy = &m.layers[slot as usize].policy;
@@ -55,15 +61,13 @@ impl<'m> Engine<'m> {
             BudgetOf::Slot(s) => self.budgets[s as usize].as_mut(),
             BudgetOf::Client(c) => self.client_budgets[c as usize].as_mut(),
         };
-        let session = RetrySession::start(policy, duration(self.now), Some(duration(limit)), b);
+        let session = RetrySession::start(policy, duration(self.now), bounds, b);
         let key = self.invs.insert(Inv {
             slot,
             session,
             parent,
             budget,
-            deadline,
-            by_horizon,
-            logical,
+            execution,
             attempt: None,
         });
         if !grouped {
@@ -78,14 +82,13 @@ impl<'m> Engine<'m> {
         let Some(inv) = self.invs.get(key) else {
             return; // cancelled while waiting
         };
-        let (slot, deadline, logical) = (inv.slot, inv.deadline, inv.logical);
+        let (slot, execution) = (inv.slot, inv.execution);
         let layer = &m.layers[slot as usize];
         self.counts.layers[slot as usize].attempts += 1;
-        let mut timeout = layer.timeout;
-        if let Some(d) = deadline {
-            let left = d.saturating_sub(self.now);
-            timeout = Some(timeout.map_or(left, |t| t.min(left)));
-        }
+        let timeout = inv
+            .session
+            .attempt_timeout(duration(self.now), layer.timeout.map(duration))
+            .map(super::model::nanos);
         // What the next hop is told: the time this attempt may take.
         let sent = if layer.propagate {
             timeout.map(|t| self.now.saturating_add(t))
@@ -103,8 +106,8 @@ impl<'m> Engine<'m> {
         // scheduled if the answer is not known to come first.
         let expiry = timeout.map(|t| (self.now.saturating_add(t), self.queue.reserve()));
         let hop = match layer.next {
-            Next::Layer(next) => self.arrive_at_sidecar(att, next, sent, logical),
-            Next::Service(s) => self.arrive(att, s, sent, logical),
+            Next::Layer(next) => self.arrive_at_sidecar(att, next, sent, execution),
+            Next::Service(s) => self.arrive(att, s, sent, execution),
         };
         if let Some(a) = self.attempts.get_mut(att) {
             a.hop = hop;
@@ -134,15 +137,14 @@ impl<'m> Engine<'m> {
         att: Key,
         slot: u32,
         deadline: Option<Nanos>,
-        logical: u32,
+        execution: Option<u32>,
     ) -> Hop {
-        let (limit, by_horizon) = self.limit(deadline);
         if deadline.is_some_and(|d| self.now >= d) {
             self.reply(att, Outcome::Status(504), None);
             return Hop::Replied;
         }
-        if self.now >= limit {
-            self.refuse_late(slot, by_horizon);
+        if let Some(why) = self.too_late(deadline) {
+            self.refuse_late(slot, why);
             self.reply(
                 att,
                 Outcome::Status(Outcome::Timeout.propagated_status()),
@@ -154,7 +156,7 @@ impl<'m> Engine<'m> {
             slot,
             Parent::Attempt(att),
             deadline,
-            logical,
+            execution,
             BudgetOf::Slot(slot),
             false,
         );
@@ -233,8 +235,8 @@ impl<'m> Engine<'m> {
                 queue.push(at, Phase::Start, Event::Attempt(key));
             }
             Decision::Stop(why) => {
-                layer.stopped(why, inv.by_horizon);
-                let cut = why == Stop::DeadlineExceeded && inv.by_horizon;
+                layer.stopped(why);
+                let cut = why == Stop::Horizon;
                 let parent = inv.parent;
                 self.invs.remove(key);
                 self.deliver(parent, outcome, retry_after, cut);

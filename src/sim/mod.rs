@@ -12,44 +12,16 @@
 //! runs several topologies under one scenario for a policy-comparison table
 //! (`compare.rs`). Nothing here prints.
 //!
-//! Everything a policy does — backoff, jitter, classification, Retry-After,
-//! budgets, the deadline check — is the policy engine's
-//! ([`crate::policy::RetrySession`]); every fault decision, the ratio roll
-//! included, is the fault plan's ([`crate::faults::FaultPlan::effect`]).
-//!
-//! Modelling choices, the same as the chaos harness's where DESIGN leaves them
-//! open (see `crate::chaos`):
+//! What a run means — services, overload, faults, retry layers, deadlines,
+//! duplicates, load, counting — is stated once in `crate::run`, and the
+//! simulator implements it through the run kernel, the policy engine
+//! ([`crate::policy::RetrySession`]) and the fault plan
+//! ([`crate::faults::FaultPlan::effect`]). What is the simulator's own:
 //! - one random stream per trial: trial i uses `seed + i` for every draw
 //!   (latencies, jitter, fault ratios, injected delays), in event order;
 //! - a network hop takes no time: an attempt arrives when it starts;
-//! - the topology's `capacity:` applies the overload model at all times; an
-//!   `overload` phase's capacity replaces it for the arrivals it covers. A
-//!   request is in flight from entering the service (after an injected delay)
-//!   to its answer, calls included; a marked one fails as a timeout at its
-//!   caller (DESIGN) while the service's statuses count the 504 the chaos
-//!   server sends;
-//! - a refused connection counts as `received` (and `dropped.refused`) at a
-//!   service that is down; when a service goes down, attempts waiting for it
-//!   are cut (a reset) while its work in progress goes on;
-//! - a status fault answers at once without doing the work; Retry-After is
-//!   sent in whole seconds, rounded up; a `reset` fault does the work, then
-//!   closes without an answer; a `hang` never answers;
-//! - a service keeps working when its caller gives up (work nobody waits
-//!   for); a `via` sidecar stops, cancelling its own attempt in flight;
-//! - a service makes every call of a request even when an earlier one failed,
-//!   and answers with the last failure once all are done, so attempts under
-//!   total failure equal the static worst case (the sum over call paths);
-//! - tiers do not forward their callee's Retry-After; sidecars do;
-//! - a service with `deadline_propagation: true` honours an incoming deadline
-//!   (answers 504 at once when it has passed, never starts an attempt at or
-//!   after it, caps attempt timeouts by it) and sends min(remaining, attempt
-//!   timeout) downstream; sidecars honour what they are sent; the `client:`
-//!   layer sends the topology's `deadline`;
-//! - a second execution of the same logical non-idempotent call without an
-//!   Idempotency-Key is a duplicate; with the key the callee still does the
-//!   work, but it is not a duplicate;
-//! - budgets are per caller: per call layer (a service's app layer, each
-//!   sidecar), per closed-loop client, one for all open-loop user requests;
+//! - a marked (overloaded) request fails as a timeout at its caller at the
+//!   moment it ends;
 //! - `--requests` without `--duration` sets no horizon: virtual time is free,
 //!   and every request asked for runs (chaos stops at 60 s of real time);
 //! - no grace period: after the horizon no attempt starts, but everything in
@@ -68,7 +40,7 @@ mod slab;
 mod trials;
 mod users;
 
-pub use compare::{ComparisonRow, compare};
+pub use compare::compare;
 
 use crate::faults::{Scenario, UnknownTarget};
 use crate::run::{LoadSettings, RunReport};

@@ -2,17 +2,15 @@
 //! reads on its hot path: flat vectors indexed by service and by retry-layer
 //! slot, times in nanoseconds. Shared read-only by every thread.
 //!
-//! Slots number the retry layers as the chaos harness does: slot 0 is the
-//! `client:` layer in front of the entry (a layer without retries when the
-//! topology has none), then every layer of every call, in file order,
-//! outermost (the caller's app layer) first.
+//! Layers are indexed by their slot (`crate::run::slots::Layout`), the same
+//! numbering the chaos harness and the report use.
 
 use std::time::Duration;
 
 use super::queue::Nanos;
 use crate::faults::{FaultPlan, Scenario, UnknownTarget};
 use crate::policy::RetryPolicy;
-use crate::run::{Arrival, LoadSettings};
+use crate::run::{Arrival, Layout, LoadSettings};
 use crate::topology::{Latency, Topology};
 
 /// Where an attempt of a layer goes.
@@ -88,7 +86,8 @@ impl Model {
         load: &LoadSettings,
     ) -> Result<Self, UnknownTarget> {
         let plan = scenario.plan(t)?;
-        let mut layers = Vec::with_capacity(1 + t.calls().map(|c| c.layers.len()).sum::<usize>());
+        let layout = Layout::new(t);
+        let mut layers = Vec::with_capacity(layout.slots());
         let client = t.client.as_ref();
         layers.push(LayerModel {
             policy: client.map(|l| l.policy.clone()).unwrap_or_default(),
@@ -99,8 +98,9 @@ impl Model {
         let mut services = Vec::with_capacity(t.services.len());
         for (id, s) in t.services.iter().enumerate() {
             let mut calls = Vec::with_capacity(s.calls.len());
-            for c in &s.calls {
+            for (ci, c) in s.calls.iter().enumerate() {
                 let first = layers.len() as u32;
+                debug_assert_eq!(first as usize, layout.slot(id, ci, 0));
                 let n = c.layers.len();
                 for (li, layer) in c.layers.iter().enumerate() {
                     layers.push(LayerModel {
@@ -115,8 +115,8 @@ impl Model {
                     });
                 }
                 if n == 0 {
-                    // The loader always gives a call its app layer; keep a
-                    // hand-built topology without one working all the same.
+                    // A call without layers still has its slot: a layer that
+                    // never retries.
                     layers.push(LayerModel {
                         policy: RetryPolicy::default(),
                         timeout: None,

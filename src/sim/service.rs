@@ -1,39 +1,27 @@
-//! Services in virtual time (DESIGN, "Semantics shared by the simulator and
-//! the chaos harness"): an arriving request meets the fault plan first (the
-//! one place the ratio is rolled), then the service does its own work (a
-//! latency draw) and makes its calls in order — a run of `parallel` calls
-//! together — each through its retry layers. Every call is made even when an
-//! earlier one failed (each is a dependency the request needs, and this is
-//! the case the static worst case counts: the sum over all call paths); once
-//! all are done, a request with a failed call answers at once with the last
-//! failure it saw, propagated (the same status, 504 for a timeout, 502 for a
-//! reset or a refused connection).
-//!
-//! The overload model: whenever an arriving request raises the number in
-//! flight above capacity (an `overload` phase's, else the topology's
-//! `capacity:`), every request then in flight, the new one included, is
-//! marked. A marked request holds its slot for its full service time and then
-//! fails: its caller sees a timeout at that moment (DESIGN), and the service's
-//! status counts show the 504 the chaos server would send.
+//! Services in virtual time, as `crate::run` states the shared semantics:
+//! an arriving request meets the fault plan, enters (the overload model of
+//! `crate::run::overload`), does its own work, then makes its calls group by
+//! group (`crate::run::calls`) and answers with the last failure, if any.
 
 use std::time::Duration;
 
-use super::engine::{BudgetOf, Engine, Hop, Parent, UNTRACKED, Visit};
+use super::engine::{BudgetOf, Engine, Hop, Parent, Visit};
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
 use crate::faults::Effect;
 use crate::policy::Outcome;
-
-/// Retry-After goes over HTTP in whole seconds, rounded up (as the chaos
-/// fault layer sends it), so a client never waits less than the fault asked.
-fn whole_seconds(d: Duration) -> Duration {
-    Duration::from_secs(d.as_secs() + u64::from(d.subsec_nanos() > 0))
-}
+use crate::policy::retry_after::whole_seconds;
 
 impl<'m> Engine<'m> {
     /// Attempt `att` reaches service `s` carrying `deadline`. Returns what the
     /// attempt now waits for.
-    pub fn arrive(&mut self, att: Key, s: u32, deadline: Option<Nanos>, logical: u32) -> Hop {
+    pub fn arrive(
+        &mut self,
+        att: Key,
+        s: u32,
+        deadline: Option<Nanos>,
+        execution: Option<u32>,
+    ) -> Hop {
         let m = self.m;
         let svc = &m.services[s as usize];
         self.counts.services[s as usize].received += 1;
@@ -51,8 +39,8 @@ impl<'m> Engine<'m> {
             deadline: None,
             capacity: None,
             reset: false,
-            logical,
-            ticket: 0,
+            execution,
+            ticket: None,
             ends: None,
             next_call: 0,
             group_end: 0,
@@ -124,18 +112,9 @@ impl<'m> Engine<'m> {
             self.answer_visit(v, 504, Outcome::Status(504));
             return;
         }
-        let flight = &mut self.in_flight[s];
-        flight.count += 1;
-        visit.ticket = flight.overflows;
-        if visit
-            .capacity
-            .or(svc.capacity)
-            .is_some_and(|c| flight.count > u64::from(c))
-        {
-            flight.overflows += 1;
-        }
-        if visit.logical != UNTRACKED {
-            let n = &mut self.executions[visit.logical as usize];
+        visit.ticket = Some(self.in_flight[s].enter(visit.capacity.or(svc.capacity)));
+        if let Some(e) = visit.execution {
+            let n = &mut self.executions[e as usize];
             *n += 1;
             if *n > 1 {
                 self.counts.services[s].duplicates += 1;
@@ -168,35 +147,28 @@ impl<'m> Engine<'m> {
             self.finish(v, result);
             return;
         }
-        let end = if calls[first].parallel {
-            first + calls[first..].iter().take_while(|c| c.parallel).count()
-        } else {
-            first + 1
-        };
+        let end = crate::run::calls::group(first, calls.len(), |i| calls[i].parallel).end;
         let deadline = visit.deadline;
         visit.group_end = end as u16;
         visit.pending = (end - first) as u16;
-        let (limit, by_horizon) = self.limit(deadline);
-        if self.now >= limit {
+        if let Some(why) = self.too_late(deadline) {
             for c in &calls[first..end] {
-                self.refuse_late(c.first_layer, by_horizon);
+                self.refuse_late(c.first_layer, why);
             }
             self.finish(v, Err(Outcome::Timeout));
             return;
         }
         let parallel = end - first > 1;
         for c in &calls[first..end] {
-            let logical = if c.tracked {
+            let execution = c.tracked.then(|| {
                 self.executions.push(0);
                 (self.executions.len() - 1) as u32
-            } else {
-                UNTRACKED
-            };
+            });
             let inv = self.invoke(
                 c.first_layer,
                 Parent::Call(v),
                 deadline,
-                logical,
+                execution,
                 BudgetOf::Slot(c.first_layer),
                 parallel,
             );
@@ -248,9 +220,9 @@ impl<'m> Engine<'m> {
         let Some(visit) = self.visits.get(v) else {
             return;
         };
-        let flight = &mut self.in_flight[visit.service as usize];
-        flight.count -= 1;
-        let marked = flight.overflows > visit.ticket;
+        let marked = visit
+            .ticket
+            .is_some_and(|t| self.in_flight[visit.service as usize].leave(t));
         if visit.reset {
             let (s, parent) = (visit.service as usize, visit.parent);
             self.visits.remove(v);

@@ -13,7 +13,7 @@
 //!   cut short (its client layer could not retry before it) would still be
 //!   busy with it at the horizon, so it sends no more.
 
-use super::engine::{BudgetOf, Engine, Parent, UNTRACKED};
+use super::engine::{BudgetOf, Engine, Parent};
 use super::model::CLIENT;
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
@@ -73,20 +73,12 @@ impl<'m> Engine<'m> {
         });
         let deadline = self.m.deadline.map(|d| self.now.saturating_add(d));
         let budget = client.map_or(BudgetOf::Slot(CLIENT), BudgetOf::Client);
-        let (limit, by_horizon) = self.limit(deadline);
-        if self.now >= limit {
-            self.refuse_late(CLIENT, by_horizon);
+        if let Some(why) = self.too_late(deadline) {
+            self.refuse_late(CLIENT, why);
             self.user_done(user, Outcome::Timeout, false);
             return;
         }
-        self.invoke(
-            CLIENT,
-            Parent::User(user),
-            deadline,
-            UNTRACKED,
-            budget,
-            false,
-        );
+        self.invoke(CLIENT, Parent::User(user), deadline, None, budget, false);
     }
 
     /// Closed loop: whether virtual time still moves. User requests that end
@@ -115,7 +107,9 @@ impl<'m> Engine<'m> {
             return;
         };
         self.finished += 1;
-        self.counts.end_to_end.finished(outcome, self.now);
+        self.counts
+            .end_to_end
+            .finished(outcome, super::engine::duration(self.now));
         let took = super::engine::duration(self.now - user.intended);
         self.histograms.end_to_end.record(took);
         if let Some(c) = user.client

@@ -7,7 +7,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::chaos::context::DrawKey;
+use crate::chaos::draw::DrawKey;
 
 const BOUND: Duration = Duration::from_secs(5);
 

@@ -1,0 +1,169 @@
+//! Booting a run: binds every server on 127.0.0.1 (OS-assigned ports), wires
+//! each tier's calls through their retry layers — `via` layers as real
+//! retrying proxies on their own ports — puts the fault layer and the meter
+//! in front of every tier, and builds the load driver for the entry.
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use super::api::{ChaosError, STREAM_LAYERS};
+use super::caller::CallerState;
+use super::client::LayerClient;
+use super::context::Run;
+use super::driver::Driver;
+use super::fault_layer::FaultLayer;
+use super::server::{self, Detach, Meter};
+use super::transport::{DirectPool, Transport};
+use super::{sidecar, tier};
+use crate::run::{Layout, Listener, LoadSettings};
+use crate::topology::Topology;
+
+/// Binds every server, wires tiers, sidecars and the client layer, and starts
+/// serving. Returns where everything listens and the load driver.
+pub(crate) fn boot(
+    run: &Arc<Run>,
+    t: &Topology,
+    layout: &Layout,
+    load: &LoadSettings,
+) -> Result<(Vec<Listener>, Arc<Driver>), ChaosError> {
+    let mut listeners = Vec::new();
+    let mut service_sockets = Vec::with_capacity(t.services.len());
+    for s in &t.services {
+        let l = server::bind(0).map_err(ChaosError::Bind)?;
+        let addr = l.local_addr().map_err(ChaosError::Bind)?;
+        listeners.push(Listener {
+            name: s.name.clone(),
+            addr: addr.to_string(),
+        });
+        service_sockets.push((l, format!("http://{addr}"), addr));
+    }
+    // Sidecar sockets: `via[s][c][li]` for li ≥ 1.
+    let mut via_sockets = Vec::new();
+    for (sid, s) in t.services.iter().enumerate() {
+        let mut per_service = Vec::new();
+        for c in &s.calls {
+            let mut per_call = Vec::new();
+            for layer in c.layers.iter().skip(1) {
+                let l = server::bind(0).map_err(ChaosError::Bind)?;
+                let addr = l.local_addr().map_err(ChaosError::Bind)?;
+                listeners.push(Listener {
+                    name: format!(
+                        "{}→{}/{}",
+                        t.services[sid].name, t.services[c.to].name, layer.name
+                    ),
+                    addr: addr.to_string(),
+                });
+                per_call.push((l, format!("http://{addr}")));
+            }
+            per_service.push(per_call);
+        }
+        via_sockets.push(per_service);
+    }
+    let urls: Vec<String> = service_sockets.iter().map(|(_, u, _)| u.clone()).collect();
+    let entry_addr = service_sockets[t.entry].2;
+    let mut tiers = Vec::with_capacity(t.services.len());
+    for (sid, s) in t.services.iter().enumerate() {
+        let mut calls = Vec::with_capacity(s.calls.len());
+        for (ci, c) in s.calls.iter().enumerate() {
+            let vias = &mut via_sockets[sid][ci];
+            let n = c.layers.len();
+            // Layer li sends to sidecar li + 1, the last one to the callee.
+            let next_url = |li: usize, vias: &Vec<(tokio::net::TcpListener, String)>| {
+                if li + 1 < n {
+                    vias[li].1.clone()
+                } else {
+                    urls[c.to].clone()
+                }
+            };
+            let client_for = |li: usize, vias: &Vec<(tokio::net::TcpListener, String)>| {
+                let layer = &c.layers[li];
+                LayerClient {
+                    run: Arc::clone(run),
+                    slot: layout.slot(sid, ci, li),
+                    policy: layer.policy.clone(),
+                    timeout: layer.timeout.map(|l| l.value),
+                    url: next_url(li, vias),
+                    transport: Transport::Reqwest(run.http.clone()),
+                    callee: (li + 1 == n).then_some(c.to),
+                    propagate_deadline: s.deadline_propagation,
+                }
+            };
+            let app = client_for(0, vias);
+            let sidecars: Vec<LayerClient> = (1..n).map(|li| client_for(li, vias)).collect();
+            for (li, (client, (listener, _))) in
+                sidecars.into_iter().zip(vias.drain(..)).enumerate()
+            {
+                let seed = load.stream_seed(STREAM_LAYERS + layout.slot(sid, ci, li + 1) as u64);
+                let state = CallerState::new(client.policy.budget.as_ref(), seed);
+                let proxy = Arc::new(sidecar::Sidecar { client, state });
+                let router = Router::new().fallback(sidecar::handle).with_state(proxy);
+                server::serve(run, listener, Vec::new(), router);
+            }
+            let seed = load.stream_seed(STREAM_LAYERS + layout.slot(sid, ci, 0) as u64);
+            let path = match &c.path {
+                Some(p) if p.starts_with('/') => p.clone(),
+                Some(p) => format!("/{p}"),
+                None => "/".into(),
+            };
+            calls.push(tier::TierCall {
+                method: reqwest::Method::from_bytes(c.method.value.as_bytes())
+                    .unwrap_or(reqwest::Method::GET),
+                path: path.into(),
+                idempotent: c.idempotent,
+                idempotency_key: c.idempotency_key,
+                parallel: c.parallel,
+                state: Arc::new(CallerState::new(app.policy.budget.as_ref(), seed)),
+                client: Arc::new(app),
+            });
+        }
+        tiers.push(Arc::new(tier::Tier::new(
+            Arc::clone(run),
+            sid,
+            s.latency,
+            s.capacity.map(|c| c.value),
+            s.deadline_propagation,
+            calls,
+        )));
+    }
+    for (sid, ((listener, _, _), tier)) in service_sockets.into_iter().zip(tiers).enumerate() {
+        let router = Router::new().fallback(tier::handle).with_state(tier);
+        let faults = tower::Layer::layer(
+            &FaultLayer {
+                run: Arc::clone(run),
+                service: sid,
+                active: run.plan.is_target(sid),
+            },
+            router,
+        );
+        let svc = Detach {
+            inner: Meter {
+                inner: faults,
+                run: Arc::clone(run),
+                service: sid,
+            },
+            run: Arc::clone(run),
+        };
+        server::serve(run, listener, run.plan.down_windows(sid), svc);
+    }
+    let client_layer = t.client.as_ref();
+    let client = LayerClient {
+        run: Arc::clone(run),
+        slot: Layout::CLIENT,
+        policy: client_layer.map(|l| l.policy.clone()).unwrap_or_default(),
+        timeout: client_layer.and_then(|l| l.timeout.map(|x| x.value)),
+        url: urls[t.entry].clone(),
+        transport: Transport::Direct(DirectPool::new(entry_addr)),
+        callee: Some(t.entry),
+        propagate_deadline: t.deadline.is_some(),
+    };
+    let driver = Arc::new(Driver {
+        run: Arc::clone(run),
+        budget: client.policy.budget.clone(),
+        client: Arc::new(client),
+        deadline: t.deadline.map(|d| d.value),
+        load: load.clone(),
+        path: "/".into(),
+    });
+    Ok((listeners, driver))
+}

@@ -1,0 +1,303 @@
+//! Counters → `RunReport`, once for both engines: the rows per service with
+//! their calls and layers (numbered by `slots.rs`), the end-to-end figures,
+//! the timeline, and the predicted amplification from `crate::analysis`.
+//!
+//! Counts are sums over `trials` trials and are reported as the mean per
+//! trial, rounded half up (one trial: the counts themselves). The figures
+//! that have a distribution over trials (`received`, user requests and
+//! successes, the time of the last success) are handed in already reduced,
+//! because only the simulator has more than one trial to reduce.
+
+use std::collections::BTreeMap;
+
+use super::counts::{Counts, EndToEndCount, LayerCount, ServiceCount};
+use super::latency::Latency;
+use super::load::LoadSettings;
+use super::report::{
+    Amplification, CallReport, EndToEnd, LayerReport, Listener, RunReport, ServiceReport, Spread,
+    Timeline,
+};
+use super::slots::Layout;
+use super::timeline::BUCKET;
+use crate::faults::Scenario;
+use crate::policy::Stop;
+use crate::topology::Topology;
+
+/// What a run counted, and the figures reduced over its trials.
+pub struct Tally<'a> {
+    /// Sums over `trials` trials.
+    pub counts: &'a Counts,
+    pub trials: u64,
+    /// Per service, the `received` to report: the count, or the median over
+    /// trials with its spread in `received_quantiles`.
+    pub received: Vec<u64>,
+    pub received_quantiles: Option<Vec<Spread>>,
+    /// User requests sent and succeeded (medians over trials).
+    pub requests: u64,
+    pub succeeded: u64,
+    /// Per service, the latency of its answers, if it answered.
+    pub service_latency: Vec<Option<&'a Latency>>,
+    pub end_to_end_latency: &'a Latency,
+    pub last_success_ms: Option<Spread>,
+    /// Share of trials in which every user request succeeded.
+    pub all_succeeded_ratio: Option<f64>,
+}
+
+impl<'a> Tally<'a> {
+    /// One run's counts as they are (the chaos harness, one trial).
+    pub fn single(
+        counts: &'a Counts,
+        service_latency: Vec<Option<&'a Latency>>,
+        end_to_end_latency: &'a Latency,
+    ) -> Self {
+        let e = &counts.end_to_end;
+        let last = e.last_success.map(|d| d.as_secs_f64() * 1e3);
+        Tally {
+            counts,
+            trials: 1,
+            received: counts.services.iter().map(|s| s.received).collect(),
+            received_quantiles: None,
+            requests: e.requests,
+            succeeded: e.succeeded,
+            service_latency,
+            end_to_end_latency,
+            last_success_ms: last.map(|ms| Spread {
+                p10: ms,
+                p50: ms,
+                p90: ms,
+                mean: ms,
+            }),
+            all_succeeded_ratio: None,
+        }
+    }
+}
+
+/// Which engine produced a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Chaos,
+    Simulate,
+    /// The load driver alone against a running entry.
+    Drive,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Chaos => "chaos",
+            Mode::Simulate => "simulate",
+            Mode::Drive => "drive",
+        }
+    }
+}
+
+/// What the run was, beside what it counted.
+pub struct RunInfo<'a> {
+    pub mode: Mode,
+    pub scenario: &'a Scenario,
+    pub load: &'a LoadSettings,
+    /// One flag per service: the scenario strikes it.
+    pub targets: &'a [bool],
+    pub elapsed_ms: f64,
+    pub listeners: Vec<Listener>,
+    pub interrupted: bool,
+}
+
+/// A sum over `k` trials as a mean per trial, rounded half up.
+pub fn per_trial(sum: u64, k: u64) -> u64 {
+    if k == 0 {
+        return 0;
+    }
+    ((u128::from(sum) * 2 + u128::from(k)) / (2 * u128::from(k))) as u64
+}
+
+/// The report of a run of `t`.
+pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>) -> RunReport {
+    let k = tally.trials;
+    let predicted = crate::analysis::worst_case(t);
+    let services = t
+        .services
+        .iter()
+        .enumerate()
+        .map(|(id, svc)| {
+            let received = tally.received.get(id).copied().unwrap_or(0);
+            let count = tally.counts.services.get(id);
+            let latency = tally.service_latency.get(id).copied().flatten();
+            let calls = svc
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(ci, call)| CallReport {
+                    to: t.services[call.to].name.clone(),
+                    method: call.method.value.clone(),
+                    layers: call
+                        .layers
+                        .iter()
+                        .enumerate()
+                        .map(|(li, l)| {
+                            let slot = layout.slot(id, ci, li);
+                            layer_report(tally.counts.layers.get(slot), &l.name, k)
+                        })
+                        .collect(),
+                })
+                .collect();
+            let (statuses, dropped) = count.map_or_else(
+                || (BTreeMap::from([("200".to_owned(), 0)]), BTreeMap::new()),
+                |c| answers(c, k),
+            );
+            ServiceReport {
+                service: svc.name.clone(),
+                received,
+                amplification: Amplification {
+                    measured: ratio(received, tally.requests),
+                    predicted: predicted.get(id).map_or(0.0, |c| c.value()),
+                    saturated: predicted.get(id).is_some_and(|c| c.saturated),
+                },
+                latency_ms: latency.map(Latency::quantiles).unwrap_or_default(),
+                statuses,
+                duplicates: count.map_or(0, |c| per_trial(c.duplicates, k)),
+                dropped,
+                fault_target: info.targets.get(id).copied().unwrap_or(false),
+                calls,
+                histogram: latency.map(Latency::buckets).unwrap_or_default(),
+                received_quantiles: tally
+                    .received_quantiles
+                    .as_ref()
+                    .and_then(|q| q.get(id).copied()),
+            }
+        })
+        .collect();
+    let client = t
+        .client
+        .as_ref()
+        .map(|c| layer_report(tally.counts.layers.get(Layout::CLIENT), &c.name, k));
+    let end_to_end = end_to_end(&tally, client);
+    let target = info.scenario.target.to_string();
+    let mut attempts: Vec<u64> = tally
+        .counts
+        .timeline
+        .buckets()
+        .iter()
+        .map(|&v| per_trial(v, k))
+        .collect();
+    while attempts.last() == Some(&0) {
+        attempts.pop();
+    }
+    RunReport {
+        fault: info.scenario.name.clone(),
+        seed: info.load.seed,
+        mode: info.mode.as_str().into(),
+        topology: t.name.clone(),
+        fault_description: info.scenario.description.clone(),
+        target: target.clone(),
+        load: info.load.summary(),
+        services,
+        end_to_end,
+        timeline: Timeline {
+            target,
+            bucket_ms: BUCKET.as_millis() as u64,
+            attempts,
+        },
+        expectations: Vec::new(),
+        // Only a simulation has trials to count.
+        trials: (info.mode == Mode::Simulate).then_some(k),
+        listeners: info.listeners,
+        elapsed_ms: info.elapsed_ms,
+        interrupted: info.interrupted,
+    }
+}
+
+/// The end-to-end figures of a tally; `client` is the client layer's row.
+pub fn end_to_end(tally: &Tally<'_>, client: Option<LayerReport>) -> EndToEnd {
+    let k = tally.trials;
+    let e: &EndToEndCount = &tally.counts.end_to_end;
+    let mut outcomes: BTreeMap<String, u64> = e
+        .outcomes
+        .iter()
+        .map(|(o, v)| (o.to_string(), per_trial(*v, k)))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    if per_trial(e.unfinished, k) > 0 {
+        outcomes.insert("unfinished".into(), per_trial(e.unfinished, k));
+    }
+    EndToEnd {
+        requests: tally.requests,
+        succeeded: tally.succeeded,
+        failed: tally.requests.saturating_sub(tally.succeeded),
+        latency_ms: tally.end_to_end_latency.quantiles(),
+        outcomes,
+        client,
+        histogram: tally.end_to_end_latency.buckets(),
+        last_success_ms: tally.last_success_ms,
+        all_succeeded_ratio: tally.all_succeeded_ratio,
+    }
+}
+
+fn ratio(received: u64, requests: u64) -> f64 {
+    if requests == 0 {
+        0.0
+    } else {
+        received as f64 / requests as f64
+    }
+}
+
+/// Statuses (with `"200"` always present) and requests dropped without an
+/// answer, per trial.
+fn answers(c: &ServiceCount, k: u64) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let mut statuses: BTreeMap<String, u64> = c
+        .statuses
+        .iter()
+        .map(|&(code, v)| (code.to_string(), per_trial(v, k)))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    statuses.entry("200".into()).or_insert(0);
+    let dropped = [("refused", c.refused), ("reset", c.reset), ("hang", c.hang)]
+        .into_iter()
+        .map(|(name, v)| (name.to_owned(), per_trial(v, k)))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    (statuses, dropped)
+}
+
+/// One retry layer's row from its counts over `k` trials.
+pub fn layer_report(c: Option<&LayerCount>, name: &str, k: u64) -> LayerReport {
+    let Some(c) = c else {
+        return LayerReport {
+            layer: name.to_owned(),
+            ..LayerReport::default()
+        };
+    };
+    LayerReport {
+        layer: name.to_owned(),
+        requests: per_trial(c.requests, k),
+        attempts: per_trial(c.attempts, k),
+        retries: per_trial(c.retries, k),
+        retries_by_reason: c
+            .by_reason
+            .iter()
+            .map(|(o, v)| (o.to_string(), per_trial(*v, k)))
+            .filter(|(_, v)| *v > 0)
+            .collect(),
+        budget_refusals: per_trial(c.budget_refusals, k),
+        retry_after_waits: per_trial(c.retry_after_waits, k),
+        stops: Stop::ALL
+            .iter()
+            .zip(&c.stops)
+            .map(|(why, v)| (why.as_str().to_owned(), per_trial(*v, k)))
+            .filter(|(_, v)| *v > 0)
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn means_per_trial_round_half_up() {
+        assert_eq!(per_trial(5, 2), 3);
+        assert_eq!(per_trial(4, 3), 1);
+        assert_eq!(per_trial(0, 0), 0);
+        assert_eq!(per_trial(7, 1), 7);
+    }
+}
