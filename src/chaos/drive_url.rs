@@ -23,10 +23,7 @@ pub async fn drive_url(
 ) -> Result<RunReport, ChaosError> {
     let wall = Instant::now();
     let http = http_client()?;
-    let plan = crate::faults::FaultPlan {
-        targets: Vec::new(),
-        phases: Vec::new(),
-    };
+    let plan = crate::faults::FaultPlan::none();
     let metrics = Metrics::new(0, 1, Vec::new());
     let run = Arc::new(Run::new(load.horizon(), http, plan, 0, metrics));
     let rest = url

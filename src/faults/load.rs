@@ -4,10 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{
-    Delay, Down, FaultKind, Hang, Inject, Overload, Phase, Reset, Scenario, Status, Target,
-    TargetAt,
-};
+use super::{FaultKind, Inject, KINDS, Phase, Scenario, Target, TargetAt};
 use crate::source::error::{ErrorKind, nearest};
 use crate::source::fields::{Fields, MapView};
 use crate::source::read::{FileKind, syntax_error};
@@ -22,14 +19,6 @@ mod embedded {
 
 const TOP_KEYS: &[&str] = &["name", "description", "target", "phases"];
 const PHASE_KEYS: &[&str] = &["after", "for", "inject"];
-const KINDS: &[&str] = &[
-    Status::NAME,
-    Delay::NAME,
-    Hang::NAME,
-    Reset::NAME,
-    Down::NAME,
-    Overload::NAME,
-];
 
 /// The names of the shipped scenarios, sorted.
 pub fn embedded_names() -> impl Iterator<Item = &'static str> {
@@ -176,24 +165,17 @@ fn read_inject(f: Fields, node: &Node) -> Result<(Inject, f64), LoadError> {
             .with_help(format!("add `kind:` with one of {}", KINDS.join(", "))));
     };
     let kind = f.str(kind_node, "`kind`")?;
-    match kind {
-        "status" => read_kind::<Status>(f, node, Inject::Status),
-        "delay" => read_kind::<Delay>(f, node, Inject::Delay),
-        "hang" => read_kind::<Hang>(f, node, Inject::Hang),
-        "reset" => read_kind::<Reset>(f, node, Inject::Reset),
-        "down" => read_kind::<Down>(f, node, Inject::Down),
-        "overload" => read_kind::<Overload>(f, node, Inject::Overload),
-        other => {
-            let err = f.error(kind_node.pos, format!("unknown fault kind `{other}`"));
-            Err(match nearest(other, KINDS.iter().copied()) {
-                Some(n) => err.with_help(format!("did you mean `{n}`?")),
-                None => err.with_help(format!("use one of {}", KINDS.join(", "))),
-            })
-        }
-    }
+    Inject::read(kind, f, node).unwrap_or_else(|| {
+        let err = f.error(kind_node.pos, format!("unknown fault kind `{kind}`"));
+        Err(match nearest(kind, KINDS.iter().copied()) {
+            Some(n) => err.with_help(format!("did you mean `{n}`?")),
+            None => err.with_help(format!("use one of {}", KINDS.join(", "))),
+        })
+    })
 }
 
-fn read_kind<K: FaultKind>(
+/// Reads an `inject:` map of kind `K`: its own keys and the shared `ratio`.
+pub(super) fn read_kind<K: FaultKind>(
     f: Fields,
     node: &Node,
     wrap: fn(K) -> Inject,
@@ -253,7 +235,7 @@ mod tests {
         let s = load("throttle-429").unwrap();
         assert!(matches!(
             s.phases[0].inject,
-            Inject::Status(Status {
+            Inject::Status(crate::faults::Status {
                 status: 429,
                 retry_after: Some(_)
             })
