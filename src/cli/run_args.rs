@@ -51,6 +51,7 @@ pub struct RunArgs {
     pub policies: Vec<PathBuf>,
 }
 
+/// How a run's report is printed (the CLI's names for `report::RunFormat`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum RunFormat {
     /// A per-service table (measured beside predicted), histograms and a timeline.
@@ -129,11 +130,10 @@ pub fn finish(
     interrupted: bool,
 ) -> Result<Outcome, Failure> {
     let held = evaluate_all(&mut report, gates).map_err(|e| Failure::Usage(e.to_string()))?;
-    emit(&match format.unwrap_or(RunFormat::Table) {
-        RunFormat::Table => report::run_table::render(&report),
-        RunFormat::Markdown => report::run_markdown::render(&report),
-        RunFormat::Json => report::run_json::render(&report),
-    });
+    emit(&report::render_run(
+        format.map_or(report::RunFormat::Table, Into::into),
+        &report,
+    ));
     Ok(if interrupted {
         Outcome::Interrupted
     } else if held {
@@ -141,4 +141,14 @@ pub fn finish(
     } else {
         Outcome::Failed
     })
+}
+
+impl From<RunFormat> for report::RunFormat {
+    fn from(f: RunFormat) -> Self {
+        match f {
+            RunFormat::Table => report::RunFormat::Table,
+            RunFormat::Markdown => report::RunFormat::Markdown,
+            RunFormat::Json => report::RunFormat::Json,
+        }
+    }
 }

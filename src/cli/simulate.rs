@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit};
-use super::run_args::{RunArgs, RunFormat, finish, load_target, prepare};
+use super::run_args::{RunArgs, finish, load_target, prepare};
 use retrylint::{report, sim, topology};
 
 #[derive(Args)]
@@ -46,10 +46,10 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
     let refs: Vec<&topology::Topology> = topologies.iter().collect();
     let rows =
         sim::compare(&refs, &p.scenario, &p.load, args.trials, args.threads).map_err(sim_error)?;
-    emit(&match args.run.format.unwrap_or(RunFormat::Table) {
-        RunFormat::Table => report::sim_compare_table::render(&rows),
-        RunFormat::Markdown => report::sim_compare_markdown::render(&rows),
-        RunFormat::Json => report::sim_compare_json::render(&rows, p.load.seed),
-    });
+    emit(&report::render_comparison(
+        args.run.format.map_or(report::RunFormat::Table, Into::into),
+        &rows,
+        p.load.seed,
+    ));
     Ok(Outcome::Clean)
 }

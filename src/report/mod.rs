@@ -7,6 +7,7 @@ pub mod github;
 pub mod json;
 pub mod markdown;
 pub mod rules;
+pub mod run_formats;
 pub mod run_json;
 pub mod run_markdown;
 pub mod run_table;
@@ -18,6 +19,8 @@ pub mod snippet;
 pub mod table;
 
 use crate::lint::CheckReport;
+
+pub use run_formats::{RunFormat, render_comparison, render_run};
 
 /// How `check` results can be printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -130,6 +130,15 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// This format behind [`super::run_formats::RunReporter`].
+pub struct RunMarkdown;
+
+impl super::run_formats::RunReporter for RunMarkdown {
+    fn render(&self, report: &RunReport) -> String {
+        render(report)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

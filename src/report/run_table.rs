@@ -324,6 +324,15 @@ pub(crate) fn expectation(x: &ExpectOutcome) -> String {
     )
 }
 
+/// This format behind [`super::run_formats::RunReporter`].
+pub struct RunTable;
+
+impl super::run_formats::RunReporter for RunTable {
+    fn render(&self, report: &RunReport) -> String {
+        render(report)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

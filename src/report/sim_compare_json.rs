@@ -24,3 +24,12 @@ pub fn render(rows: &[ComparisonRow], seed: u64) -> String {
     out.push('\n');
     out
 }
+
+/// This format behind [`super::run_formats::ComparisonReporter`].
+pub struct ComparisonJson;
+
+impl super::run_formats::ComparisonReporter for ComparisonJson {
+    fn render(&self, rows: &[ComparisonRow], seed: u64) -> String {
+        render(rows, seed)
+    }
+}

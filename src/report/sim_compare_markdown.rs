@@ -47,6 +47,15 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// This format behind [`super::run_formats::ComparisonReporter`].
+pub struct ComparisonMarkdown;
+
+impl super::run_formats::ComparisonReporter for ComparisonMarkdown {
+    fn render(&self, rows: &[ComparisonRow], _seed: u64) -> String {
+        render(rows)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

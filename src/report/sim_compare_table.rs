@@ -95,6 +95,15 @@ pub(crate) fn completion(s: Option<&Spread>) -> String {
     }
 }
 
+/// This format behind [`super::run_formats::ComparisonReporter`].
+pub struct ComparisonTable;
+
+impl super::run_formats::ComparisonReporter for ComparisonTable {
+    fn render(&self, rows: &[ComparisonRow], _seed: u64) -> String {
+        render(rows)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

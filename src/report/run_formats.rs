@@ -1,0 +1,54 @@
+//! The formats of a run's report (`chaos`, `simulate`, and a `simulate`
+//! comparison of several topologies), behind one trait each: a new format is
+//! its file plus one line in each `match` here.
+
+use super::sim_compare_table;
+use super::{run_json, run_markdown, run_table, sim_compare_json, sim_compare_markdown};
+use crate::run::{ComparisonRow, RunReport};
+
+/// How a run's report can be printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunFormat {
+    /// A per-service table (measured beside predicted), histograms and a timeline.
+    Table,
+    /// A PR comment.
+    Markdown,
+    /// DESIGN's JSON contract.
+    Json,
+}
+
+/// A format of one run's report.
+pub trait RunReporter {
+    fn render(&self, report: &RunReport) -> String;
+}
+
+/// A format of a comparison: one row per topology under one scenario.
+pub trait ComparisonReporter {
+    fn render(&self, rows: &[ComparisonRow], seed: u64) -> String;
+}
+
+fn run_reporter(format: RunFormat) -> &'static dyn RunReporter {
+    match format {
+        RunFormat::Table => &run_table::RunTable,
+        RunFormat::Markdown => &run_markdown::RunMarkdown,
+        RunFormat::Json => &run_json::RunJson,
+    }
+}
+
+fn comparison_reporter(format: RunFormat) -> &'static dyn ComparisonReporter {
+    match format {
+        RunFormat::Table => &sim_compare_table::ComparisonTable,
+        RunFormat::Markdown => &sim_compare_markdown::ComparisonMarkdown,
+        RunFormat::Json => &sim_compare_json::ComparisonJson,
+    }
+}
+
+/// Renders a run's report in `format`.
+pub fn render_run(format: RunFormat, report: &RunReport) -> String {
+    run_reporter(format).render(report)
+}
+
+/// Renders a comparison in `format`.
+pub fn render_comparison(format: RunFormat, rows: &[ComparisonRow], seed: u64) -> String {
+    comparison_reporter(format).render(rows, seed)
+}
