@@ -1,7 +1,8 @@
-//! Fault kinds on real servers: injected delay in the histogram, Retry-After
-//! honoured, a ratio budget under total outage, duplicates of non-idempotent
-//! calls, refused connections while a service is down, and faults at the
-//! entry as the load driver's own HTTP client sees them.
+//! Fault kinds on real servers, by exact counts: Retry-After honoured, a
+//! ratio budget under total outage, duplicates of non-idempotent calls,
+//! refused connections while a service is down, and faults at the entry as
+//! the load driver's own HTTP client sees them. Real-time tolerances are in
+//! `chaos_smoke.rs`.
 
 use std::time::Duration;
 
@@ -40,52 +41,6 @@ fn run_load(t: &Topology, s: &Scenario, load: &LoadSettings) -> RunReport {
 }
 
 #[test]
-fn injected_delay_shows_in_the_histograms_within_two_ms() {
-    let t = topo("version: 1\nservices:\n  api: { latency: 0s }\n");
-    let baseline = run(&t, &Scenario::none(), 2, 20);
-    let s = fault("target: api\nphases: [ { inject: { kind: delay, delay: 50ms } } ]\n");
-    let r = run(&t, &s, 2, 20);
-    assert_eq!(r.end_to_end.succeeded, 20);
-    let api = r.service("api").expect("api row");
-    let api0 = baseline.service("api").expect("api row");
-    // At the service the delay is injected, within 2 ms. End to end the
-    // answer also crosses back through the driver, whose threads have idled
-    // for the 50 ms: waking them costs up to about a millisecond more on a
-    // small VM, so 3 ms there.
-    for (what, q, q0, slack) in [
-        ("api", api.latency_ms, api0.latency_ms, 2.0),
-        (
-            "end to end",
-            r.end_to_end.latency_ms,
-            baseline.end_to_end.latency_ms,
-            3.0,
-        ),
-    ] {
-        let added = q.p50 - q0.p50;
-        assert!(
-            (50.0 - slack..=50.0 + slack).contains(&added),
-            "{what}: p50 {} vs {} without the fault",
-            q.p50,
-            q0.p50
-        );
-        // No draw can come in early; the tail is left alone (a shared CI
-        // machine can stall any one request).
-        assert!(
-            q.p50 >= 50.0 && q.p50 - 50.0 <= slack + q0.p50,
-            "{what}: {q:?} vs {q0:?}"
-        );
-    }
-    assert!(api.latency_ms.p50 <= 52.0, "{:?}", api.latency_ms);
-    let below_50: u64 = api
-        .histogram
-        .iter()
-        .filter(|b| b.le_ms < 50.0)
-        .map(|b| b.count)
-        .sum();
-    assert_eq!(below_50, 0, "{:?}", api.histogram);
-}
-
-#[test]
 fn retry_after_makes_the_client_wait() {
     let t = topo(
         "version: 1\nclient: { timeout: 2s, retry: { max_attempts: 2 } }\nservices:\n  api: {}\n",
@@ -95,8 +50,8 @@ fn retry_after_makes_the_client_wait() {
     );
     let r = run(&t, &s, 1, 1);
     assert_eq!(r.end_to_end.succeeded, 1, "{:?}", r.end_to_end.outcomes);
-    let latency = r.end_to_end.latency_ms.max;
-    assert!((1000.0..1200.0).contains(&latency), "waited {latency} ms");
+    // How long it waited is a real-time tolerance: `chaos_smoke.rs`, and
+    // exactly in `sim_faults.rs`.
     let client = r.end_to_end.client.as_ref().expect("client layer");
     assert_eq!(client.retry_after_waits, 1);
     assert_eq!(client.retries_by_reason.get("429"), Some(&1));

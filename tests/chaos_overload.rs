@@ -5,10 +5,8 @@
 //! flight to 5 > 4, so everyone in flight is marked, and the sixth is marked on
 //! arrival. Every attempt answers 504 at 100 ms.
 //! - Immediate retries: every wave restarts together 100 ms later and is
-//!   marked again in the same way (six arrivals within a few ms, each holding
-//!   its slot for 100 ms). Waves start at 0, 100, …, 1900 ms: 20 attempts per
-//!   client, 120 in all, and nobody gets through. Real time adds about a
-//!   millisecond per wave, so the last wave may fall past the horizon.
+//!   marked again (a real-time tolerance: `chaos_smoke.rs`; exactly 120 in
+//!   `sim_overload.rs`).
 //! - Exponential backoff (base 100 ms, ×2) without jitter, 5 attempts: the
 //!   waves stay synchronised, at 0, 200, 500, 1000 and 1900 ms. All 30 attempts
 //!   are marked; nobody gets through.
@@ -53,20 +51,6 @@ fn attempts(r: &RunReport) -> u64 {
 }
 
 #[test]
-fn immediate_retries_keep_everyone_out() {
-    let r = run_with_client_retry("{ max_attempts: 50 }");
-    assert_eq!(r.end_to_end.requests, 6);
-    assert_eq!(r.end_to_end.succeeded, 0, "{:?}", r.end_to_end.outcomes);
-    let api = r.service("api").expect("api row");
-    let sent = attempts(&r);
-    assert_eq!(api.received, sent);
-    // 20 waves of 6; allow the last wave to miss the horizon in real time.
-    assert!((108..=120).contains(&sent), "{sent} attempts");
-    assert_eq!(sent % 6, 0, "waves stay whole: {sent}");
-    assert_eq!(api.statuses.get("504"), Some(&sent));
-}
-
-#[test]
 fn exponential_backoff_without_jitter_keeps_everyone_out() {
     let r = run_with_client_retry(
         "{ max_attempts: 5, backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: none } }",
@@ -84,6 +68,12 @@ fn full_jitter_lets_everyone_through() {
         "{ max_attempts: 5, backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: full } }",
     );
     assert_eq!(r.end_to_end.succeeded, 6, "{:?}", r.end_to_end.outcomes);
-    assert!(attempts(&r) <= 30);
+    assert_eq!(
+        r.service("api").and_then(|a| a.statuses.get("200")),
+        Some(&6)
+    );
+    // Spread out, some clients get through before their last attempt: fewer
+    // than the 30 of the synchronised waves (which all fail).
+    assert!(attempts(&r) < 30, "{} attempts", attempts(&r));
     assert!(attempts(&r) > 6, "the first wave is always marked");
 }

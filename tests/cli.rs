@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+#[path = "common/sockets.rs"]
+mod sockets;
+
 use assert_cmd::Command;
 
 fn retrylint(args: &[&str]) -> (i32, String, String) {
@@ -404,7 +407,21 @@ fn ctrl_c_stops_chaos_and_prints_what_ran_on_loopback_only() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Ready once every server of the example listens: its services and the
+    // sidecars of its `via` layers.
+    let t = retrylint::topology::load(
+        std::path::Path::new("examples/ecommerce.yaml"),
+        &retrylint::topology::Presets::embedded(),
+    )
+    .unwrap();
+    let servers = t.services.len()
+        + t.calls()
+            .map(|c| c.layers.len().saturating_sub(1))
+            .sum::<usize>();
+    let pid = child.id();
+    sockets::wait_until(Duration::from_secs(30), "the servers to listen", || {
+        sockets::listening_ports(pid).len() >= servers
+    });
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

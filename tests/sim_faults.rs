@@ -396,3 +396,28 @@ fn requests_alone_set_no_horizon_in_virtual_time() {
     assert_eq!(r.end_to_end.succeeded, 100);
     assert_eq!(r.load.duration_ms, None);
 }
+
+#[test]
+fn an_injected_delay_shows_in_the_histograms_exactly() {
+    // api does no work of its own; the delay is all its latency and all the
+    // user sees (a network hop takes no virtual time).
+    let t = "version: 1\nservices:\n  api: { latency: 0s }\n";
+    let r = run(
+        t,
+        "target: api\nphases: [ { inject: { kind: delay, delay: 50ms } } ]\n",
+        sequential(20),
+    );
+    assert_eq!(r.end_to_end.succeeded, 20);
+    let api = r.service("api").expect("api");
+    for q in [api.latency_ms, r.end_to_end.latency_ms] {
+        assert_ms(q.p50, 50.0);
+        assert_ms(q.max, 50.0);
+    }
+    let below_50: u64 = api
+        .histogram
+        .iter()
+        .filter(|b| b.le_ms < 50.0)
+        .map(|b| b.count)
+        .sum();
+    assert_eq!(below_50, 0, "{:?}", api.histogram);
+}

@@ -11,7 +11,7 @@ use super::context::Run;
 use super::driver::Driver;
 use super::metrics::Metrics;
 use crate::faults::{Scenario, UnknownTarget};
-use crate::run::{Layout, LoadSettings, Mode, RunInfo, RunReport};
+use crate::run::{Layout, Listener, LoadSettings, Mode, RunInfo, RunReport};
 use crate::topology::Topology;
 
 /// The random stream (`LoadSettings::stream_seed`) at the root of every
@@ -35,6 +35,9 @@ pub struct RunOptions {
     /// SIGINT no longer kills it by default: leave this off in embedders that
     /// handle signals themselves.
     pub ctrl_c: bool,
+    /// Told where every server listens once all of them are up, just before
+    /// the load starts: a readiness signal for embedders and tests.
+    pub ready: Option<std::sync::mpsc::Sender<Vec<Listener>>>,
 }
 
 impl Default for RunOptions {
@@ -44,6 +47,7 @@ impl Default for RunOptions {
             grace: Duration::from_secs(5),
             stop: None,
             ctrl_c: true,
+            ready: None,
         }
     }
 }
@@ -89,14 +93,7 @@ pub fn run_with(
         .map_err(ChaosError::Runtime)?;
     let result = rt.block_on(async {
         let stop = options.stop.clone().unwrap_or_default();
-        let ctrl_c = options.ctrl_c.then(|| {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    stop.cancel();
-                }
-            })
-        });
+        let ctrl_c = options.ctrl_c.then(|| on_ctrl_c(stop.clone()));
         let mut opts = options.clone();
         opts.stop = Some(stop);
         let result = run_async(topology, scenario, load, &opts).await;
@@ -109,6 +106,30 @@ pub fn run_with(
     // idle connections.
     rt.shutdown_timeout(Duration::from_secs(1));
     result
+}
+
+/// Cancels `stop` on SIGINT. The handler is installed before this returns,
+/// so a Ctrl-C that comes once the servers listen is always the run's to
+/// handle (not the default action, which would kill the process).
+fn on_ctrl_c(stop: StopHandle) -> tokio::task::JoinHandle<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::interrupt()) {
+            Ok(mut interrupts) => tokio::spawn(async move {
+                if interrupts.recv().await.is_some() {
+                    stop.cancel();
+                }
+            }),
+            Err(_) => tokio::spawn(async {}),
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    })
 }
 
 /// The run on the caller's tokio runtime. Every server and task it started
@@ -138,6 +159,10 @@ pub async fn run_async(
             return Err(e);
         }
     };
+    if let Some(ready) = &options.ready {
+        // Nobody listening for it is no reason to stop the run.
+        let _ = ready.send(listeners.clone());
+    }
     let bar = super::progress::start(&run, options.progress);
     let interrupted = drive_until_done(&run, driver, options).await;
     if let Some(bar) = bar {

@@ -79,6 +79,13 @@ impl Conn {
         matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 
+    /// Resolves once the connection has something to read (or was closed):
+    /// for tests that must see a server's close before going on.
+    #[cfg(test)]
+    pub async fn readable(&self) {
+        let _ = self.stream.readable().await;
+    }
+
     /// Sends one request and reads its response. `Ok((response, reusable))`;
     /// a connection that is not reusable must be dropped, and so must one
     /// whose exchange was cancelled midway (it is out of step).

@@ -57,9 +57,14 @@ async fn a_closed_idle_connection_costs_no_attempt(abort: bool) {
     let pool = DirectPool::new(addr);
     assert_eq!(send(&pool).await, Ok(200));
     assert_eq!(lock(&pool.idle).len(), 1, "a clean exchange is pooled");
-    // Let the close reach the client's reactor, as it would between requests
-    // of a real run; the pooled connection must then be passed over.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Wait until the close has reached the client's reactor, as it would
+    // between requests of a real run; the pooled connection must then be
+    // passed over.
+    let conn = lock(&pool.idle).pop().expect("pooled");
+    tokio::time::timeout(BOUND, conn.readable())
+        .await
+        .expect("the server's close arrives");
+    lock(&pool.idle).push(conn);
     assert_eq!(send(&pool).await, Ok(200));
     assert_eq!(
         server.await.unwrap(),
