@@ -7,11 +7,29 @@
 //! All of it is dynamic programming over the call DAG in topological order:
 //! O(services + calls), never path enumeration (a ladder of 64 diamonds has 2⁶⁴
 //! paths). Counts saturate at u128::MAX; durations at `policy::FOREVER`.
+//!
+//! Attempts bounded by time: a layer may allow 2^31 − 1 attempts or be
+//! `unlimited` (Kafka's producer, Temporal's activities) and still make few,
+//! because something stops it starting more. The analysis counts what the
+//! engines enforce, no more (the semantics are `crate::sim`'s module docs,
+//! shared with `crate::chaos`): a layer's session is given a deadline — the
+//! topology's `deadline` for the client layer, an incoming deadline where
+//! services propagate one — and a `via` layer is cancelled when the attempt of
+//! an outer layer of the same call times out. A caller's timeout alone stops
+//! nothing below it (the callee goes on with work nobody waits for), so it is
+//! no bound here. See [`time_bounds`] and [`LayerAttempts`].
 
 use std::time::Duration;
 
-use crate::policy::FOREVER;
-use crate::topology::{Call, Layer, ServiceId, Topology, graph};
+use crate::policy::{FOREVER, RetryPolicy};
+use crate::topology::{Layer, ServiceId, Topology, graph};
+
+/// Counts up to this are taken as written, so every figure of a topology that
+/// was valid when counts stopped at 100 stays what it was (RL008 reports the
+/// attempts of such a count that cannot start). Above it a count is not a plan
+/// but "until time runs out", and the attempts that can start before the
+/// layer's time bound replace it when fewer.
+pub const TIME_BOUNDED_ABOVE: u32 = 100;
 
 /// A count of attempts: exact while it fits in u128, with an f64 beside it for
 /// figures beyond (and for JSON, whose numbers are doubles).
@@ -77,30 +95,213 @@ pub fn worst_case(t: &Topology) -> Vec<Count> {
     Analysis::new(t).worst_case
 }
 
-/// Attempts one layer sends per attempt it receives, worst case.
-pub fn layer_attempts(layer: &Layer) -> u128 {
-    u128::from(layer.policy.max_attempts.max(1))
+/// The same for a run with a horizon: no attempt starts at or after it, which
+/// bounds every layer in time (only counts above [`TIME_BOUNDED_ABOVE`] change).
+pub fn worst_case_within(t: &Topology, horizon: Duration) -> Vec<Count> {
+    Analysis::within_horizon(t, Some(horizon)).worst_case
 }
 
-/// Attempts one call sends to its callee per time the caller makes it: the
-/// product over its layers.
-pub fn call_attempts(call: &Call) -> u128 {
-    call.layers
-        .iter()
-        .fold(1u128, |a, l| a.saturating_mul(layer_attempts(l)))
+/// What stops a layer starting attempts after a while, as the engines enforce it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeBound {
+    /// The longest an invocation of the layer can go on starting attempts,
+    /// counted from its start.
+    pub within: Duration,
+    pub by: BoundBy,
 }
 
-fn call_steady_attempts(call: &Call) -> f64 {
-    call.layers
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundBy {
+    /// The topology's `deadline`: the client layer's session ends with it.
+    Deadline,
+    /// A deadline the caller sends (`deadline_propagation`), at most `within`.
+    PropagatedDeadline,
+    /// The per-attempt timeout of the outer layer of the same call with this
+    /// index: when that attempt times out, this layer is cancelled.
+    OuterTimeout(usize),
+    /// The run's horizon.
+    Horizon,
+}
+
+/// How a layer's count of attempts per invocation was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// `max_attempts` as written.
+    Written,
+    /// Every attempt that can start within the time bound, each wait its
+    /// shortest draw: a sure bound.
+    Time,
+    /// The attempts that fit within the time bound at the mean waits: the
+    /// shortest draw is zero (full jitter), so no count is sure. An estimate.
+    TimeTypical,
+    /// `unlimited` and nothing bounds it: the engine's ceiling of u32::MAX.
+    Unbounded,
+}
+
+/// Attempts one layer sends per invocation at worst, and why that many.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerAttempts {
+    pub count: u32,
+    pub basis: Basis,
+    /// The layer's time bound, whether or not it lowered the count.
+    pub time: Option<TimeBound>,
+}
+
+impl LayerAttempts {
+    /// The count the figures use for `policy` under `time`.
+    pub fn of(policy: &RetryPolicy, time: Option<TimeBound>) -> LayerAttempts {
+        let written = policy.max_attempts.max(1);
+        let untouched = LayerAttempts {
+            count: written,
+            basis: if policy.is_unlimited() {
+                Basis::Unbounded
+            } else {
+                Basis::Written
+            },
+            time,
+        };
+        let Some(tb) = time else {
+            return untouched;
+        };
+        if written <= TIME_BOUNDED_ABOVE || policy.backoff.never_waits() {
+            return untouched;
+        }
+        let (count, basis) = if policy.waits_can_all_be_zero() {
+            (
+                policy.attempts_typically_within(tb.within),
+                Basis::TimeTypical,
+            )
+        } else {
+            (policy.attempts_startable_within(tb.within), Basis::Time)
+        };
+        if count < written {
+            LayerAttempts { count, basis, time }
+        } else {
+            untouched
+        }
+    }
+
+    /// Whether time lowered the written count.
+    pub fn time_bounded(&self) -> bool {
+        matches!(self.basis, Basis::Time | Basis::TimeTypical)
+    }
+}
+
+/// The time bound of every layer, as the engines enforce it: the client
+/// layer's, then `[service][call][layer]`. `horizon` bounds every layer when
+/// given. One pass in topological order: a service's incoming deadline is
+/// final once its callers are done.
+pub fn time_bounds(
+    t: &Topology,
+    order: &[ServiceId],
+    horizon: Option<Duration>,
+) -> (Option<TimeBound>, Vec<Vec<Vec<Option<TimeBound>>>>) {
+    let tighter = |a: Option<TimeBound>, b: Option<TimeBound>| match (a, b) {
+        (Some(x), Some(y)) => Some(if y.within < x.within { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    };
+    let with_horizon = |b: Option<TimeBound>| {
+        tighter(
+            b,
+            horizon.map(|within| TimeBound {
+                within,
+                by: BoundBy::Horizon,
+            }),
+        )
+    };
+    let min_opt = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    };
+    // The longest deadline any attempt arriving at a service carries; `None`
+    // once one arrives without a deadline (or none arrives at all).
+    #[derive(Clone, Copy)]
+    enum Incoming {
+        Nothing,
+        AtMost(Duration),
+        Unbounded,
+    }
+    let n = t.services.len();
+    let mut incoming = vec![Incoming::Nothing; n];
+    let deadline = t.deadline.map(|d| d.value);
+    let client_bound = deadline.map(|within| TimeBound {
+        within,
+        by: BoundBy::Deadline,
+    });
+    // The client layer propagates whenever there is a deadline, sending what
+    // is left of it, capped by its own per-attempt timeout.
+    let client_timeout = t.client.as_ref().and_then(|c| c.timeout).map(|x| x.value);
+    incoming[t.entry] = match deadline {
+        Some(d) => Incoming::AtMost(min_opt(Some(d), client_timeout).unwrap_or(d)),
+        None => Incoming::Unbounded,
+    };
+    let mut bounds: Vec<Vec<Vec<Option<TimeBound>>>> = t
+        .services
         .iter()
-        .map(|l| l.policy.steady_state_attempts())
-        .product()
+        .map(|s| s.calls.iter().map(|c| vec![None; c.layers.len()]).collect())
+        .collect();
+    for &s in order {
+        let svc = &t.services[s];
+        let propagates = svc.deadline_propagation;
+        let visit_deadline = match (propagates, incoming[s]) {
+            (true, Incoming::AtMost(d)) => Some(d),
+            _ => None,
+        };
+        for (i, call) in svc.calls.iter().enumerate() {
+            let mut session = visit_deadline;
+            let mut outer_timeout: Option<(Duration, usize)> = None;
+            let mut sent = None;
+            for (li, layer) in call.layers.iter().enumerate() {
+                if li > 0 {
+                    // A `via` layer honours what the layer above sends it.
+                    session = sent;
+                }
+                let from_session = session.map(|within| TimeBound {
+                    within,
+                    by: BoundBy::PropagatedDeadline,
+                });
+                let from_outer = outer_timeout.map(|(within, j)| TimeBound {
+                    within,
+                    by: BoundBy::OuterTimeout(j),
+                });
+                bounds[s][i][li] = with_horizon(tighter(from_session, from_outer));
+                let own = layer.timeout.map(|x| x.value);
+                sent = if propagates {
+                    min_opt(own, session)
+                } else {
+                    None
+                };
+                if let Some(tmo) = own
+                    && outer_timeout.is_none_or(|(o, _)| tmo < o)
+                {
+                    outer_timeout = Some((tmo, li));
+                }
+            }
+            let to = &mut incoming[call.to];
+            *to = match (*to, sent) {
+                (Incoming::Unbounded, _) | (_, None) => Incoming::Unbounded,
+                (Incoming::Nothing, Some(d)) => Incoming::AtMost(d),
+                (Incoming::AtMost(x), Some(d)) => Incoming::AtMost(x.max(d)),
+            };
+        }
+    }
+    (with_horizon(client_bound), bounds)
 }
 
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Callers before callees.
     pub order: Vec<ServiceId>,
+    /// Attempts per invocation of the client layer, when there is one.
+    pub client_attempts: Option<LayerAttempts>,
+    /// Attempts per invocation of each call layer: `[service][call][layer]`.
+    pub layer_attempts: Vec<Vec<Vec<LayerAttempts>>>,
+    /// Worst-case time of each call layer from the view of the layer (or
+    /// caller) above it, the layers inside it and the callee included:
+    /// `[service][call][layer]`; the call's own worst case is layer 0's.
+    pub layer_worst: Vec<Vec<Vec<Duration>>>,
     pub reachable: Vec<bool>,
     /// Attempts reaching each service per user request, every call failing.
     pub worst_case: Vec<Count>,
@@ -126,8 +327,49 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn new(t: &Topology) -> Analysis {
+        Self::within_horizon(t, None)
+    }
+
+    /// The figures for a run whose horizon bounds every layer in time.
+    pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
         let n = t.services.len();
         let order = graph::topo_order(t);
+        let (client_bound, bounds) = time_bounds(t, &order, horizon);
+        let client_attempts = t
+            .client
+            .as_ref()
+            .map(|l| LayerAttempts::of(&l.policy, client_bound));
+        let layer_attempts: Vec<Vec<Vec<LayerAttempts>>> = t
+            .services
+            .iter()
+            .zip(&bounds)
+            .map(|(svc, b)| {
+                svc.calls
+                    .iter()
+                    .zip(b)
+                    .map(|(c, b)| {
+                        c.layers
+                            .iter()
+                            .zip(b)
+                            .map(|(l, b)| LayerAttempts::of(&l.policy, *b))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let call_attempts = |s: ServiceId, i: usize| -> u128 {
+            layer_attempts[s][i]
+                .iter()
+                .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+        };
+        let call_steady = |s: ServiceId, i: usize| -> f64 {
+            let call = &t.services[s].calls[i];
+            call.layers
+                .iter()
+                .zip(&layer_attempts[s][i])
+                .map(|(l, a)| l.policy.steady_state_of(a.count))
+                .product()
+        };
         let mut reachable = vec![false; n];
         let mut worst_case = vec![Count::ZERO; n];
         let mut with_budgets = vec![0.0; n];
@@ -135,13 +377,12 @@ impl Analysis {
         let mut best_contribution = vec![Count::ZERO; n];
         let mut retrying_above = vec![0u32; n];
 
-        let client_attempts = t.client.as_ref().map_or(1, layer_attempts);
         reachable[t.entry] = true;
-        worst_case[t.entry] = Count::of(client_attempts);
-        with_budgets[t.entry] = t
-            .client
-            .as_ref()
-            .map_or(1.0, |l| l.policy.steady_state_attempts());
+        worst_case[t.entry] = Count::of(client_attempts.map_or(1, |a| u128::from(a.count)));
+        with_budgets[t.entry] = match (&t.client, client_attempts) {
+            (Some(l), Some(a)) => l.policy.steady_state_of(a.count),
+            _ => 1.0,
+        };
         retrying_above[t.entry] = u32::from(t.client.as_ref().is_some_and(|l| l.policy.retries()));
 
         let mut hot_retrying = vec![0u32; n];
@@ -165,7 +406,7 @@ impl Analysis {
             for (i, call) in t.services[s].calls.iter().enumerate() {
                 let to = call.to;
                 reachable[to] = true;
-                let contribution = worst_case[s].mul(call_attempts(call));
+                let contribution = worst_case[s].mul(call_attempts(s, i));
                 if hottest_caller[to].is_none()
                     || contribution.approx > best_contribution[to].approx
                 {
@@ -173,8 +414,7 @@ impl Analysis {
                     best_contribution[to] = contribution;
                 }
                 worst_case[to] = worst_case[to].add(contribution);
-                with_budgets[to] =
-                    clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
+                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady(s, i));
                 let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
                 retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
             }
@@ -186,12 +426,27 @@ impl Analysis {
             .iter()
             .map(|s| vec![Duration::ZERO; s.calls.len()])
             .collect();
+        let mut layer_worst: Vec<Vec<Vec<Duration>>> = t
+            .services
+            .iter()
+            .map(|s| {
+                s.calls
+                    .iter()
+                    .map(|c| vec![Duration::ZERO; c.layers.len()])
+                    .collect()
+            })
+            .collect();
         for &s in order.iter().rev() {
             let svc = &t.services[s];
             let mut total = svc.latency.p99;
             let mut group_max = Duration::ZERO;
             for (i, call) in svc.calls.iter().enumerate() {
-                let w = call_worst_case(call, service_worst[call.to]);
+                // From the innermost layer (nearest the callee) outwards.
+                let mut w = service_worst[call.to];
+                for (li, layer) in call.layers.iter().enumerate().rev() {
+                    w = layer_worst_case(layer, &layer_attempts[s][i][li], w);
+                    layer_worst[s][i][li] = w;
+                }
                 call_worst[s][i] = w;
                 if call.parallel {
                     group_max = group_max.max(w);
@@ -206,13 +461,16 @@ impl Analysis {
             }
             service_worst[s] = total;
         }
-        let entry_worst = match &t.client {
-            Some(l) => layer_worst_case(l, service_worst[t.entry]),
-            None => service_worst[t.entry],
+        let entry_worst = match (&t.client, &client_attempts) {
+            (Some(l), Some(a)) => layer_worst_case(l, a, service_worst[t.entry]),
+            _ => service_worst[t.entry],
         };
 
         Analysis {
             order,
+            client_attempts,
+            layer_attempts,
+            layer_worst,
             reachable,
             worst_case,
             with_budgets,
@@ -223,6 +481,23 @@ impl Analysis {
             retrying_above,
             hot_retrying,
             hot_outermost,
+        }
+    }
+
+    /// Attempts call `i` of service `s` sends to its callee per time the
+    /// caller makes it: the product over its layers.
+    pub fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
+        self.layer_attempts[s][i]
+            .iter()
+            .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+    }
+
+    /// What layer `li` of call `i` of `s` waits for per attempt at worst: the
+    /// layers inside it and the callee.
+    pub fn inner_worst(&self, t: &Topology, s: ServiceId, i: usize, li: usize) -> Duration {
+        match self.layer_worst[s][i].get(li + 1) {
+            Some(w) => *w,
+            None => self.service_worst[t.services[s].calls[i].to],
         }
     }
 
@@ -272,27 +547,19 @@ fn sat_add(a: Duration, b: Duration) -> Duration {
 }
 
 /// What one layer takes at worst when what it wraps takes `inner` at worst:
-/// per attempt min(timeout, inner), over all attempts, plus the longest waits.
-pub fn layer_worst_case(layer: &Layer, inner: Duration) -> Duration {
+/// per attempt min(timeout, inner), over its attempts, plus the longest waits
+/// between them. A layer bounded in time also stops by its bound plus the
+/// last attempt it started.
+pub fn layer_worst_case(layer: &Layer, attempts: &LayerAttempts, inner: Duration) -> Duration {
     let per_attempt = layer.timeout.map_or(inner, |t| t.value.min(inner));
-    let attempts = layer.policy.max_attempts.max(1);
-    let mut total = Duration::ZERO;
-    for _ in 0..attempts {
-        total = sat_add(total, per_attempt);
-        if total == FOREVER {
-            return FOREVER;
-        }
+    let all = per_attempt
+        .checked_mul(attempts.count)
+        .map_or(FOREVER, |d| d.min(FOREVER));
+    let total = sat_add(all, layer.policy.max_wait_over(attempts.count));
+    match attempts.time {
+        Some(tb) if attempts.time_bounded() => total.min(sat_add(tb.within, per_attempt)),
+        _ => total,
     }
-    sat_add(total, layer.policy.max_total_wait())
-}
-
-/// A call's worst case from its caller's view: its layers from the innermost
-/// (nearest the callee) outwards.
-pub fn call_worst_case(call: &Call, callee_worst: Duration) -> Duration {
-    call.layers
-        .iter()
-        .rev()
-        .fold(callee_worst, |inner, layer| layer_worst_case(layer, inner))
 }
 
 #[cfg(test)]

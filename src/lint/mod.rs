@@ -187,7 +187,7 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
             svc.calls.iter().enumerate().map(move |(i, c)| EdgeRow {
                 from: svc.name.clone(),
                 to: t.services[c.to].name.clone(),
-                attempts: analysis::call_attempts(c) as f64,
+                attempts: a.call_attempts(s, i) as f64,
                 retrying_layers: c
                     .layers
                     .iter()
