@@ -101,6 +101,9 @@ pub fn worst_case_within(t: &Topology, horizon: Duration) -> Vec<Count> {
     Analysis::within_horizon(t, Some(horizon)).worst_case
 }
 
+/// One value per call layer: `[service][call][layer]`, like `Topology`.
+pub type PerLayer<T> = Vec<Vec<Vec<T>>>;
+
 /// What stops a layer starting attempts after a while, as the engines enforce it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeBound {
@@ -195,7 +198,7 @@ pub fn time_bounds(
     t: &Topology,
     order: &[ServiceId],
     horizon: Option<Duration>,
-) -> (Option<TimeBound>, Vec<Vec<Vec<Option<TimeBound>>>>) {
+) -> (Option<TimeBound>, PerLayer<Option<TimeBound>>) {
     let tighter = |a: Option<TimeBound>, b: Option<TimeBound>| match (a, b) {
         (Some(x), Some(y)) => Some(if y.within < x.within { y } else { x }),
         (x, None) => x,
@@ -237,7 +240,7 @@ pub fn time_bounds(
         Some(d) => Incoming::AtMost(min_opt(Some(d), client_timeout).unwrap_or(d)),
         None => Incoming::Unbounded,
     };
-    let mut bounds: Vec<Vec<Vec<Option<TimeBound>>>> = t
+    let mut bounds: PerLayer<Option<TimeBound>> = t
         .services
         .iter()
         .map(|s| s.calls.iter().map(|c| vec![None; c.layers.len()]).collect())
@@ -297,11 +300,11 @@ pub struct Analysis {
     /// Attempts per invocation of the client layer, when there is one.
     pub client_attempts: Option<LayerAttempts>,
     /// Attempts per invocation of each call layer: `[service][call][layer]`.
-    pub layer_attempts: Vec<Vec<Vec<LayerAttempts>>>,
+    pub layer_attempts: PerLayer<LayerAttempts>,
     /// Worst-case time of each call layer from the view of the layer (or
     /// caller) above it, the layers inside it and the callee included:
     /// `[service][call][layer]`; the call's own worst case is layer 0's.
-    pub layer_worst: Vec<Vec<Vec<Duration>>>,
+    pub layer_worst: PerLayer<Duration>,
     pub reachable: Vec<bool>,
     /// Attempts reaching each service per user request, every call failing.
     pub worst_case: Vec<Count>,
@@ -339,7 +342,7 @@ impl Analysis {
             .client
             .as_ref()
             .map(|l| LayerAttempts::of(&l.policy, client_bound));
-        let layer_attempts: Vec<Vec<Vec<LayerAttempts>>> = t
+        let layer_attempts: PerLayer<LayerAttempts> = t
             .services
             .iter()
             .zip(&bounds)
@@ -426,7 +429,7 @@ impl Analysis {
             .iter()
             .map(|s| vec![Duration::ZERO; s.calls.len()])
             .collect();
-        let mut layer_worst: Vec<Vec<Vec<Duration>>> = t
+        let mut layer_worst: PerLayer<Duration> = t
             .services
             .iter()
             .map(|s| {
