@@ -140,7 +140,8 @@ fn max_attempts_zero_negative_or_absurd() {
         ("zero.yaml", "0"),
         ("negative.yaml", "-3"),
         ("absurd.yaml", "100000000000"),
-        ("huge.yaml", "1000"),
+        ("huge.yaml", "2147483648"),
+        ("word.yaml", "lots"),
     ] {
         let e = rejected(
             name,

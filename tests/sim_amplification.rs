@@ -204,7 +204,7 @@ proptest! {
 #[test]
 fn chains_with_sidecars_and_a_client_layer_match_check_everywhere() {
     let t = load(
-        "version: 1\nentry: web\nclient: { retry: { max_attempts: 2 } }\nservices:\n  web: { calls: [ { to: api, retry: { max_attempts: 3, backoff: { kind: exponential, base: 5ms, jitter: full } }, via: [ { name: sdk, retry: { max_attempts: 2 } }, { name: mesh, retry: istio-default } ] } ] }\n  api: { latency: { p50: 2ms, p99: 9ms }, calls: [ { to: db, retry: { max_attempts: 4 } } ] }\n  db: {}\n",
+        "version: 1\nentry: web\nclient: { retry: { max_attempts: 2 } }\nservices:\n  web: { calls: [ { to: api, retry: { max_attempts: 3, backoff: { kind: exponential, base: 5ms, jitter: full } }, via: [ { name: sdk, retry: { max_attempts: 2 } }, { name: mesh, retry: istio-default-1.23 } ] } ] }\n  api: { latency: { p50: 2ms, p99: 9ms }, calls: [ { to: db, retry: { max_attempts: 4 } } ] }\n  db: {}\n",
     );
     let r = simulate(&t, 2, 5, 3);
     let worst = check_worst_case(&t);

@@ -48,6 +48,28 @@ pub struct EdgeRow {
     pub hot: bool,
     /// Worst-case time of the call from the caller's view, in milliseconds.
     pub worst_response_ms: f64,
+    /// Layers whose huge or `unlimited` count time bounds, and by what:
+    /// `attempts` counts them so. Absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub time_bounded: Vec<TimeBoundedLayer>,
+}
+
+/// A layer whose attempts the analysis bounds by time rather than by count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimeBoundedLayer {
+    pub layer: String,
+    /// As written: a count, or `unlimited`.
+    pub max_attempts: String,
+    /// The attempts the figures use.
+    pub attempts: u32,
+    /// `true` when the count is an estimate on the mean waits (full jitter
+    /// can wait nothing, so no count is sure).
+    pub estimate: bool,
+    /// How long the layer can go on starting attempts, in milliseconds.
+    pub within_ms: f64,
+    /// What stops it: the deadline, a caller's propagated deadline, an outer
+    /// layer's timeout.
+    pub bounded_by: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -187,7 +209,7 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
             svc.calls.iter().enumerate().map(move |(i, c)| EdgeRow {
                 from: svc.name.clone(),
                 to: t.services[c.to].name.clone(),
-                attempts: analysis::call_attempts(c) as f64,
+                attempts: a.call_attempts(s, i) as f64,
                 retrying_layers: c
                     .layers
                     .iter()
@@ -196,6 +218,22 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
                     .collect(),
                 hot: hot[s].contains(&i),
                 worst_response_ms: a.call_worst[s][i].as_secs_f64() * 1000.0,
+                time_bounded: c
+                    .layers
+                    .iter()
+                    .zip(&a.layer_attempts[s][i])
+                    .filter_map(|(l, la)| {
+                        let tb = la.time.filter(|_| la.time_bounded())?;
+                        Some(TimeBoundedLayer {
+                            layer: l.name.clone(),
+                            max_attempts: l.policy.attempts_text(),
+                            attempts: la.count,
+                            estimate: la.basis == analysis::Basis::TimeTypical,
+                            within_ms: tb.within.as_secs_f64() * 1000.0,
+                            bounded_by: rule::bound_text(t, Some(c), &tb),
+                        })
+                    })
+                    .collect(),
             })
         })
         .collect()

@@ -6,7 +6,8 @@
 use crate::topology::{Call, Layer, Pos, ServiceId, Topology};
 
 use super::finding::Severity;
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Basis, BoundBy, LayerAttempts, TimeBound};
+use crate::source::duration::format as dur;
 
 /// What a rule's check function sees.
 pub struct Context<'a> {
@@ -153,10 +154,22 @@ pub struct LayerSite<'t> {
     pub service: ServiceId,
     /// (index in the service's calls, the call); `None` for the client layer.
     pub call: Option<(usize, &'t Call)>,
+    /// Index of the layer in the call's layers (0 for the client layer).
+    pub index: usize,
     pub layer: &'t Layer,
 }
 
 impl LayerSite<'_> {
+    /// The attempts the analysis counts for this layer, and why.
+    pub fn attempts(&self, a: &Analysis) -> LayerAttempts {
+        match self.call {
+            Some((i, _)) => a.layer_attempts[self.service][i][self.index],
+            None => a
+                .client_attempts
+                .unwrap_or_else(|| LayerAttempts::of(&self.layer.policy, None)),
+        }
+    }
+
     /// A diagnostic about this layer at `pos`.
     pub fn diagnostic(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
         let d = Diagnostic::new(pos, self.service, message);
@@ -184,13 +197,60 @@ pub fn layer_sites<'t>(cx: &'t Context) -> impl Iterator<Item = LayerSite<'t>> +
     let client = cx.topology.client.as_ref().map(|layer| LayerSite {
         service: cx.topology.entry,
         call: None,
+        index: 0,
         layer,
     });
     client
         .into_iter()
-        .chain(call_layers(cx).map(|(s, i, c, _, l)| LayerSite {
+        .chain(call_layers(cx).map(|(s, i, c, li, l)| LayerSite {
             service: s,
             call: Some((i, c)),
+            index: li,
             layer: l,
         }))
+}
+
+/// How messages name what bounds a layer in time: `the 2s deadline`,
+/// `the 2m timeout of the app layer of web → ledger`.
+pub fn bound_text(t: &Topology, call: Option<&Call>, bound: &TimeBound) -> String {
+    let within = dur(bound.within);
+    match bound.by {
+        BoundBy::Deadline => format!("the {within} deadline"),
+        BoundBy::PropagatedDeadline => format!("the deadline its caller sends (at most {within})"),
+        BoundBy::Horizon => format!("the {within} horizon"),
+        BoundBy::OuterTimeout(j) => match call.and_then(|c| c.layers.get(j).map(|l| (c, l))) {
+            Some((c, l)) => format!("the {within} timeout of {}", layer_name(t, c, l)),
+            None => format!("a {within} outer timeout"),
+        },
+    }
+}
+
+/// `the app layer of web → api` or `the sdk layer of web → api`.
+fn layer_name(t: &Topology, call: &Call, layer: &Layer) -> String {
+    format!("the {} layer of {}", layer.name, edge(t, call))
+}
+
+/// A layer's attempts as messages state them: `3`, `unlimited`, or `up to
+/// 154 in the 2m timeout of …` when time bounds them.
+pub fn attempts_text(
+    t: &Topology,
+    call: Option<&Call>,
+    layer: &Layer,
+    a: &LayerAttempts,
+) -> String {
+    match (a.basis, a.time) {
+        (Basis::Time, Some(b)) => format!(
+            "{} ({} can start within {})",
+            layer.policy.attempts_text(),
+            a.count,
+            bound_text(t, call, &b)
+        ),
+        (Basis::TimeTypical, Some(b)) => format!(
+            "{} (about {} start within {})",
+            layer.policy.attempts_text(),
+            a.count,
+            bound_text(t, call, &b)
+        ),
+        _ => layer.policy.attempts_text(),
+    }
 }

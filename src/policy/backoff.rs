@@ -121,6 +121,20 @@ impl Backoff {
         }
     }
 
+    /// The mean of the draws before retry `retry`: what a jittered schedule
+    /// waits typically, where its shortest draw says little (full jitter can
+    /// always draw 0). Decorrelated jitter counts the middle of its range.
+    pub fn mean_wait(&self, retry: u32) -> Duration {
+        let b = self.nominal(retry);
+        match self.jitter {
+            _ if self.kind == BackoffKind::None => Duration::ZERO,
+            Jitter::None | Jitter::Proportional { .. } => b,
+            Jitter::Full => b / 2,
+            Jitter::Equal => b / 2 + b / 4,
+            Jitter::Decorrelated => (self.min_wait(retry) + self.max_wait(retry)) / 2,
+        }
+    }
+
     /// Draws the wait before retry `retry`; `prev` is the previous wait of this
     /// request (decorrelated jitter only; pass `base` before the first retry).
     pub fn wait(&self, retry: u32, prev: Duration, rng: &mut Rng) -> Duration {

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod classify;
 pub mod retry;
 pub mod retry_after;
+pub mod schedule;
 
 pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use budget::{Budget, BudgetSpec};

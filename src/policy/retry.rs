@@ -25,11 +25,13 @@
 use std::time::Duration;
 
 use super::budget::Permit;
-use super::{Backoff, Budget, BudgetSpec, FOREVER, Outcome, RetryOn, Rng};
+use super::schedule::{self, Tail};
+use super::{Backoff, Budget, BudgetSpec, Outcome, RetryOn, Rng};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
-    /// Total attempts including the first; at least 1.
+    /// Total attempts including the first; at least 1. `UNLIMITED` for
+    /// `max_attempts: unlimited`.
     pub max_attempts: u32,
     pub backoff: Backoff,
     pub retry_on: RetryOn,
@@ -51,32 +53,85 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// `max_attempts: unlimited`: retry until something else stops it — the
+    /// deadline the session is given (a caller's timeout, the run's horizon)
+    /// or the budget. A sentinel rather than an enum so every loop over
+    /// `after_attempt` stays as it is: the session still stops after this many
+    /// attempts, so it always ends and its counter never overflows, and no
+    /// count that may be written reaches it (they stop at 2^31 − 1).
+    pub const UNLIMITED: u32 = u32::MAX;
+
     pub fn retries(&self) -> bool {
         self.max_attempts > 1
+    }
+
+    /// `max_attempts: unlimited`.
+    pub fn is_unlimited(&self) -> bool {
+        self.max_attempts == Self::UNLIMITED
+    }
+
+    /// The count as a user writes it: `3`, or `unlimited`.
+    pub fn attempts_text(&self) -> String {
+        if self.is_unlimited() {
+            "unlimited".to_owned()
+        } else {
+            self.max_attempts.to_string()
+        }
     }
 
     /// Attempts per request under sustained total failure with the budget in its
     /// steady state; `max_attempts` without a budget.
     pub fn steady_state_attempts(&self) -> f64 {
+        self.steady_state_of(self.max_attempts)
+    }
+
+    /// The same for a layer that can make at most `attempts` per request (fewer
+    /// than `max_attempts` when time bounds it).
+    pub fn steady_state_of(&self, attempts: u32) -> f64 {
         match &self.budget {
-            Some(b) => b.steady_state_attempts(self.max_attempts),
-            None => f64::from(self.max_attempts),
+            Some(b) => b.steady_state_attempts(attempts),
+            None => f64::from(attempts),
         }
     }
 
     /// The longest all waits between the attempts of one request can add up to.
     pub fn max_total_wait(&self) -> Duration {
-        (1..self.max_attempts)
-            .map(|k| self.backoff.max_wait(k))
-            .fold(Duration::ZERO, |a, b| a.saturating_add(b).min(FOREVER))
+        self.max_wait_over(self.max_attempts)
+    }
+
+    /// The longest the waits between `attempts` attempts can add up to.
+    pub fn max_wait_over(&self, attempts: u32) -> Duration {
+        schedule::sum(attempts.saturating_sub(1), Tail::Longest, |k| {
+            self.backoff.max_wait(k)
+        })
     }
 
     /// The shortest time before retry `retry` can start, counted from the start of
     /// the first attempt when every attempt fails at once.
     pub fn min_start_of_retry(&self, retry: u32) -> Duration {
-        (1..=retry)
-            .map(|k| self.backoff.min_wait(k))
-            .fold(Duration::ZERO, |a, b| a.saturating_add(b).min(FOREVER))
+        schedule::sum(retry, Tail::Shortest, |k| self.backoff.min_wait(k))
+    }
+
+    /// Attempts that can start before `within` has passed since the first one,
+    /// when every attempt fails at once and every wait is its shortest draw: the
+    /// most that can start, as the session's deadline check allows them. All
+    /// `max_attempts` when the shortest waits are zero (no backoff, full jitter).
+    pub fn attempts_startable_within(&self, within: Duration) -> u32 {
+        let retries = self.max_attempts.saturating_sub(1);
+        1 + schedule::retries_before(within, retries, |k| self.backoff.min_wait(k))
+    }
+
+    /// The same with every wait at its mean: what typically fits where the
+    /// shortest draw bounds nothing (full jitter may draw 0 every time).
+    pub fn attempts_typically_within(&self, within: Duration) -> u32 {
+        let retries = self.max_attempts.saturating_sub(1);
+        1 + schedule::retries_before(within, retries, |k| self.backoff.mean_wait(k))
+    }
+
+    /// Whether the shortest waits stay zero for ever, so that no stretch of
+    /// time bounds how many attempts fit into it.
+    pub fn waits_can_all_be_zero(&self) -> bool {
+        self.backoff.min_wait(u32::MAX).is_zero()
     }
 }
 
@@ -433,5 +488,58 @@ mod tests {
         assert_eq!(policy(4).max_total_wait(), ms(700));
         assert_eq!(policy(1).max_total_wait(), Duration::ZERO);
         assert_eq!(policy(4).min_start_of_retry(2), ms(300));
+    }
+
+    #[test]
+    fn huge_counts_are_summed_without_walking_them() {
+        // 100, 200, 400, 800, then 1 s for ever.
+        let p = policy(RetryPolicy::UNLIMITED);
+        let n = u64::from(u32::MAX) - 5;
+        assert_eq!(p.max_total_wait(), ms(1500) + Duration::from_secs(n));
+        assert_eq!(p.min_start_of_retry(6), ms(3500));
+        assert!(p.is_unlimited());
+        assert_eq!(p.attempts_text(), "unlimited");
+        assert_eq!(policy(7).attempts_text(), "7");
+    }
+
+    #[test]
+    fn attempts_that_fit_in_time() {
+        // Retries can start at 100, 300, 700, 1500, 2500, 3500, … ms.
+        let p = policy(RetryPolicy::UNLIMITED);
+        assert_eq!(p.attempts_startable_within(ms(700)), 3);
+        assert_eq!(p.attempts_startable_within(ms(2501)), 6);
+        assert_eq!(
+            p.attempts_startable_within(Duration::from_secs(120)),
+            4 + 119
+        );
+        assert_eq!(
+            policy(3).attempts_startable_within(Duration::from_secs(120)),
+            3
+        );
+        let mut full = p.clone();
+        full.backoff.jitter = Jitter::Full;
+        assert!(full.waits_can_all_be_zero());
+        assert_eq!(
+            full.attempts_startable_within(ms(700)),
+            RetryPolicy::UNLIMITED
+        );
+        // Mean waits 50, 100, 200, 400, then 500 ms: starts at 50, 150, 350, 750, 1250, ….
+        assert_eq!(full.attempts_typically_within(ms(1250)), 5);
+        assert!(!p.waits_can_all_be_zero());
+    }
+
+    #[test]
+    fn an_unlimited_session_is_stopped_by_its_deadline() {
+        let p = policy(RetryPolicy::UNLIMITED);
+        let (n, _, why) = run(
+            &p,
+            Outcome::Status(503),
+            None,
+            Some(Duration::from_secs(60)),
+            None,
+        );
+        // Starts at 0, 0.1, 0.3, 0.7, 1.5, 2.5, …, 59.5 s: 5 + 58; the analysis agrees.
+        assert_eq!((n, why), (63, Stop::DeadlineExceeded));
+        assert_eq!(p.attempts_startable_within(Duration::from_secs(60)), 63);
     }
 }

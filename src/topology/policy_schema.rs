@@ -33,8 +33,10 @@ const CONDITION_NAMES: &[&str] = &[
     "timeout", "connect", "reset", "4xx", "5xx", "429", "500", "502", "503", "504",
 ];
 
-/// The most attempts a policy may ask for; more is a typo, not a policy.
-pub const MAX_ATTEMPTS_LIMIT: u32 = 100;
+/// The most attempts a count may ask for: 2^31 − 1, the largest count real
+/// systems ship (Kafka's producer retries `Integer.MAX_VALUE` times, bounded by
+/// `delivery.timeout.ms`). Beyond it, write `unlimited`.
+pub const MAX_ATTEMPTS_LIMIT: u32 = i32::MAX as u32;
 
 /// A policy read from the topology, with where its fields were written.
 #[derive(Debug, Clone)]
@@ -171,17 +173,7 @@ fn apply(
     for (k, v) in entries {
         match key_of(k) {
             "max_attempts" => {
-                if let Value::Int(n) = v.value
-                    && n < 1
-                {
-                    return Err(f
-                        .error(v.pos, format!("`max_attempts: {n}` is less than 1"))
-                        .with_help("max_attempts counts every attempt including the first: write `max_attempts: 1` for no retries"));
-                }
-                let n = f.int(v, "max_attempts", 1, i128::from(MAX_ATTEMPTS_LIMIT)).map_err(|e| {
-                    e.with_help("max_attempts is the total attempts including the first; real policies use 2 to 5")
-                })?;
-                policy.max_attempts = n as u32;
+                policy.max_attempts = read_max_attempts(f, v)?;
                 spans.max_attempts = Some(k.pos);
             }
             "backoff" => {
@@ -204,6 +196,42 @@ fn apply(
         }
     }
     Ok(())
+}
+
+/// A count of attempts, or `unlimited` (retry until the deadline, the
+/// caller's timeout or a budget stops it).
+fn read_max_attempts(f: Fields, v: &Node) -> Result<u32, LoadError> {
+    match &v.value {
+        Value::Str(s) if s == "unlimited" => return Ok(RetryPolicy::UNLIMITED),
+        Value::Str(s) => {
+            let err = f.error(
+                v.pos,
+                format!("`max_attempts: {s}` is not a count of attempts"),
+            );
+            let near = ["unlimited", "infinite", "infinity", "forever", "unbounded"]
+                .contains(&s.to_ascii_lowercase().as_str())
+                || nearest(s, ["unlimited"]).is_some();
+            return Err(if near {
+                err.with_help("did you mean `unlimited`? (retries until a timeout, the deadline or a budget stops them)")
+            } else {
+                err.with_help(format!(
+                    "write a whole number from 1 to {MAX_ATTEMPTS_LIMIT} (attempts including the first), or `unlimited`"
+                ))
+            });
+        }
+        Value::Int(n) if *n < 1 => {
+            return Err(f
+                .error(v.pos, format!("`max_attempts: {n}` is less than 1"))
+                .with_help("max_attempts counts every attempt including the first: write `max_attempts: 1` for no retries"));
+        }
+        _ => {}
+    }
+    let n = f
+        .int(v, "max_attempts", 1, i128::from(MAX_ATTEMPTS_LIMIT))
+        .map_err(|e| {
+            e.with_help("max_attempts is the total attempts including the first; for a count bounded only by time (Kafka's retries, Temporal's activities) write `unlimited`")
+        })?;
+    Ok(n as u32)
 }
 
 fn read_backoff(

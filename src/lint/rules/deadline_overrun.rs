@@ -1,4 +1,3 @@
-use crate::analysis::layer_worst_case;
 use crate::declare_rule;
 use crate::lint::finding::Severity;
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
@@ -56,10 +55,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         // What this layer's attempt waits for: the inner layers, then the callee.
-        let inner = call.layers[li + 1..]
-            .iter()
-            .rev()
-            .fold(a.service_worst[call.to], |w, l| layer_worst_case(l, w));
+        let inner = a.inner_worst(t, s, i, li);
         if inner <= timeout.value {
             continue;
         }

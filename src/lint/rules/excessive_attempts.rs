@@ -1,12 +1,14 @@
 use crate::declare_rule;
-use crate::lint::rule::{Context, Diagnostic, layer_sites};
+use crate::lint::rule::{Context, Diagnostic, attempts_text, layer_sites};
 
 /// More attempts than this on a synchronous call is excessive.
 const LIMIT: u32 = 5;
 
 declare_rule! {
     /// ## What it finds
-    /// A retry layer with `max_attempts` above 5 on a synchronous call.
+    /// A retry layer with `max_attempts` above 5, or `unlimited`, on a
+    /// synchronous call. When a time bound lowers a huge count, the message
+    /// says how many attempts can start within it.
     ///
     /// ## Why it matters
     /// Someone is waiting for a synchronous call. After a few attempts the odds
@@ -32,21 +34,35 @@ declare_rule! {
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for site in layer_sites(cx) {
-        let n = site.layer.policy.max_attempts;
-        if n <= LIMIT {
+        let p = &site.layer.policy;
+        if p.max_attempts <= LIMIT {
             continue;
         }
         let pos = site.layer.at(site.layer.spans.max_attempts);
-        out.push(
-            site.diagnostic(
-                pos,
+        let attempts = site.attempts(cx.analysis);
+        let call = site.call.map(|(_, c)| c);
+        let many = attempts_text(cx.topology, call, site.layer, &attempts);
+        let (message, label) = if p.is_unlimited() {
+            (
                 format!(
-                    "{} makes up to {n} attempts on a synchronous call (more than {LIMIT})",
+                    "{} retries a synchronous call without a count limit (max_attempts: {many})",
                     site.describe(cx.topology)
                 ),
+                "unlimited attempts".to_owned(),
             )
-            .help("set max_attempts: 3; queue work that must eventually succeed instead of retrying in line")
-            .label(format!("{n} attempts")),
+        } else {
+            (
+                format!(
+                    "{} makes up to {many} attempts on a synchronous call (more than {LIMIT})",
+                    site.describe(cx.topology)
+                ),
+                format!("{} attempts", p.max_attempts),
+            )
+        };
+        out.push(
+            site.diagnostic(pos, message)
+                .help("set max_attempts: 3; queue work that must eventually succeed instead of retrying in line")
+                .label(label),
         );
     }
 }

@@ -39,11 +39,18 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         out.push(
             site.diagnostic(
                 pos,
-                format!(
-                    "{} retries immediately, with no backoff between its {} attempts",
-                    site.describe(cx.topology),
-                    p.max_attempts
-                ),
+                if p.is_unlimited() {
+                    format!(
+                        "{} retries immediately and without a count limit: a tight loop until something stops it",
+                        site.describe(cx.topology)
+                    )
+                } else {
+                    format!(
+                        "{} retries immediately, with no backoff between its {} attempts",
+                        site.describe(cx.topology),
+                        p.max_attempts
+                    )
+                },
             )
             .help("add backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: full }")
             .label("no wait between attempts"),

@@ -1,3 +1,4 @@
+use crate::analysis::Basis;
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 
@@ -36,13 +37,17 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if !p.retries() || p.budget.is_some() {
             continue;
         }
+        let attempts = site.attempts(cx.analysis);
+        let load = match attempts.basis {
+            Basis::Unbounded => "attempts without limit".to_owned(),
+            _ => format!("{}× the load", attempts.count),
+        };
         out.push(
             site.diagnostic(
                 site.layer.at(None),
                 format!(
-                    "{} retries with no budget: under a total outage it sends {}× the load",
+                    "{} retries with no budget: under a total outage it sends {load}",
                     site.describe(cx.topology),
-                    p.max_attempts
                 ),
             )
             .help("add budget: { kind: ratio, ratio: 0.1, min_per_second: 10 }")

@@ -13,6 +13,7 @@ mod non_idempotent_retry;
 mod retries_permanent_error;
 mod retry_amplification;
 mod timeout_below_latency;
+mod unbounded_retry;
 mod uncapped_backoff;
 mod unreachable_attempts;
 
@@ -33,6 +34,7 @@ pub static RULES: &[&Rule] = &[
     &missing_budget::RULE,
     &timeout_below_latency::RULE,
     &uncapped_backoff::RULE,
+    &unbounded_retry::RULE,
 ];
 
 /// The index in `RULES` of a rule by code (any case) or name.

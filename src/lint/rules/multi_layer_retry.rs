@@ -83,7 +83,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         );
         let message = format!(
             "{this} ({} attempts) beneath {above} other retrying layer{}: {}",
-            layer.policy.max_attempts,
+            layer.policy.attempts_text(),
             if above == 1 { "" } else { "s" },
             outer.join(", ")
         );

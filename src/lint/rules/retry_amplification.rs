@@ -1,3 +1,4 @@
+use crate::analysis::{Basis, LayerAttempts};
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
 use crate::topology::{Layer, LayerKind};
@@ -59,16 +60,17 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             }
         };
         // The retrying layers on the shown part of the hot path, outermost first.
-        let shown: Vec<(String, &Layer, usize, usize)> = tail
+        let shown: Vec<(String, &Layer, usize, usize, usize)> = tail
             .iter()
             .flat_map(|&(caller, i)| {
                 t.services[caller].calls[i]
                     .layers
                     .iter()
-                    .filter(|l| l.policy.retries())
-                    .map(move |l| (caller, i, l))
+                    .enumerate()
+                    .filter(|(_, l)| l.policy.retries())
+                    .map(move |(li, l)| (caller, i, li, l))
             })
-            .map(|(caller, i, l)| (layer_name(caller, i, l), l, caller, i))
+            .map(|(caller, i, li, l)| (layer_name(caller, i, l), l, caller, i, li))
             .collect();
         let client = t.client.as_ref().filter(|c| c.policy.retries());
         let total = a.hot_retrying[s] as usize + usize::from(client.is_some());
@@ -94,15 +96,22 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if truncated {
             route.insert(0, &t.services[t.entry].name);
         }
-        let mut factors: Vec<String> = client
-            .iter()
-            .map(|c| c.policy.max_attempts.to_string())
-            .chain(
-                shown
-                    .iter()
-                    .map(|(_, l, ..)| l.policy.max_attempts.to_string()),
-            )
-            .collect();
+        // Each layer's factor is the count the figure used: as written, or
+        // what its time bound lets start.
+        let factor = |l: &Layer, a: Option<LayerAttempts>| match a {
+            Some(a) if a.basis == Basis::Unbounded => "unlimited".to_owned(),
+            Some(a) if a.basis == Basis::TimeTypical => format!("~{}", a.count),
+            Some(a) => a.count.to_string(),
+            None => l.policy.attempts_text(),
+        };
+        let mut factors: Vec<String> =
+            client
+                .iter()
+                .map(|c| factor(c, a.client_attempts))
+                .chain(shown.iter().map(|(_, l, caller, i, li)| {
+                    factor(l, Some(a.layer_attempts[*caller][*i][*li]))
+                }))
+                .collect();
         if total > factors.len() {
             factors.insert(0, format!("…({} more)", total - factors.len()));
         }
@@ -141,7 +150,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         };
         // Point at the retrying layer nearest the service: the last multiplier.
         let mut d = match shown.last() {
-            Some((_, l, caller, i)) => {
+            Some((_, l, caller, i, _)) => {
                 let mut d = Diagnostic::new(l.at(l.spans.max_attempts), *caller, message);
                 d.call = Some(*i);
                 d.layer = Some(l.name.clone());

@@ -27,7 +27,9 @@ declare_rule! {
     /// ```
     ///
     /// ## Fix
-    /// Lower `max_attempts` to what fits, or shorten the backoff.
+    /// Lower `max_attempts` to what fits, or shorten the backoff. A count meant
+    /// as "until time runs out" is `max_attempts: unlimited`, which this rule
+    /// leaves alone.
     pub static RULE = {
         code: "RL008",
         name: "unreachable-attempts",
@@ -68,7 +70,9 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let deadline = t.deadline.map(|d| d.value);
     for site in layer_sites(cx) {
         let (layer, p) = (site.layer, &site.layer.policy);
-        if !p.retries() {
+        // `unlimited` means "until time runs out": that most attempts never
+        // start is the point, not a mistake (RL015 asks whether time bounds it).
+        if !p.retries() || p.is_unlimited() {
             continue;
         }
         // The nearest outer layer of the same call with a timeout bounds this
@@ -111,10 +115,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(bound) = bound else {
             continue;
         };
-        let startable = (1..p.max_attempts)
-            .take_while(|&k| p.min_start_of_retry(k) < bound)
-            .count() as u32
-            + 1;
+        let startable = p.attempts_startable_within(bound);
         if startable >= p.max_attempts {
             continue;
         }

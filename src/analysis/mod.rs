@@ -7,11 +7,19 @@
 //! All of it is dynamic programming over the call DAG in topological order:
 //! O(services + calls), never path enumeration (a ladder of 64 diamonds has 2⁶⁴
 //! paths). Counts saturate at u128::MAX; durations at `policy::FOREVER`.
+//!
+//! Attempts bounded by time (huge and `unlimited` counts) are `time_bound`'s.
+
+mod time_bound;
 
 use std::time::Duration;
 
 use crate::policy::FOREVER;
-use crate::topology::{Call, Layer, ServiceId, Topology, graph};
+use crate::topology::{Layer, ServiceId, Topology, graph};
+
+pub use time_bound::{
+    Basis, BoundBy, LayerAttempts, PerLayer, TIME_BOUNDED_ABOVE, TimeBound, time_bounds,
+};
 
 /// A count of attempts: exact while it fits in u128, with an f64 beside it for
 /// figures beyond (and for JSON, whose numbers are doubles).
@@ -77,30 +85,24 @@ pub fn worst_case(t: &Topology) -> Vec<Count> {
     Analysis::new(t).worst_case
 }
 
-/// Attempts one layer sends per attempt it receives, worst case.
-pub fn layer_attempts(layer: &Layer) -> u128 {
-    u128::from(layer.policy.max_attempts.max(1))
-}
-
-/// Attempts one call sends to its callee per time the caller makes it: the
-/// product over its layers.
-pub fn call_attempts(call: &Call) -> u128 {
-    call.layers
-        .iter()
-        .fold(1u128, |a, l| a.saturating_mul(layer_attempts(l)))
-}
-
-fn call_steady_attempts(call: &Call) -> f64 {
-    call.layers
-        .iter()
-        .map(|l| l.policy.steady_state_attempts())
-        .product()
+/// The same for a run with a horizon: no attempt starts at or after it, which
+/// bounds every layer in time (only counts above [`TIME_BOUNDED_ABOVE`] change).
+pub fn worst_case_within(t: &Topology, horizon: Duration) -> Vec<Count> {
+    Analysis::within_horizon(t, Some(horizon)).worst_case
 }
 
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Callers before callees.
     pub order: Vec<ServiceId>,
+    /// Attempts per invocation of the client layer, when there is one.
+    pub client_attempts: Option<LayerAttempts>,
+    /// Attempts per invocation of each call layer: `[service][call][layer]`.
+    pub layer_attempts: PerLayer<LayerAttempts>,
+    /// Worst-case time of each call layer from the view of the layer (or
+    /// caller) above it, the layers inside it and the callee included:
+    /// `[service][call][layer]`; the call's own worst case is layer 0's.
+    pub layer_worst: PerLayer<Duration>,
     pub reachable: Vec<bool>,
     /// Attempts reaching each service per user request, every call failing.
     pub worst_case: Vec<Count>,
@@ -126,8 +128,49 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn new(t: &Topology) -> Analysis {
+        Self::within_horizon(t, None)
+    }
+
+    /// The figures for a run whose horizon bounds every layer in time.
+    pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
         let n = t.services.len();
         let order = graph::topo_order(t);
+        let (client_bound, bounds) = time_bounds(t, &order, horizon);
+        let client_attempts = t
+            .client
+            .as_ref()
+            .map(|l| LayerAttempts::of(&l.policy, client_bound));
+        let layer_attempts: PerLayer<LayerAttempts> = t
+            .services
+            .iter()
+            .zip(&bounds)
+            .map(|(svc, b)| {
+                svc.calls
+                    .iter()
+                    .zip(b)
+                    .map(|(c, b)| {
+                        c.layers
+                            .iter()
+                            .zip(b)
+                            .map(|(l, b)| LayerAttempts::of(&l.policy, *b))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let call_attempts = |s: ServiceId, i: usize| -> u128 {
+            layer_attempts[s][i]
+                .iter()
+                .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+        };
+        let call_steady = |s: ServiceId, i: usize| -> f64 {
+            let call = &t.services[s].calls[i];
+            call.layers
+                .iter()
+                .zip(&layer_attempts[s][i])
+                .map(|(l, a)| l.policy.steady_state_of(a.count))
+                .product()
+        };
         let mut reachable = vec![false; n];
         let mut worst_case = vec![Count::ZERO; n];
         let mut with_budgets = vec![0.0; n];
@@ -135,13 +178,12 @@ impl Analysis {
         let mut best_contribution = vec![Count::ZERO; n];
         let mut retrying_above = vec![0u32; n];
 
-        let client_attempts = t.client.as_ref().map_or(1, layer_attempts);
         reachable[t.entry] = true;
-        worst_case[t.entry] = Count::of(client_attempts);
-        with_budgets[t.entry] = t
-            .client
-            .as_ref()
-            .map_or(1.0, |l| l.policy.steady_state_attempts());
+        worst_case[t.entry] = Count::of(client_attempts.map_or(1, |a| u128::from(a.count)));
+        with_budgets[t.entry] = match (&t.client, client_attempts) {
+            (Some(l), Some(a)) => l.policy.steady_state_of(a.count),
+            _ => 1.0,
+        };
         retrying_above[t.entry] = u32::from(t.client.as_ref().is_some_and(|l| l.policy.retries()));
 
         let mut hot_retrying = vec![0u32; n];
@@ -165,7 +207,7 @@ impl Analysis {
             for (i, call) in t.services[s].calls.iter().enumerate() {
                 let to = call.to;
                 reachable[to] = true;
-                let contribution = worst_case[s].mul(call_attempts(call));
+                let contribution = worst_case[s].mul(call_attempts(s, i));
                 if hottest_caller[to].is_none()
                     || contribution.approx > best_contribution[to].approx
                 {
@@ -173,8 +215,7 @@ impl Analysis {
                     best_contribution[to] = contribution;
                 }
                 worst_case[to] = worst_case[to].add(contribution);
-                with_budgets[to] =
-                    clamp(with_budgets[to] + with_budgets[s] * call_steady_attempts(call));
+                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady(s, i));
                 let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
                 retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
             }
@@ -186,12 +227,27 @@ impl Analysis {
             .iter()
             .map(|s| vec![Duration::ZERO; s.calls.len()])
             .collect();
+        let mut layer_worst: PerLayer<Duration> = t
+            .services
+            .iter()
+            .map(|s| {
+                s.calls
+                    .iter()
+                    .map(|c| vec![Duration::ZERO; c.layers.len()])
+                    .collect()
+            })
+            .collect();
         for &s in order.iter().rev() {
             let svc = &t.services[s];
             let mut total = svc.latency.p99;
             let mut group_max = Duration::ZERO;
             for (i, call) in svc.calls.iter().enumerate() {
-                let w = call_worst_case(call, service_worst[call.to]);
+                // From the innermost layer (nearest the callee) outwards.
+                let mut w = service_worst[call.to];
+                for (li, layer) in call.layers.iter().enumerate().rev() {
+                    w = layer_worst_case(layer, &layer_attempts[s][i][li], w);
+                    layer_worst[s][i][li] = w;
+                }
                 call_worst[s][i] = w;
                 if call.parallel {
                     group_max = group_max.max(w);
@@ -206,13 +262,16 @@ impl Analysis {
             }
             service_worst[s] = total;
         }
-        let entry_worst = match &t.client {
-            Some(l) => layer_worst_case(l, service_worst[t.entry]),
-            None => service_worst[t.entry],
+        let entry_worst = match (&t.client, &client_attempts) {
+            (Some(l), Some(a)) => layer_worst_case(l, a, service_worst[t.entry]),
+            _ => service_worst[t.entry],
         };
 
         Analysis {
             order,
+            client_attempts,
+            layer_attempts,
+            layer_worst,
             reachable,
             worst_case,
             with_budgets,
@@ -223,6 +282,23 @@ impl Analysis {
             retrying_above,
             hot_retrying,
             hot_outermost,
+        }
+    }
+
+    /// Attempts call `i` of service `s` sends to its callee per time the
+    /// caller makes it: the product over its layers.
+    pub fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
+        self.layer_attempts[s][i]
+            .iter()
+            .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+    }
+
+    /// What layer `li` of call `i` of `s` waits for per attempt at worst: the
+    /// layers inside it and the callee.
+    pub fn inner_worst(&self, t: &Topology, s: ServiceId, i: usize, li: usize) -> Duration {
+        match self.layer_worst[s][i].get(li + 1) {
+            Some(w) => *w,
+            None => self.service_worst[t.services[s].calls[i].to],
         }
     }
 
@@ -272,27 +348,19 @@ fn sat_add(a: Duration, b: Duration) -> Duration {
 }
 
 /// What one layer takes at worst when what it wraps takes `inner` at worst:
-/// per attempt min(timeout, inner), over all attempts, plus the longest waits.
-pub fn layer_worst_case(layer: &Layer, inner: Duration) -> Duration {
+/// per attempt min(timeout, inner), over its attempts, plus the longest waits
+/// between them. A layer bounded in time also stops by its bound plus the
+/// last attempt it started.
+pub fn layer_worst_case(layer: &Layer, attempts: &LayerAttempts, inner: Duration) -> Duration {
     let per_attempt = layer.timeout.map_or(inner, |t| t.value.min(inner));
-    let attempts = layer.policy.max_attempts.max(1);
-    let mut total = Duration::ZERO;
-    for _ in 0..attempts {
-        total = sat_add(total, per_attempt);
-        if total == FOREVER {
-            return FOREVER;
-        }
+    let all = per_attempt
+        .checked_mul(attempts.count)
+        .map_or(FOREVER, |d| d.min(FOREVER));
+    let total = sat_add(all, layer.policy.max_wait_over(attempts.count));
+    match attempts.time {
+        Some(tb) if attempts.time_bounded() => total.min(sat_add(tb.within, per_attempt)),
+        _ => total,
     }
-    sat_add(total, layer.policy.max_total_wait())
-}
-
-/// A call's worst case from its caller's view: its layers from the innermost
-/// (nearest the callee) outwards.
-pub fn call_worst_case(call: &Call, callee_worst: Duration) -> Duration {
-    call.layers
-        .iter()
-        .rev()
-        .fold(callee_worst, |inner, layer| layer_worst_case(layer, inner))
 }
 
 #[cfg(test)]
