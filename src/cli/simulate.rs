@@ -1,6 +1,9 @@
 //! `retrylint simulate`: the same scenario in virtual time, over seeded trials.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
@@ -23,6 +26,11 @@ pub struct SimulateArgs {
     /// depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Work budget: the attempts the simulation may make over all its trials
+    /// (about 3 million a second on 2 cores). A run estimated past it is
+    /// refused up front with the figures and the flags that make it fit.
+    #[arg(long, value_name = "ATTEMPTS", default_value_t = sim::WorkBudget::DEFAULT.attempts)]
+    pub budget: u64,
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
@@ -37,15 +45,32 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
         .iter()
         .map(|path| load_target(path, &p))
         .collect::<Result<Vec<_>, _>>()?;
-    let sim_error = |e: sim::SimError| Failure::Usage(e.to_string());
+    // Ctrl-C stops the trials; the ones completed are reported, exit 130.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    // Without the handler Ctrl-C still ends the process, only without a report.
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    let options = sim::SimOptions {
+        trials: args.trials,
+        threads: args.threads,
+        budget: sim::WorkBudget {
+            attempts: args.budget,
+            ..sim::WorkBudget::DEFAULT
+        },
+        progress: std::io::stderr().is_terminal(),
+        interrupt: Some(interrupt),
+    };
     if let [t] = topologies.as_slice() {
-        let report =
-            sim::run(t, &p.scenario, &p.load, args.trials, args.threads).map_err(sim_error)?;
-        return finish(report, &p.gates, args.run.format, false);
+        return match sim::run_with(t, &p.scenario, &p.load, &options) {
+            Ok(report) => finish(report, &p.gates, args.run.format, false),
+            Err(sim::SimError::Interrupted(report)) => {
+                finish(*report, &p.gates, args.run.format, true)
+            }
+            Err(e) => Err(Failure::Usage(e.to_string())),
+        };
     }
     let refs: Vec<&topology::Topology> = topologies.iter().collect();
-    let rows =
-        sim::compare(&refs, &p.scenario, &p.load, args.trials, args.threads).map_err(sim_error)?;
+    let rows = sim::compare_with(&refs, &p.scenario, &p.load, &options)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     emit(&report::render_comparison(
         args.run.format.map_or(report::RunFormat::Table, Into::into),
         &rows,

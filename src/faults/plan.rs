@@ -88,6 +88,20 @@ impl FaultPlan {
         }
     }
 
+    /// How much of `[0, horizon)` some phase is in force (on the targets).
+    pub fn active_time(&self, horizon: Duration) -> Duration {
+        if !self.targets.iter().any(|&t| t) {
+            return Duration::ZERO;
+        }
+        self.segments
+            .iter()
+            .map(|s| {
+                let end = s.end.unwrap_or(horizon).min(horizon);
+                end.saturating_sub(s.start.min(horizon))
+            })
+            .fold(Duration::ZERO, Duration::saturating_add)
+    }
+
     /// The windows `[start, end)` during which `service` is down (`end: None`
     /// lasts to the end of the run), in time order, merged where they touch.
     pub fn down_windows(&self, service: ServiceId) -> Vec<(Duration, Option<Duration>)> {
@@ -270,6 +284,19 @@ mod tests {
             let on = (10..20).contains(&t) || (30..40).contains(&t);
             assert_eq!(gaps.phase_at(0, ms(t)).is_some(), on, "at {t} ms");
         }
+    }
+
+    #[test]
+    fn active_time_is_the_covered_part_of_the_horizon() {
+        let p = plan(vec![
+            phase(100, Some(200), 1.0, status(503)),
+            phase(200, Some(200), 1.0, status(503)),
+            phase(900, None, 1.0, status(503)),
+        ]);
+        assert_eq!(p.active_time(ms(1000)), ms(400));
+        assert_eq!(p.active_time(ms(250)), ms(150));
+        let nobody = FaultPlan::new(vec![false], p.phases.clone());
+        assert_eq!(nobody.active_time(ms(1000)), Duration::ZERO);
     }
 
     #[test]

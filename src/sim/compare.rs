@@ -5,7 +5,7 @@
 //! policy survives this outage" is one command.
 
 use super::aggregate::{Merged, spread};
-use super::{SimError, simulate};
+use super::{SimError, SimOptions, simulate};
 use crate::faults::Scenario;
 use crate::run::{ComparisonRow, LoadSettings, RunReport};
 use crate::topology::Topology;
@@ -20,10 +20,25 @@ pub fn compare(
     trials: u32,
     threads: Option<usize>,
 ) -> Result<Vec<ComparisonRow>, SimError> {
+    let options = SimOptions {
+        trials,
+        threads,
+        ..SimOptions::default()
+    };
+    compare_with(topologies, scenario, load, &options)
+}
+
+/// [`compare`] with options; each topology is held to the budget on its own.
+pub fn compare_with(
+    topologies: &[&Topology],
+    scenario: &Scenario,
+    load: &LoadSettings,
+    options: &SimOptions,
+) -> Result<Vec<ComparisonRow>, SimError> {
     topologies
         .iter()
         .map(|t| {
-            let (report, merged) = simulate(t, scenario, load, trials, threads)?;
+            let (report, merged) = simulate(t, scenario, load, options)?;
             Ok(comparison_row(t, &report, &merged))
         })
         .collect()

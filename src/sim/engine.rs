@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::counters::Histograms;
+use super::guard::{Cut, Guard};
 use super::model::Model;
 use super::queue::{Event, Nanos, Queue};
 use super::slab::{Key, Slab};
@@ -144,6 +145,10 @@ pub(crate) struct Engine<'m> {
     pub users_instant: Nanos,
     pub users_at_instant: u64,
     pub stalled: bool,
+    /// Attempts sent in this trial.
+    pub work: u64,
+    /// Why this trial stopped early, if it did.
+    pub cut: Option<Cut>,
     /// Over every trial this engine ran.
     pub histograms: Histograms,
 }
@@ -170,16 +175,30 @@ impl<'m> Engine<'m> {
             users_instant: 0,
             users_at_instant: 0,
             stalled: false,
+            work: 0,
+            cut: None,
             histograms: Histograms::new(m.services.len()),
         }
     }
 
     /// Runs one trial with its own random stream; its counts are in
     /// `self.counts` afterwards, its latencies added to `self.histograms`.
-    pub fn run_trial(&mut self, seed: u64) {
+    /// Stops early (`self.cut`) when `guard` says so.
+    pub fn run_trial(&mut self, seed: u64, guard: &Guard) {
+        const CHECK_EVERY: u32 = 4096;
         self.reset(seed);
         self.start_load();
+        let mut until_check = CHECK_EVERY;
         while let Some((at, event)) = self.queue.pop() {
+            until_check -= 1;
+            if until_check == 0 {
+                until_check = CHECK_EVERY;
+                if let Some(cut) = guard.check(self.work, self.live_bytes()) {
+                    self.cut = Some(cut);
+                    self.queue.clear();
+                    break;
+                }
+            }
             self.now = at;
             match event {
                 Event::User(n) => self.user_due(n),
@@ -230,7 +249,22 @@ impl<'m> Engine<'m> {
         self.users_instant = 0;
         self.users_at_instant = 0;
         self.stalled = false;
+        self.work = 0;
+        self.cut = None;
         self.counts.clear();
+    }
+
+    /// Bytes the trial's live state holds: every slot its slabs ever grew
+    /// to, and the pending events.
+    fn live_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let slots = self.invs.allocated() * (size_of::<Inv<'_>>() + 8)
+            + self.visits.allocated() * (size_of::<Visit>() + 8)
+            + self.attempts.allocated() * (size_of::<Attempt>() + 8)
+            + self.users.allocated() * (size_of::<super::users::User>() + 8)
+            + self.queue.len() * 40
+            + self.executions.len() * 4;
+        slots as u64
     }
 
     /// Queues the answer of an attempt's next hop for delivery.

@@ -85,6 +85,7 @@ impl<'m> Engine<'m> {
         let (slot, execution) = (inv.slot, inv.execution);
         let layer = &m.layers[slot as usize];
         self.counts.layers[slot as usize].attempts += 1;
+        self.work += 1;
         let timeout = inv
             .session
             .attempt_timeout(duration(self.now), layer.timeout.map(duration))

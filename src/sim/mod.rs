@@ -32,6 +32,8 @@ mod aggregate;
 mod compare;
 mod counters;
 mod engine;
+mod estimate;
+mod guard;
 mod layer;
 mod model;
 mod queue;
@@ -40,11 +42,46 @@ mod slab;
 mod trials;
 mod users;
 
-pub use compare::compare;
+mod progress;
+
+pub use compare::{compare, compare_with};
+pub use estimate::{Estimate, OverBudget, WorkBudget};
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use crate::faults::{Scenario, UnknownTarget};
 use crate::run::{LoadSettings, RunReport};
 use crate::topology::Topology;
+
+/// How a simulation runs, beyond the scenario and the load.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Seeded trials: trial i uses `seed + i`.
+    pub trials: u32,
+    /// Threads to spread trials over; `None`: every core. Results do not
+    /// depend on it.
+    pub threads: Option<usize>,
+    /// Refused up front past it, stopped past it while running.
+    pub budget: WorkBudget,
+    /// Draw a progress bar (trials done, ETA) on stderr when it is a terminal.
+    pub progress: bool,
+    /// Set to stop early: the trials completed are reported, marked
+    /// interrupted.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            trials: 100,
+            threads: None,
+            budget: WorkBudget::DEFAULT,
+            progress: false,
+            interrupt: None,
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -60,12 +97,28 @@ pub enum SimError {
         "the simulation makes no progress: closed-loop user requests end the instant they start (a fault that answers the entry at once with no client-layer retry to wait for, zero latency everywhere, or a zero deadline), so each client would send infinitely many; use --rate, cap them with --requests, give the `client:` layer a retry with backoff, or aim the fault past the entry with --target"
     )]
     Stalled,
+    /// The estimate is past the budget: refused before running.
+    #[error("{0}")]
+    OverBudget(Box<OverBudget>),
+    /// The run outgrew its budget while running (the estimate was low).
+    #[error(
+        "the simulation outgrew its budget while running ({}): it was stopped; raise --budget, or run fewer --trials or --requests",
+        if *memory { format!("its live state passed {} MiB", budget.memory >> 20) } else { format!("{attempts} attempts of {} allowed", budget.attempts) }
+    )]
+    Exceeded {
+        memory: bool,
+        attempts: u64,
+        budget: WorkBudget,
+    },
+    /// Stopped early (Ctrl-C); the report covers the trials completed.
+    #[error("interrupted: the simulation was stopped before its end")]
+    Interrupted(Box<RunReport>),
 }
 
 /// Simulates `scenario` against `t` under `load` for `trials` seeded trials
 /// (trial i uses `load.seed + i`) on `threads` threads (default: every core),
-/// and reports them as DESIGN's simulate contract says. The result does not
-/// depend on the number of threads.
+/// within the default work budget, and reports them as DESIGN's simulate
+/// contract says. The result does not depend on the number of threads.
 pub fn run(
     t: &Topology,
     scenario: &Scenario,
@@ -73,7 +126,47 @@ pub fn run(
     trials: u32,
     threads: Option<usize>,
 ) -> Result<RunReport, SimError> {
-    Ok(simulate(t, scenario, load, trials, threads)?.0)
+    let options = SimOptions {
+        trials,
+        threads,
+        ..SimOptions::default()
+    };
+    run_with(t, scenario, load, &options)
+}
+
+/// [`run`] with options: budget, progress, interruption.
+pub fn run_with(
+    t: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    options: &SimOptions,
+) -> Result<RunReport, SimError> {
+    Ok(simulate(t, scenario, load, options)?.0)
+}
+
+/// What a simulation would cost, without running it.
+pub fn estimate(
+    t: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    options: &SimOptions,
+) -> Result<Estimate, SimError> {
+    let load = &load.in_virtual_time();
+    let m = model::Model::new(t, scenario, load)?;
+    Ok(estimate::estimate(
+        t,
+        &m,
+        load,
+        options.trials,
+        threads(options),
+    ))
+}
+
+fn threads(options: &SimOptions) -> usize {
+    options
+        .threads
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The report and the merged trials, for [`compare`].
@@ -81,19 +174,32 @@ fn simulate(
     t: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,
-    trials: u32,
-    threads: Option<usize>,
+    options: &SimOptions,
 ) -> Result<(RunReport, aggregate::Merged), SimError> {
-    if trials == 0 {
+    if options.trials == 0 {
         return Err(SimError::NoTrials);
     }
     let load = &load.in_virtual_time();
     let m = model::Model::new(t, scenario, load)?;
-    let threads = threads
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let parts = trials::run(&m, load.seed, trials, threads)?;
-    let merged = aggregate::Merged::new(parts, m.services.len(), m.layers.len());
-    let report = aggregate::report(t, &m, scenario, load, &merged);
+    let threads = threads(options);
+    let estimate = estimate::estimate(t, &m, load, options.trials, threads);
+    if !(estimate.attempts <= options.budget.attempts as f64
+        && estimate.memory <= options.budget.memory as f64)
+    {
+        return Err(SimError::OverBudget(Box::new(OverBudget {
+            estimate,
+            budget: options.budget,
+        })));
+    }
+    let guard = guard::Guard::new(options.budget, options.interrupt.clone());
+    let finished = progress::with_bar(options.progress, options.trials, &guard, || {
+        trials::run(&m, load.seed, options.trials, threads, &guard)
+    })?;
+    let merged = aggregate::Merged::new(finished.parts, m.services.len(), m.layers.len());
+    let mut report = aggregate::report(t, &m, scenario, load, &merged);
+    if finished.interrupted {
+        report.interrupted = true;
+        return Err(SimError::Interrupted(Box::new(report)));
+    }
     Ok((report, merged))
 }

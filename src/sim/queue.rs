@@ -140,7 +140,7 @@ impl Queue {
         Some((self.now, s.event))
     }
 
-    #[cfg(test)]
+    /// Events pending.
     pub fn len(&self) -> usize {
         self.heap.len() + self.now_starts.len()
     }

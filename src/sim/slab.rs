@@ -83,6 +83,11 @@ impl<T> Slab<T> {
         Some(value)
     }
 
+    /// Slots ever allocated: the high-water mark of entries alive at once.
+    pub fn allocated(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Entries alive now.
     #[cfg(test)]
     pub fn len(&self) -> usize {

@@ -3,72 +3,108 @@
 //! reusing one engine. What a thread returns is integer sums, merged
 //! histograms and per-trial figures tagged with their index, so the merged
 //! result is the same for any number of threads and any scheduling.
+//!
+//! Every thread watches the run's [`Guard`]: past the work budget the run
+//! fails; on Ctrl-C the threads stop taking trials, a trial cut midway is
+//! dropped, and the trials completed are returned for a partial report.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::SimError;
 use super::counters::Accumulated;
 use super::engine::Engine;
+use super::guard::{Cut, Guard};
 use super::model::Model;
 
-/// Runs trials `0..trials` of `m` on `threads` threads.
+/// What the threads accumulated, and whether Ctrl-C cut the run short.
+pub(crate) struct Finished {
+    pub parts: Vec<Accumulated>,
+    pub interrupted: bool,
+}
+
+/// Runs trials `0..trials` of `m` on `threads` threads under `guard`.
 pub(crate) fn run(
     m: &Model,
     seed: u64,
     trials: u32,
     threads: usize,
-) -> Result<Vec<Accumulated>, SimError> {
+    guard: &Guard,
+) -> Result<Finished, SimError> {
     let threads = threads.clamp(1, trials.max(1) as usize);
     let targets: Vec<bool> = m.services.iter().map(|s| s.target).collect();
     let next = AtomicU32::new(0);
     // Batches small enough to balance the threads, large enough that the
     // shared counter is not contended.
     let batch = (trials / (threads as u32 * 16)).clamp(1, 256);
-    let work = || -> Result<Accumulated, SimError> {
+    let work = || -> Result<(Accumulated, bool), SimError> {
         let mut engine = Engine::new(m);
         let mut acc = Accumulated::new(m.services.len(), m.layers.len());
-        loop {
+        let mut interrupted = false;
+        'trials: loop {
             let start = next.fetch_add(batch, Ordering::Relaxed);
             if start >= trials {
                 break;
             }
             for i in start..start.saturating_add(batch).min(trials) {
-                engine.run_trial(seed.wrapping_add(u64::from(i)));
+                engine.run_trial(seed.wrapping_add(u64::from(i)), guard);
+                match engine.cut {
+                    Some(Cut::Interrupted) => {
+                        interrupted = true;
+                        break 'trials;
+                    }
+                    Some(cut) => {
+                        return Err(SimError::Exceeded {
+                            memory: cut == Cut::Memory,
+                            attempts: guard.used.load(Ordering::Relaxed) + engine.work,
+                            budget: guard.budget,
+                        });
+                    }
+                    None => {}
+                }
                 if engine.stalled {
                     return Err(SimError::Stalled);
                 }
                 acc.add(i, &engine.counts, &targets);
+                guard.finished(engine.work);
+            }
+            if guard.interrupted() {
+                interrupted = true;
+                break;
             }
         }
         acc.histograms = std::mem::take(&mut engine.histograms);
-        Ok(acc)
+        Ok((acc, interrupted))
     };
-    if threads == 1 {
-        return Ok(vec![work()?]);
+    let results = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|scope| {
+            let handles = (0..threads)
+                .map(|i| {
+                    std::thread::Builder::new()
+                        .name(format!("retrylint-sim-{i}"))
+                        .spawn_scoped(scope, work)
+                        .map_err(SimError::Thread)
+                })
+                .collect::<Vec<_>>();
+            handles
+                .into_iter()
+                .map(|h| match h.map(|h| h.join()) {
+                    Ok(Ok(result)) => result,
+                    Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                    Err(e) => Err(e),
+                })
+                .collect()
+        })
+    };
+    let mut finished = Finished {
+        parts: Vec::with_capacity(threads),
+        interrupted: false,
+    };
+    for r in results {
+        let (acc, interrupted) = r?;
+        finished.parts.push(acc);
+        finished.interrupted |= interrupted;
     }
-    std::thread::scope(|scope| {
-        let handles = (0..threads)
-            .map(|i| {
-                std::thread::Builder::new()
-                    .name(format!("retrylint-sim-{i}"))
-                    .spawn_scoped(scope, work)
-                    .map_err(SimError::Thread)
-            })
-            .collect::<Vec<_>>();
-        let mut parts = Vec::with_capacity(threads);
-        let mut first_error = None;
-        for h in handles {
-            match h.map(|h| h.join()) {
-                Ok(Ok(Ok(acc))) => parts.push(acc),
-                Ok(Ok(Err(e))) | Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(parts),
-        }
-    })
+    Ok(finished)
 }
