@@ -47,6 +47,8 @@ mod metrics;
 mod progress;
 mod server;
 mod sidecar;
+mod standalone;
+pub use standalone::{StandaloneRequest, standalone_request, standalone_request_blocking};
 mod tier;
 mod transport;
 
