@@ -151,7 +151,8 @@ pub struct ClientArgs {
     /// Per-attempt timeout.
     #[arg(long, value_name = "D")]
     timeout: Option<String>,
-    /// Seed of the jitter draws.
+    /// Seed of the jitter draws; each probe run adds its number
+    /// ($RETRYLINT_RUN), so runs draw differently yet reproducibly.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     #[arg(long, default_value = "GET")]
@@ -184,7 +185,12 @@ pub fn client(args: ClientArgs) -> Result<Outcome, Failure> {
         policy,
         timeout,
         idempotency_key: args.idempotency_key,
-        seed: args.seed,
+        seed: args.seed.wrapping_add(
+            std::env::var(probe::runner::RUN_ENV)
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0),
+        ),
         horizon,
     })
     .map_err(|e| Failure::Usage(e.to_string()))?;

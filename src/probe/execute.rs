@@ -18,18 +18,19 @@ use super::server::{self, ProbeServer};
 pub async fn run_once(
     cmd: &ClientCommand,
     scenario: &Scenario,
+    run_no: u64,
     bound: Duration,
     stop: &CancellationToken,
 ) -> std::io::Result<RunRecord> {
     if scenario.refuses() {
         let addr = server::closed_port().await?;
         let url = format!("http://{addr}/");
-        let done = runner::run(cmd, &url, bound, stop).await;
+        let done = runner::run(cmd, &url, run_no, bound, stop).await;
         return Ok(record(url, Vec::new(), done));
     }
     let srv = ProbeServer::start(scenario.clone()).await?;
     let url = format!("http://{}/", srv.addr());
-    let done = runner::run(cmd, &url, bound, stop).await;
+    let done = runner::run(cmd, &url, run_no, bound, stop).await;
     let arrivals = srv.stop(done.started).await;
     Ok(record(url, arrivals, done))
 }
@@ -80,7 +81,8 @@ pub async fn run_all(
         let Some(permit) = permit else { break };
         let (cmd, scenario, stop) = (cmd.clone(), scenarios[s].clone(), stop.clone());
         tasks.spawn(async move {
-            let result = run_once(&cmd, &scenario, bound, &stop).await;
+            let run_no = s as u64 * u64::from(runs) + u64::from(r);
+            let result = run_once(&cmd, &scenario, run_no, bound, &stop).await;
             drop(permit);
             (s, r, result)
         });

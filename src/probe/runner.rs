@@ -26,6 +26,9 @@ pub struct ClientCommand {
 pub const URL_PLACEHOLDER: &str = "{url}";
 /// The environment variable that carries the probe server's URL.
 pub const URL_ENV: &str = "RETRYLINT_URL";
+/// The environment variable that numbers the runs of one probe (from 0), for
+/// a client that wants a seed of its own per run.
+pub const RUN_ENV: &str = "RETRYLINT_RUN";
 
 /// How much of the client's stderr is kept.
 const STDERR_TAIL: usize = 4096;
@@ -67,10 +70,12 @@ pub struct Finished {
     pub error: Option<String>,
 }
 
-/// Runs `cmd` against `url` for at most `bound`; `stop` kills it early.
+/// Runs `cmd` against `url` for at most `bound` as run number `run_no`;
+/// `stop` kills it early.
 pub async fn run(
     cmd: &ClientCommand,
     url: &str,
+    run_no: u64,
     bound: Duration,
     stop: &CancellationToken,
 ) -> Finished {
@@ -78,6 +83,7 @@ pub async fn run(
     command
         .args(cmd.args_for(url))
         .env(URL_ENV, url)
+        .env(RUN_ENV, run_no.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -212,6 +218,7 @@ mod tests {
         let done = run(
             &cmd,
             "http://127.0.0.1:9",
+            0,
             Duration::from_millis(300),
             &CancellationToken::new(),
         )
@@ -248,6 +255,7 @@ mod tests {
         let done = run(
             &cmd,
             "http://127.0.0.1:9",
+            0,
             Duration::from_secs(1),
             &CancellationToken::new(),
         )
