@@ -43,6 +43,9 @@ pub struct IndexStats {
     lo_end: f64,
     #[serde(skip)]
     hi_end: f64,
+    /// The spread of the middle 80 % of the waits (all of them when few).
+    #[serde(skip)]
+    middle_spread: f64,
 }
 
 impl IndexStats {
@@ -72,6 +75,8 @@ impl IndexStats {
         } else {
             (xs[n / 2 - 1] + xs[n / 2]) / 2.0
         };
+        let q = |p: f64| xs[((n - 1) as f64 * p).round() as usize];
+        let middle_spread = if n >= 10 { q(0.9) - q(0.1) } else { hi - lo };
         // The unbiased ends of a uniform interval from n draws.
         let pad = if n > 1 {
             (hi - lo) / (n - 1) as f64
@@ -87,11 +92,15 @@ impl IndexStats {
             outliers,
             lo_end: (lo - pad).max(0.0),
             hi_end: hi + pad,
+            middle_spread,
         })
     }
 
-    fn spread(&self) -> f64 {
-        self.max_ms - self.min_ms
+    /// Whether the waits spread beyond timing noise. Noise is a few late
+    /// waits, so with many waits the middle 80 % decides; jitter spreads
+    /// them all.
+    fn jittered(&self) -> bool {
+        self.middle_spread > noise(self.median_ms)
     }
 
     /// Lower end over upper end of the interval: 0 for full jitter, 1/2
@@ -234,7 +243,7 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
     }
     let jittered: Vec<&&IndexStats> = spread_seen
         .iter()
-        .filter(|s| s.spread() > noise(s.median_ms))
+        .filter(|s| s.jittered())
         .collect();
     let spreads: Vec<String> = spread_seen
         .iter()
@@ -588,15 +597,17 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
             alternatives: Vec::new(),
         };
     };
-    let alternatives: Vec<String> = fitting
+    // Every other fit is named; only a fit as simple as the chosen one
+    // makes the choice a guess (a cap that growth explains as well is
+    // merely possible).
+    let alternatives: Vec<String> = fitting.iter().skip(1).map(|(m, _)| m.describe()).collect();
+    let rival = fitting
         .iter()
         .skip(1)
-        .filter(|(m, _)| m.complexity <= chosen.complexity)
-        .map(|(m, _)| m.describe())
-        .collect();
+        .any(|(m, _)| m.complexity <= chosen.complexity);
     let confidence = if k == 1 {
         Confidence::Low
-    } else if !alternatives.is_empty() || chosen.assumed_multiplier {
+    } else if rival || chosen.assumed_multiplier {
         Confidence::Low
     } else if k == 2 {
         Confidence::Medium
