@@ -51,9 +51,8 @@ fn probe(flags: &[&str], client: &[&str]) -> (i32, Value) {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let v = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
+    let v = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap_or(-1), v)
 }
 
@@ -89,8 +88,23 @@ fn curl_retry_retries_its_documented_statuses_and_timeouts_with_a_fixed_delay() 
         return;
     }
     let (code, v) = probe(
-        &["--runs", "2", "--scenario", "500,502,503,504,429,400,404,hang"],
-        &["curl", "-sS", "--retry", "2", "--retry-delay", "1", "--max-time", "0.5", "{url}"],
+        &[
+            "--runs",
+            "2",
+            "--scenario",
+            "500,502,503,504,429,400,404,hang",
+        ],
+        &[
+            "curl",
+            "-sS",
+            "--retry",
+            "2",
+            "--retry-delay",
+            "1",
+            "--max-time",
+            "0.5",
+            "{url}",
+        ],
     );
     assert_eq!(code, 0);
     assert_eq!(max_attempts(&v), 3, "{:#}", v["policy"]["max_attempts"]);
@@ -101,8 +115,15 @@ fn curl_retry_retries_its_documented_statuses_and_timeouts_with_a_fixed_delay() 
         assert_eq!(retried(&v, status), Some(false), "{status}");
     }
     let b = &v["policy"]["backoff"];
-    assert_eq!((b["kind"].as_str(), b["jitter"].as_str()), (Some("constant"), Some("none")), "{b:#}");
-    assert!(within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05), "{b:#}");
+    assert_eq!(
+        (b["kind"].as_str(), b["jitter"].as_str()),
+        (Some("constant"), Some("none")),
+        "{b:#}"
+    );
+    assert!(
+        within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05),
+        "{b:#}"
+    );
     assert_eq!(b["jitter_confidence"], "high");
     let t = v["policy"]["timeout_ms"]["value"].as_f64().unwrap();
     assert!(within(t, 500.0, 0.1), "--max-time 0.5 measured as {t} ms");
@@ -115,15 +136,24 @@ fn curl_default_backoff_starts_at_one_second_and_doubles() {
     if !installed("curl") {
         return;
     }
-    let (_, v) = probe(&["--runs", "2", "--scenario", "503"], &["curl", "-sS", "--retry", "2", "{url}"]);
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503"],
+        &["curl", "-sS", "--retry", "2", "{url}"],
+    );
     assert_eq!(max_attempts(&v), 3);
     let b = &v["policy"]["backoff"];
     assert_eq!(b["kind"], "exponential", "{b:#}");
-    assert!(within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05), "{b:#}");
-    assert!(within(b["multiplier"].as_f64().unwrap(), 2.0, 0.05), "{b:#}");
+    assert!(
+        within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05),
+        "{b:#}"
+    );
+    assert!(
+        within(b["multiplier"].as_f64().unwrap(), 2.0, 0.05),
+        "{b:#}"
+    );
     // Two waits of 1 s and 2 s are linear just as well: the probe says so.
     assert_eq!(b["kind_confidence"], "low");
-    assert!(b["kind_alternatives"][0].as_str().unwrap().starts_with("linear"));
+    assert_eq!(b["kind_alternatives"][0]["kind"], "linear", "{b:#}");
 }
 
 #[test]
@@ -137,7 +167,10 @@ fn curl_honours_retry_after() {
     );
     let ra = &v["policy"]["honor_retry_after"];
     assert_eq!(ra["value"], true, "{ra:#}");
-    assert!(ra["evidence"].as_str().unwrap().contains("Retry-After 2s"), "{ra:#}");
+    assert!(
+        ra["evidence"].as_str().unwrap().contains("Retry-After 2s"),
+        "{ra:#}"
+    );
     assert!(!codes(&v).contains(&"RL010".to_owned()));
 }
 
@@ -148,7 +181,17 @@ fn curl_retry_all_errors_with_fail_retries_permanent_errors_and_resets() {
     }
     let (_, v) = probe(
         &["--runs", "2", "--scenario", "400,404,reset"],
-        &["curl", "-sS", "-f", "--retry", "1", "--retry-delay", "1", "--retry-all-errors", "{url}"],
+        &[
+            "curl",
+            "-sS",
+            "-f",
+            "--retry",
+            "1",
+            "--retry-delay",
+            "1",
+            "--retry-all-errors",
+            "{url}",
+        ],
     );
     for outcome in ["400", "404", "reset"] {
         assert_eq!(retried(&v, outcome), Some(true), "{outcome}");
@@ -170,11 +213,21 @@ fn curl_retries_refused_connections_only_when_asked() {
     let flags = ["--runs", "2", "--scenario", "503,refused"];
     let base = ["curl", "-sS", "--retry", "2", "--retry-delay", "1", "{url}"];
     let (_, v) = probe(&flags, &base);
-    assert_eq!(retried(&v, "connect"), Some(false), "{:#}", v["policy"]["retry_on"]);
+    assert_eq!(
+        retried(&v, "connect"),
+        Some(false),
+        "{:#}",
+        v["policy"]["retry_on"]
+    );
     let mut asked = base.to_vec();
     asked.insert(1, "--retry-connrefused");
     let (_, v) = probe(&flags, &asked);
-    assert_eq!(retried(&v, "connect"), Some(true), "{:#}", v["policy"]["retry_on"]);
+    assert_eq!(
+        retried(&v, "connect"),
+        Some(true),
+        "{:#}",
+        v["policy"]["retry_on"]
+    );
 }
 
 #[test]
@@ -185,7 +238,17 @@ fn curl_retry_max_time_cuts_the_retries() {
     // Attempts at 0, 1 s and 2 s; at 2 s the timer has reached the limit.
     let (_, v) = probe(
         &["--runs", "2", "--scenario", "503"],
-        &["curl", "-sS", "--retry", "5", "--retry-delay", "1", "--retry-max-time", "2", "{url}"],
+        &[
+            "curl",
+            "-sS",
+            "--retry",
+            "5",
+            "--retry-delay",
+            "1",
+            "--retry-max-time",
+            "2",
+            "{url}",
+        ],
     );
     assert_eq!(max_attempts(&v), 3);
 }
@@ -195,16 +258,39 @@ fn a_post_retried_without_a_key_is_rl003_and_with_one_it_is_not() {
     if !installed("curl") {
         return;
     }
-    let post = ["curl", "-sS", "-X", "POST", "-d", "order=1", "--retry", "1", "--retry-delay", "1"];
-    let (_, v) = probe(&["--runs", "2", "--scenario", "503"], &[&post[..], &["{url}"]].concat());
+    let post = [
+        "curl",
+        "-sS",
+        "-X",
+        "POST",
+        "-d",
+        "order=1",
+        "--retry",
+        "1",
+        "--retry-delay",
+        "1",
+    ];
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503"],
+        &[&post[..], &["{url}"]].concat(),
+    );
     assert_eq!(v["policy"]["method"]["value"], "POST");
     assert_eq!(v["policy"]["idempotency_key"]["value"], false);
-    let rl003: Vec<&Value> = v["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "RL003").collect();
+    let rl003: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "RL003")
+        .collect();
     assert_eq!(rl003.len(), 1, "{:#}", v["findings"]);
     assert_eq!(rl003[0]["severity"], "error");
     let keyed = [&post[..], &["-H", "Idempotency-Key: order-1", "{url}"]].concat();
     let (_, v) = probe(&["--runs", "2", "--scenario", "503"], &keyed);
-    assert_eq!(v["policy"]["idempotency_key"]["value"], true, "{:#}", v["policy"]["idempotency_key"]);
+    assert_eq!(
+        v["policy"]["idempotency_key"]["value"], true,
+        "{:#}",
+        v["policy"]["idempotency_key"]
+    );
     assert!(!codes(&v).contains(&"RL003".to_owned()));
 }
 
@@ -214,15 +300,44 @@ fn wget_tries_retries_gateway_timeouts_resets_and_timeouts_but_not_404_or_refuse
         return;
     }
     let (_, v) = probe(
-        &["--runs", "2", "--scenario", "503,504,404,reset,hang,refused"],
-        &["wget", "-q", "-O", "-", "--tries=3", "--waitretry=1", "--timeout=0.5", "{url}"],
+        &[
+            "--runs",
+            "2",
+            "--scenario",
+            "503,504,404,reset,hang,refused",
+        ],
+        &[
+            "wget",
+            "-q",
+            "-O",
+            "-",
+            "--tries=3",
+            "--waitretry=1",
+            "--timeout=0.5",
+            "{url}",
+        ],
     );
     assert_eq!(max_attempts(&v), 3);
-    for (outcome, want) in [("504", true), ("reset", true), ("timeout", true), ("503", false), ("404", false), ("connect", false)] {
-        assert_eq!(retried(&v, outcome), Some(want), "{outcome}: {:#}", v["policy"]["retry_on"]);
+    for (outcome, want) in [
+        ("504", true),
+        ("reset", true),
+        ("timeout", true),
+        ("503", false),
+        ("404", false),
+        ("connect", false),
+    ] {
+        assert_eq!(
+            retried(&v, outcome),
+            Some(want),
+            "{outcome}: {:#}",
+            v["policy"]["retry_on"]
+        );
     }
     let b = &v["policy"]["backoff"];
-    assert!(within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05), "{b:#}");
+    assert!(
+        within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05),
+        "{b:#}"
+    );
     let t = v["policy"]["timeout_ms"]["value"].as_f64().unwrap();
     assert!(within(t, 500.0, 0.1), "--timeout=0.5 measured as {t} ms");
 }
@@ -234,10 +349,30 @@ fn wget_retry_on_http_error_and_connrefused_add_what_they_name() {
     }
     let (_, v) = probe(
         &["--runs", "2", "--scenario", "503,429,500,refused"],
-        &["wget", "-q", "-O", "-", "--tries=2", "--waitretry=1", "--retry-on-http-error=503,429", "--retry-connrefused", "{url}"],
+        &[
+            "wget",
+            "-q",
+            "-O",
+            "-",
+            "--tries=2",
+            "--waitretry=1",
+            "--retry-on-http-error=503,429",
+            "--retry-connrefused",
+            "{url}",
+        ],
     );
     assert_eq!(max_attempts(&v), 2);
-    for (outcome, want) in [("503", true), ("429", true), ("500", false), ("connect", true)] {
-        assert_eq!(retried(&v, outcome), Some(want), "{outcome}: {:#}", v["policy"]["retry_on"]);
+    for (outcome, want) in [
+        ("503", true),
+        ("429", true),
+        ("500", false),
+        ("connect", true),
+    ] {
+        assert_eq!(
+            retried(&v, outcome),
+            Some(want),
+            "{outcome}: {:#}",
+            v["policy"]["retry_on"]
+        );
     }
 }

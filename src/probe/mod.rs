@@ -67,7 +67,7 @@ impl Default for ProbeOptions {
             scenarios: Scenario::all(),
             method: None,
             bound: Duration::from_secs(20),
-            parallel: 8,
+            parallel: 4,
             expect: None,
             stop: None,
             ctrl_c: true,

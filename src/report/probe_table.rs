@@ -70,7 +70,12 @@ pub fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
             }
             let mut evidence = f.kind_evidence.clone();
             if !f.kind_alternatives.is_empty() {
-                evidence += &format!("; also fits: {}", f.kind_alternatives.join("; "));
+                let texts: Vec<&str> = f
+                    .kind_alternatives
+                    .iter()
+                    .map(|a| a.text.as_str())
+                    .collect();
+                evidence += &format!("; also fits: {}", texts.join("; "));
             }
             rows.push(PolicyRow {
                 field: "backoff".into(),

@@ -77,11 +77,31 @@ impl IndexStats {
         };
         let q = |p: f64| xs[((n - 1) as f64 * p).round() as usize];
         let middle_spread = if n >= 10 { q(0.9) - q(0.1) } else { hi - lo };
-        // The unbiased ends of a uniform interval from n draws.
-        let pad = if n > 1 {
-            (hi - lo) / (n - 1) as f64
+        // The ends of a uniform interval from n draws: the i-th smallest
+        // lies at a + (b - a)·i/(n + 1) on average, the draws evenly spaced.
+        // A busy machine makes a few waits late by up to 20 ms (beside the
+        // usual 2): with many draws, a wait that stands off from the next
+        // by several spacings at either end is set aside, and the ends come
+        // from the outermost waits kept, by their ranks.
+        let (lo_end, hi_end) = if n >= 10 {
+            let spacing = (xs[n - 2] - xs[1]) / (n - 3) as f64;
+            let stands_off = |gap: f64| gap > 4.0 * spacing + 1.0;
+            let (mut bottom, mut top) = (0, 0);
+            while top < n / 5 && stands_off(xs[n - 1 - top] - xs[n - 2 - top]) {
+                top += 1;
+            }
+            while bottom < n / 5 && stands_off(xs[bottom + 1] - xs[bottom]) {
+                bottom += 1;
+            }
+            let (i_lo, i_hi) = (bottom + 1, n - top);
+            let width = (xs[i_hi - 1] - xs[i_lo - 1]) * (n + 1) as f64 / (i_hi - i_lo) as f64;
+            let a = xs[i_lo - 1] - width * i_lo as f64 / (n + 1) as f64;
+            (a, a + width)
+        } else if n > 1 {
+            let pad = (hi - lo) / (n - 1) as f64;
+            (lo - pad, hi + pad)
         } else {
-            0.0
+            (lo, hi)
         };
         Some(IndexStats {
             retry,
@@ -90,8 +110,8 @@ impl IndexStats {
             median_ms: median,
             max_ms: hi,
             outliers,
-            lo_end: (lo - pad).max(0.0),
-            hi_end: hi + pad,
+            lo_end: lo_end.max(0.0),
+            hi_end,
             middle_spread,
         })
     }
@@ -131,7 +151,7 @@ pub struct BackoffFit {
     pub kind_confidence: Confidence,
     pub kind_evidence: String,
     /// Other schedules that reproduce the waits as well.
-    pub kind_alternatives: Vec<String>,
+    pub kind_alternatives: Vec<Alternative>,
     pub jitter_confidence: Confidence,
     pub jitter_evidence: String,
     pub jitter_alternatives: Vec<String>,
@@ -162,6 +182,18 @@ pub fn jitter_name(j: Jitter) -> &'static str {
         Jitter::Decorrelated => "decorrelated",
         Jitter::Proportional { .. } => "proportional",
     }
+}
+
+/// Another schedule that fits the waits.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alternative {
+    #[serde(serialize_with = "ser_kind")]
+    pub kind: BackoffKind,
+    pub base_ms: f64,
+    pub multiplier: Option<f64>,
+    pub cap_ms: Option<f64>,
+    /// `linear from 100 ms capped at 300 ms`.
+    pub text: String,
 }
 
 /// Fits the waits, `by_retry[k-1]` holding every wait before retry k (ms).
@@ -241,10 +273,7 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
             alternatives: vec!["any jitter".into()],
         };
     }
-    let jittered: Vec<&&IndexStats> = spread_seen
-        .iter()
-        .filter(|s| s.jittered())
-        .collect();
+    let jittered: Vec<&&IndexStats> = spread_seen.iter().filter(|s| s.jittered()).collect();
     let spreads: Vec<String> = spread_seen
         .iter()
         .map(|s| {
@@ -310,9 +339,12 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
             alternatives,
         };
     }
-    let jitter = if rho < 0.12 {
+    // Where each kind's ratio lies: full 0, equal ½, proportional
+    // (1-r)/(1+r), so ±20 % at ⅔; the bands leave room for the estimate's
+    // spread over a few dozen waits.
+    let jitter = if rho < 0.25 {
         Jitter::Full
-    } else if (rho - 0.5).abs() <= 0.08 {
+    } else if (rho - 0.5).abs() <= 0.1 {
         alternatives.push("proportional ±33 % around ¾ of the wait (the same draws)".into());
         Jitter::Equal
     } else {
@@ -352,7 +384,7 @@ fn decorrelated(
     evidence: String,
 ) -> BackoffFit {
     // Base: the common lower end, and a third of the first upper end.
-    let base = (stats[0].min_ms + stats[0].hi_end / 3.0) / 2.0;
+    let base = (stats[0].lo_end + stats[0].hi_end / 3.0) / 2.0;
     // A cap shows as a pile of waits at the longest one.
     let longest = stats.iter().map(|s| s.max_ms).fold(0.0, f64::max);
     let later: Vec<&IndexStats> = stats.iter().skip(1).collect();
@@ -443,7 +475,7 @@ struct Schedule {
     cap: Option<f64>,
     confidence: Confidence,
     why: String,
-    alternatives: Vec<String>,
+    alternatives: Vec<Alternative>,
 }
 
 /// Least squares of ln b_k = ln base + (k-1) ln m over `b` (k from 1).
@@ -600,14 +632,22 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
     // Every other fit is named; only a fit as simple as the chosen one
     // makes the choice a guess (a cap that growth explains as well is
     // merely possible).
-    let alternatives: Vec<String> = fitting.iter().skip(1).map(|(m, _)| m.describe()).collect();
+    let alternatives: Vec<Alternative> = fitting
+        .iter()
+        .skip(1)
+        .map(|(m, _)| Alternative {
+            kind: m.kind,
+            base_ms: m.base,
+            multiplier: m.multiplier,
+            cap_ms: m.cap,
+            text: m.describe(),
+        })
+        .collect();
     let rival = fitting
         .iter()
         .skip(1)
         .any(|(m, _)| m.complexity <= chosen.complexity);
-    let confidence = if k == 1 {
-        Confidence::Low
-    } else if rival || chosen.assumed_multiplier {
+    let confidence = if k == 1 || rival || chosen.assumed_multiplier {
         Confidence::Low
     } else if k == 2 {
         Confidence::Medium
@@ -695,7 +735,7 @@ mod tests {
         let f = fit(&[vec![100.0; 5], vec![200.0; 5]]).unwrap();
         assert_eq!(f.kind, BackoffKind::Exponential);
         assert_eq!(f.kind_confidence, Confidence::Low);
-        assert!(f.kind_alternatives[0].starts_with("linear"), "{f:?}");
+        assert_eq!(f.kind_alternatives[0].kind, BackoffKind::Linear, "{f:?}");
     }
 
     #[test]

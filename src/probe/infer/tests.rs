@@ -21,7 +21,10 @@ fn arrival(at_ms: f64, hung_up_ms: Option<f64>, key: Option<&str>) -> Arrival {
 fn run(times: &[f64], exit: Exit, elapsed_ms: f64) -> RunRecord {
     RunRecord {
         url: "http://127.0.0.1:1/".into(),
-        arrivals: times.iter().map(|&t| arrival(t, None, Some("k1"))).collect(),
+        arrivals: times
+            .iter()
+            .map(|&t| arrival(t, None, Some("k1")))
+            .collect(),
         exit,
         elapsed_ms,
         stderr_tail: String::new(),
@@ -52,11 +55,27 @@ fn known_client() -> Vec<(Scenario, ScenarioRecord)> {
     };
     vec![
         scenario("503", (0..5).map(failing).collect()),
-        scenario("500", (0..5).map(|_| run(&[5.0], Exit::Code(1), 9.0)).collect()),
+        scenario(
+            "500",
+            (0..5).map(|_| run(&[5.0], Exit::Code(1), 9.0)).collect(),
+        ),
         scenario("hang", (0..5).map(hang).collect()),
-        scenario("503-retry-after", (0..5).map(|_| run(&[5.0, 2006.0], Exit::Code(0), 2010.0)).collect()),
-        scenario("refused", (0..5).map(|_| run(&[], Exit::Code(7), 208.0)).collect()),
-        scenario("success-on-3", (0..5).map(|_| run(&[5.0, 105.0, 205.0], Exit::Code(0), 209.0)).collect()),
+        scenario(
+            "503-retry-after",
+            (0..5)
+                .map(|_| run(&[5.0, 2006.0], Exit::Code(0), 2010.0))
+                .collect(),
+        ),
+        scenario(
+            "refused",
+            (0..5).map(|_| run(&[], Exit::Code(7), 208.0)).collect(),
+        ),
+        scenario(
+            "success-on-3",
+            (0..5)
+                .map(|_| run(&[5.0, 105.0, 205.0], Exit::Code(0), 209.0))
+                .collect(),
+        ),
     ]
 }
 
@@ -77,7 +96,10 @@ fn a_known_client_is_recovered_field_by_field() {
     assert_eq!(p.retries(Outcome::Timeout), Some(true));
     assert_eq!(p.retries(Outcome::Connect), Some(true), "{:#?}", p.retry_on);
     let f = p.backoff.as_ref().unwrap();
-    assert_eq!((f.kind, f.jitter), (crate::policy::BackoffKind::Constant, Jitter::None));
+    assert_eq!(
+        (f.kind, f.jitter),
+        (crate::policy::BackoffKind::Constant, Jitter::None)
+    );
     assert!((f.base_ms - 100.0).abs() < 1.0, "{f:#?}");
     assert_eq!(p.honor_retry_after.value, Some(true));
     assert_eq!(p.timeout_ms.value, Some(1000.0));
@@ -87,7 +109,11 @@ fn a_known_client_is_recovered_field_by_field() {
     let policy = p.to_policy();
     assert_eq!(
         policy.retry_on.0,
-        [Condition::Timeout, Condition::Connect, Condition::Status(503)]
+        [
+            Condition::Timeout,
+            Condition::Connect,
+            Condition::Status(503)
+        ]
     );
     assert_eq!(p.timeout(), Some(Duration::from_secs(1)));
 }
@@ -100,8 +126,16 @@ fn a_kill_at_the_time_bound_is_not_a_timeout() {
     };
     let p = infer(&[scenario("hang", vec![killed])], &cx());
     assert_eq!(p.timeout_ms.value, None);
-    assert!(p.timeout_ms.evidence.contains("no per-attempt timeout"), "{}", p.timeout_ms.evidence);
-    assert!(p.notes.iter().any(|n| n.contains("killed")), "{:?}", p.notes);
+    assert!(
+        p.timeout_ms.evidence.contains("no per-attempt timeout"),
+        "{}",
+        p.timeout_ms.evidence
+    );
+    assert!(
+        p.notes.iter().any(|n| n.contains("killed")),
+        "{:?}",
+        p.notes
+    );
 }
 
 #[test]
@@ -110,7 +144,11 @@ fn a_new_key_per_attempt_is_no_idempotency_key() {
     r.arrivals[1].idempotency_key = Some("k2".into());
     let p = infer(&[scenario("503", vec![r.clone(), r])], &cx());
     assert_eq!(p.idempotency_key.value, Some(false));
-    assert!(p.idempotency_key.evidence.contains("changes between attempts"));
+    assert!(
+        p.idempotency_key
+            .evidence
+            .contains("changes between attempts")
+    );
     let same = run(&[5.0, 105.0], Exit::Code(1), 110.0);
     let p = infer(&[scenario("503", vec![same.clone(), same])], &cx());
     assert_eq!(p.idempotency_key.value, Some(true));
@@ -120,8 +158,18 @@ fn a_new_key_per_attempt_is_no_idempotency_key() {
 fn retry_after_ignored_and_undetermined() {
     let ignoring = infer(
         &[
-            scenario("503", (0..3).map(|_| run(&[5.0, 105.0], Exit::Code(1), 110.0)).collect()),
-            scenario("503-retry-after", (0..3).map(|_| run(&[5.0, 106.0], Exit::Code(0), 110.0)).collect()),
+            scenario(
+                "503",
+                (0..3)
+                    .map(|_| run(&[5.0, 105.0], Exit::Code(1), 110.0))
+                    .collect(),
+            ),
+            scenario(
+                "503-retry-after",
+                (0..3)
+                    .map(|_| run(&[5.0, 106.0], Exit::Code(0), 110.0))
+                    .collect(),
+            ),
         ],
         &cx(),
     );
@@ -129,8 +177,18 @@ fn retry_after_ignored_and_undetermined() {
     // Its own wait (3 s) is longer than the header's 2 s: nothing to see.
     let slow = infer(
         &[
-            scenario("503", (0..3).map(|_| run(&[5.0, 3005.0], Exit::Code(1), 3010.0)).collect()),
-            scenario("503-retry-after", (0..3).map(|_| run(&[5.0, 3006.0], Exit::Code(0), 3010.0)).collect()),
+            scenario(
+                "503",
+                (0..3)
+                    .map(|_| run(&[5.0, 3005.0], Exit::Code(1), 3010.0))
+                    .collect(),
+            ),
+            scenario(
+                "503-retry-after",
+                (0..3)
+                    .map(|_| run(&[5.0, 3006.0], Exit::Code(0), 3010.0))
+                    .collect(),
+            ),
         ],
         &cx(),
     );
@@ -142,8 +200,14 @@ fn retry_after_ignored_and_undetermined() {
 fn no_retry_at_all() {
     let p = infer(
         &[
-            scenario("503", (0..3).map(|_| run(&[5.0], Exit::Code(1), 9.0)).collect()),
-            scenario("refused", (0..3).map(|_| run(&[], Exit::Code(7), 8.0)).collect()),
+            scenario(
+                "503",
+                (0..3).map(|_| run(&[5.0], Exit::Code(1), 9.0)).collect(),
+            ),
+            scenario(
+                "refused",
+                (0..3).map(|_| run(&[], Exit::Code(7), 8.0)).collect(),
+            ),
         ],
         &cx(),
     );
