@@ -575,7 +575,7 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
                 };
                 // The cap must clip the schedule where it starts.
                 let raw = base * m.powi(c as i32 - 1);
-                if raw > cap * (1.0 + tol) || assumed {
+                if raw > cap * (1.0 + tol / 2.0) {
                     candidates.push(model);
                 }
             }
@@ -584,7 +584,7 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
             } else {
                 prefix[0]
             };
-            if lin * c as f64 > cap * (1.0 + tol) || prefix.len() < 2 {
+            if lin * c as f64 > cap * (1.0 + tol / 2.0) {
                 candidates.push(Model {
                     kind: BackoffKind::Linear,
                     base: lin,
