@@ -42,6 +42,10 @@ pub const NOTABLE_HEADERS: &[&str] = &[
 
 /// Request bodies beyond this are cut off (the probe only counts them).
 const BODY_LIMIT: usize = 1 << 20;
+/// Arrivals recorded per run: a client retrying in a tight loop for the
+/// whole time bound must not take the probe's memory with it (about 50 MB
+/// at most). Later ones are answered all the same.
+pub const MAX_RECORDED: usize = 250_000;
 
 /// Why the server closed a connection without an answer.
 #[derive(Debug, thiserror::Error)]
@@ -213,23 +217,36 @@ async fn handle(
         .map_or(0, |b| b.len());
     let index = {
         let mut arrivals = lock(&log.arrivals);
-        arrivals.push(Raw {
-            at,
-            arrival: Arrival {
-                at_ms: 0.0,
-                method: parts.method.to_string(),
-                path: parts.uri.path().to_owned(),
-                connection,
-                peer_port,
-                body_bytes,
-                idempotency_key,
-                notable_headers,
-                hung_up_ms: None,
-            },
-            hung_up: None,
-        });
-        arrivals.len() - 1
+        if arrivals.len() >= MAX_RECORDED {
+            None
+        } else {
+            arrivals.push(Raw {
+                at,
+                arrival: Arrival {
+                    at_ms: 0.0,
+                    method: parts.method.to_string(),
+                    path: parts.uri.path().to_owned(),
+                    connection,
+                    peer_port,
+                    body_bytes,
+                    idempotency_key,
+                    notable_headers,
+                    hung_up_ms: None,
+                },
+                hung_up: None,
+            });
+            Some(arrivals.len() - 1)
+        }
     };
+    respond(&log, effect, index.unwrap_or(usize::MAX)).await
+}
+
+/// Applies the scenario's effect to arrival `index`.
+async fn respond(
+    log: &Arc<Log>,
+    effect: Option<Effect>,
+    index: usize,
+) -> Result<Response<Body>, Dropped> {
     match effect {
         None => Ok(Response::new(Body::from("ok\n"))),
         Some(Effect::Respond {
@@ -253,7 +270,7 @@ async fn handle(
         }
         Some(Effect::Hang) => {
             let _guard = HangUp {
-                log: Arc::clone(&log),
+                log: Arc::clone(log),
                 index,
             };
             log.stop.cancelled().await;
