@@ -3,7 +3,8 @@
 //! The flow is one way (DESIGN.md): `topology` turns YAML into `policy` values;
 //! `lint` analyses them; `chaos` runs them for real on loopback under `faults`,
 //! `sim` in virtual time over seeded trials;
-//! `run` holds the plain results of a run; `report` formats plain results.
+//! `run` holds the plain results of a run; `probe` measures a real client's
+//! retry policy against scripted faults; `report` formats plain results.
 //! `policy` is the ground floor.
 
 // Lets unit tests include helpers written for the integration tests.
@@ -15,6 +16,7 @@ pub mod chaos;
 pub mod faults;
 pub mod lint;
 pub mod policy;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod sim;

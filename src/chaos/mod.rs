@@ -42,6 +42,8 @@ mod metrics;
 mod progress;
 mod server;
 mod sidecar;
+mod standalone;
+pub use standalone::{StandaloneRequest, standalone_request, standalone_request_blocking};
 mod tier;
 mod timer;
 mod transport;

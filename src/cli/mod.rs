@@ -4,6 +4,7 @@
 mod chaos;
 mod check;
 mod outcome;
+mod probe;
 mod rules;
 mod run_args;
 mod simulate;
@@ -45,6 +46,13 @@ enum Command {
     /// thousands of trials in a second. Several topologies give one comparison
     /// row each (exit 1 on a broken --expect).
     Simulate(simulate::SimulateArgs),
+    /// Measure a real client's retry policy: serve scripted failures on
+    /// 127.0.0.1, run the client against each, infer what it does and hold
+    /// it to a topology (exit 1 on a difference with --expect-policy).
+    Probe(probe::ProbeArgs),
+    /// The harness's own retrying client as a command (for probe's tests).
+    #[command(hide = true)]
+    ProbeClient(probe::ClientArgs),
 }
 
 /// Parses the command line, runs the command, and maps how it ended to the
@@ -57,6 +65,8 @@ pub fn main() -> ExitCode {
         Command::Explain { code } => rules::explain(&code),
         Command::Chaos(args) => chaos::chaos(args),
         Command::Simulate(args) => simulate::simulate(args),
+        Command::Probe(args) => probe::probe(args),
+        Command::ProbeClient(args) => probe::client(args),
     };
     Outcome::exit_code(result)
 }

@@ -1,0 +1,800 @@
+//! Fitting a backoff schedule and its jitter to measured waits.
+//!
+//! The input is every wait the client took before retry k, for each k,
+//! pooled over the scenarios and runs that retried. Jitter shows in the
+//! spread of one index across runs; each kind draws from a known interval
+//! around the nominal wait b_k (full [0, b], equal [b/2, b], proportional
+//! [b(1-r), b(1+r)], decorrelated [base, 3·previous]), so the interval's
+//! estimated ends give both the kind and b_k. The kind of schedule
+//! (constant, linear, exponential, with a cap) is then the simplest model
+//! that reproduces b_1..b_K. Where two explanations fit the data equally
+//! (two waits of 100 and 200 ms are linear and exponential alike; equal
+//! jitter is proportional ±33 % around three quarters of the wait), the fit
+//! says so instead of guessing quietly.
+
+use serde::Serialize;
+
+use super::Confidence;
+use crate::policy::{BackoffKind, Jitter};
+
+/// Timing noise the probe allows on any wait: process wake-up, the client's
+/// own timer resolution, loopback, and scheduling on a busy machine.
+const NOISE_MS: f64 = 4.0;
+/// And in proportion to the wait.
+const NOISE_REL: f64 = 0.04;
+
+fn noise(ms: f64) -> f64 {
+    NOISE_MS + NOISE_REL * ms
+}
+
+/// The spread of one retry index's waits.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexStats {
+    /// 1 for the wait before the first retry.
+    pub retry: u32,
+    pub n: usize,
+    pub min_ms: f64,
+    pub median_ms: f64,
+    pub max_ms: f64,
+    /// Waits set aside as outliers (a stall far above the rest).
+    pub outliers: usize,
+    /// The estimated ends of the interval the waits are drawn from.
+    #[serde(skip)]
+    lo_end: f64,
+    #[serde(skip)]
+    hi_end: f64,
+    /// The spread of the middle 80 % of the waits (all of them when few).
+    #[serde(skip)]
+    middle_spread: f64,
+}
+
+impl IndexStats {
+    fn new(retry: u32, samples: &[f64]) -> Option<IndexStats> {
+        let mut xs: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+        if xs.is_empty() {
+            return None;
+        }
+        xs.sort_by(f64::total_cmp);
+        // A stall on a busy machine makes one wait far longer than the rest;
+        // drawn waits are never that far apart when there are many of them.
+        let mut outliers = 0;
+        while xs.len() > 5 {
+            let n = xs.len();
+            let range = xs[n - 2] - xs[0];
+            if xs[n - 1] - xs[n - 2] > 0.25 * range + noise(xs[n - 2]) {
+                xs.pop();
+                outliers += 1;
+            } else {
+                break;
+            }
+        }
+        let n = xs.len();
+        let (lo, hi) = (xs[0], xs[n - 1]);
+        let median = if n % 2 == 1 {
+            xs[n / 2]
+        } else {
+            (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+        };
+        let q = |p: f64| xs[((n - 1) as f64 * p).round() as usize];
+        let middle_spread = if n >= 10 { q(0.9) - q(0.1) } else { hi - lo };
+        // The ends of a uniform interval from n draws: the i-th smallest
+        // lies at a + (b - a)·i/(n + 1) on average, the draws evenly spaced.
+        // A busy machine makes a few waits late by up to 20 ms (beside the
+        // usual 2): with many draws, a wait that stands off from the next
+        // by several spacings at either end is set aside, and the ends come
+        // from the outermost waits kept, by their ranks.
+        let (lo_end, hi_end) = if n >= 10 {
+            let spacing = (xs[n - 2] - xs[1]) / (n - 3) as f64;
+            let stands_off = |gap: f64| gap > 4.0 * spacing + 1.0;
+            let (mut bottom, mut top) = (0, 0);
+            while top < n / 5 && stands_off(xs[n - 1 - top] - xs[n - 2 - top]) {
+                top += 1;
+            }
+            while bottom < n / 5 && stands_off(xs[bottom + 1] - xs[bottom]) {
+                bottom += 1;
+            }
+            let (i_lo, i_hi) = (bottom + 1, n - top);
+            let width = (xs[i_hi - 1] - xs[i_lo - 1]) * (n + 1) as f64 / (i_hi - i_lo) as f64;
+            let a = xs[i_lo - 1] - width * i_lo as f64 / (n + 1) as f64;
+            (a, a + width)
+        } else if n > 1 {
+            let pad = (hi - lo) / (n - 1) as f64;
+            (lo - pad, hi + pad)
+        } else {
+            (lo, hi)
+        };
+        Some(IndexStats {
+            retry,
+            n,
+            min_ms: lo,
+            median_ms: median,
+            max_ms: hi,
+            outliers,
+            lo_end: lo_end.max(0.0),
+            hi_end,
+            middle_spread,
+        })
+    }
+
+    /// Whether the waits spread beyond timing noise. Noise is a few late
+    /// waits, so with many waits the middle 80 % decides; jitter spreads
+    /// them all.
+    fn jittered(&self) -> bool {
+        self.middle_spread > noise(self.median_ms)
+    }
+
+    /// Lower end over upper end of the interval: 0 for full jitter, 1/2
+    /// for equal, (1-r)/(1+r) for proportional.
+    fn end_ratio(&self) -> f64 {
+        if self.hi_end <= 0.0 {
+            1.0
+        } else {
+            self.lo_end / self.hi_end
+        }
+    }
+}
+
+/// A fitted schedule.
+#[derive(Debug, Clone, Serialize)]
+pub struct BackoffFit {
+    #[serde(serialize_with = "ser_kind")]
+    pub kind: BackoffKind,
+    pub base_ms: f64,
+    /// Exponential only; `None` when the waits do not show it.
+    pub multiplier: Option<f64>,
+    pub cap_ms: Option<f64>,
+    #[serde(serialize_with = "ser_jitter")]
+    pub jitter: Jitter,
+    /// The nominal wait before each retry, as estimated.
+    pub nominal_ms: Vec<f64>,
+    pub per_retry: Vec<IndexStats>,
+    pub kind_confidence: Confidence,
+    pub kind_evidence: String,
+    /// Other schedules that reproduce the waits as well.
+    pub kind_alternatives: Vec<Alternative>,
+    pub jitter_confidence: Confidence,
+    pub jitter_evidence: String,
+    pub jitter_alternatives: Vec<String>,
+}
+
+fn ser_kind<S: serde::Serializer>(k: &BackoffKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(kind_name(*k))
+}
+
+fn ser_jitter<S: serde::Serializer>(j: &Jitter, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(jitter_name(*j))
+}
+
+pub fn kind_name(k: BackoffKind) -> &'static str {
+    match k {
+        BackoffKind::None => "none",
+        BackoffKind::Constant => "constant",
+        BackoffKind::Linear => "linear",
+        BackoffKind::Exponential => "exponential",
+    }
+}
+
+pub fn jitter_name(j: Jitter) -> &'static str {
+    match j {
+        Jitter::None => "none",
+        Jitter::Full => "full",
+        Jitter::Equal => "equal",
+        Jitter::Decorrelated => "decorrelated",
+        Jitter::Proportional { .. } => "proportional",
+    }
+}
+
+/// Another schedule that fits the waits.
+#[derive(Debug, Clone, Serialize)]
+pub struct Alternative {
+    #[serde(serialize_with = "ser_kind")]
+    pub kind: BackoffKind,
+    pub base_ms: f64,
+    pub multiplier: Option<f64>,
+    pub cap_ms: Option<f64>,
+    /// `linear from 100 ms capped at 300 ms`.
+    pub text: String,
+}
+
+/// Fits the waits, `by_retry[k-1]` holding every wait before retry k (ms).
+/// `None` when there is no wait at all.
+pub fn fit(by_retry: &[Vec<f64>]) -> Option<BackoffFit> {
+    let stats: Vec<IndexStats> = by_retry
+        .iter()
+        .enumerate()
+        .map_while(|(i, s)| IndexStats::new(i as u32 + 1, s))
+        .collect();
+    if stats.is_empty() {
+        return None;
+    }
+    let jitter = classify_jitter(&stats);
+    let nominal: Vec<f64> = stats.iter().map(|s| nominal(s, jitter.jitter)).collect();
+    let evidence = waits_evidence(&stats);
+    if jitter.jitter == Jitter::Decorrelated {
+        return Some(decorrelated(stats, jitter, nominal, evidence));
+    }
+    let schedule = fit_schedule(&nominal, jitter.jitter != Jitter::None);
+    Some(BackoffFit {
+        kind: schedule.kind,
+        base_ms: schedule.base,
+        multiplier: schedule.multiplier,
+        cap_ms: schedule.cap,
+        jitter: jitter.jitter,
+        nominal_ms: nominal,
+        per_retry: stats,
+        kind_confidence: schedule.confidence,
+        kind_evidence: format!("{evidence}; {}", schedule.why),
+        kind_alternatives: schedule.alternatives,
+        jitter_confidence: jitter.confidence,
+        jitter_evidence: jitter.evidence,
+        jitter_alternatives: jitter.alternatives,
+    })
+}
+
+/// `waits 98/204/395 ms (median of 30/30/25)`.
+fn waits_evidence(stats: &[IndexStats]) -> String {
+    let medians: Vec<String> = stats.iter().map(|s| fmt_ms(s.median_ms)).collect();
+    let counts: Vec<String> = stats.iter().map(|s| s.n.to_string()).collect();
+    format!(
+        "median waits {} ms before retries 1..{} (from {} waits)",
+        medians.join("/"),
+        stats.len(),
+        counts.join("/")
+    )
+}
+
+pub fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.2}")
+    }
+}
+
+struct JitterVerdict {
+    jitter: Jitter,
+    confidence: Confidence,
+    evidence: String,
+    alternatives: Vec<String>,
+}
+
+fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
+    let spread_seen = stats.iter().filter(|s| s.n >= 2).collect::<Vec<_>>();
+    let samples: usize = spread_seen.iter().map(|s| s.n).sum();
+    if spread_seen.is_empty() {
+        return JitterVerdict {
+            jitter: Jitter::None,
+            confidence: Confidence::Low,
+            evidence:
+                "one wait per retry index: no spread to judge jitter from (use --runs 3 or more)"
+                    .into(),
+            alternatives: vec!["any jitter".into()],
+        };
+    }
+    let jittered: Vec<&&IndexStats> = spread_seen.iter().filter(|s| s.jittered()).collect();
+    let spreads: Vec<String> = spread_seen
+        .iter()
+        .map(|s| {
+            format!(
+                "retry {}: {}–{} ms",
+                s.retry,
+                fmt_ms(s.min_ms),
+                fmt_ms(s.max_ms)
+            )
+        })
+        .collect();
+    let by_samples = |n: usize| match n {
+        n if n >= 20 => Confidence::High,
+        n if n >= 8 => Confidence::Medium,
+        _ => Confidence::Low,
+    };
+    if jittered.is_empty() {
+        return JitterVerdict {
+            jitter: Jitter::None,
+            confidence: by_samples(samples.max(spread_seen[0].n * 4)),
+            evidence: format!(
+                "every retry waits the same across runs, within timing noise ({})",
+                spreads.join(", ")
+            ),
+            alternatives: Vec::new(),
+        };
+    }
+    // Judge from indices with enough waits to place the interval's ends.
+    let judged: Vec<&IndexStats> = stats.iter().filter(|s| s.n >= 3).collect();
+    let judged = if judged.is_empty() {
+        spread_seen.clone()
+    } else {
+        judged
+    };
+    let weight: f64 = judged.iter().map(|s| s.n as f64).sum();
+    let rho = judged
+        .iter()
+        .map(|s| s.end_ratio() * s.n as f64)
+        .sum::<f64>()
+        / weight;
+    let n_min = judged.iter().map(|s| s.n).min().unwrap_or(0);
+    let mut confidence = by_samples(n_min);
+    let mut alternatives = Vec::new();
+    let ends = format!(
+        "{}; lower end / upper end of the drawn interval ≈ {rho:.2}",
+        spreads.join(", ")
+    );
+    // Decorrelated: the same lower end (base) at every index while the
+    // upper end grows by 3× the previous wait.
+    if let [first, second, ..] = judged.as_slice()
+        && (0.2..=0.5).contains(&first.end_ratio())
+        && second.end_ratio() < 0.6 * first.end_ratio()
+        && second.min_ms <= 1.6 * first.min_ms + NOISE_MS
+    {
+        return JitterVerdict {
+            jitter: Jitter::Decorrelated,
+            confidence,
+            evidence: format!(
+                "every retry's shortest wait stays near {} ms while the longest grows ({})",
+                fmt_ms(first.min_ms),
+                spreads.join(", ")
+            ),
+            alternatives,
+        };
+    }
+    // Where each kind's ratio lies: full 0, equal ½, proportional
+    // (1-r)/(1+r), so ±20 % at ⅔; the bands leave room for the estimate's
+    // spread over a few dozen waits.
+    let jitter = if rho < 0.25 {
+        Jitter::Full
+    } else if (rho - 0.5).abs() <= 0.1 {
+        alternatives.push("proportional ±33 % around ¾ of the wait (the same draws)".into());
+        Jitter::Equal
+    } else {
+        let r = ((1.0 - rho) / (1.0 + rho)).clamp(0.0, 1.0);
+        Jitter::Proportional {
+            ratio: (r * 100.0).round() / 100.0,
+        }
+    };
+    if stats.len() == 1 && (rho - 1.0 / 3.0).abs() < 0.1 {
+        alternatives.push("decorrelated (one wait cannot tell them apart)".into());
+    }
+    if !alternatives.is_empty() && confidence == Confidence::High {
+        confidence = Confidence::Medium;
+    }
+    JitterVerdict {
+        jitter,
+        confidence,
+        evidence: ends,
+        alternatives,
+    }
+}
+
+/// b_k under the jitter kind.
+fn nominal(s: &IndexStats, jitter: Jitter) -> f64 {
+    match jitter {
+        Jitter::None => s.median_ms,
+        Jitter::Full | Jitter::Equal => s.hi_end,
+        Jitter::Proportional { .. } => (s.lo_end + s.hi_end) / 2.0,
+        Jitter::Decorrelated => s.lo_end,
+    }
+}
+
+fn decorrelated(
+    stats: Vec<IndexStats>,
+    jitter: JitterVerdict,
+    nominal: Vec<f64>,
+    evidence: String,
+) -> BackoffFit {
+    // Base: the common lower end, and a third of the first upper end.
+    let base = (stats[0].lo_end + stats[0].hi_end / 3.0) / 2.0;
+    // A cap shows as a pile of waits at the longest one.
+    let longest = stats.iter().map(|s| s.max_ms).fold(0.0, f64::max);
+    let later: Vec<&IndexStats> = stats.iter().skip(1).collect();
+    let at_cap = later
+        .iter()
+        .filter(|s| s.max_ms >= longest - noise(longest))
+        .count();
+    let cap = (later.len() >= 2 && at_cap >= 2).then_some(longest);
+    BackoffFit {
+        kind: BackoffKind::Exponential,
+        base_ms: base,
+        multiplier: None,
+        cap_ms: cap,
+        jitter: Jitter::Decorrelated,
+        nominal_ms: nominal,
+        per_retry: stats,
+        kind_confidence: Confidence::Medium,
+        kind_evidence: format!(
+            "{evidence}; decorrelated jitter draws each wait from [base, 3 × the previous one], so the schedule is its own"
+        ),
+        kind_alternatives: Vec::new(),
+        jitter_confidence: jitter.confidence,
+        jitter_evidence: jitter.evidence,
+        jitter_alternatives: jitter.alternatives,
+    }
+}
+
+/// One candidate explanation of b_1..b_K.
+#[derive(Debug, Clone)]
+struct Model {
+    kind: BackoffKind,
+    base: f64,
+    multiplier: Option<f64>,
+    cap: Option<f64>,
+    /// 0 constant, 1 linear or exponential, 2 with a cap.
+    complexity: u8,
+    /// The multiplier is assumed, not seen.
+    assumed_multiplier: bool,
+}
+
+impl Model {
+    fn predict(&self, k: usize) -> f64 {
+        let raw = match self.kind {
+            BackoffKind::None => 0.0,
+            BackoffKind::Constant => self.base,
+            BackoffKind::Linear => self.base * k as f64,
+            BackoffKind::Exponential => {
+                self.base * self.multiplier.unwrap_or(2.0).powi(k as i32 - 1)
+            }
+        };
+        self.cap.map_or(raw, |c| raw.min(c))
+    }
+
+    /// The largest relative miss over the schedule.
+    fn error(&self, b: &[f64]) -> f64 {
+        b.iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let p = self.predict(i + 1);
+                ((p - x).abs() - NOISE_MS).max(0.0) / x.max(p).max(1.0)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    fn describe(&self) -> String {
+        let mut s = match self.kind {
+            BackoffKind::None => "no wait".to_owned(),
+            BackoffKind::Constant => format!("constant {} ms", fmt_ms(self.base)),
+            BackoffKind::Linear => format!("linear from {} ms", fmt_ms(self.base)),
+            BackoffKind::Exponential => format!(
+                "exponential from {} ms ×{}",
+                fmt_ms(self.base),
+                self.multiplier
+                    .map_or("?".to_owned(), |m| format!("{m:.2}"))
+            ),
+        };
+        if let Some(c) = self.cap {
+            s += &format!(" capped at {} ms", fmt_ms(c));
+        }
+        s
+    }
+}
+
+struct Schedule {
+    kind: BackoffKind,
+    base: f64,
+    multiplier: Option<f64>,
+    cap: Option<f64>,
+    confidence: Confidence,
+    why: String,
+    alternatives: Vec<Alternative>,
+}
+
+/// Least squares of ln b_k = ln base + (k-1) ln m over `b` (k from 1).
+fn exponential_fit(b: &[f64]) -> (f64, f64) {
+    let n = b.len() as f64;
+    let xs: Vec<f64> = (0..b.len()).map(|i| i as f64).collect();
+    let ys: Vec<f64> = b.iter().map(|x| x.max(0.001).ln()).collect();
+    let mx = xs.iter().sum::<f64>() / n;
+    let my = ys.iter().sum::<f64>() / n;
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    ((my - slope * mx).exp(), slope.exp())
+}
+
+/// Least squares of b_k = base · k through the origin.
+fn linear_fit(b: &[f64]) -> f64 {
+    let num: f64 = b.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum();
+    let den: f64 = (1..=b.len()).map(|k| (k * k) as f64).sum();
+    num / den
+}
+
+fn round_multiplier(m: f64) -> f64 {
+    (m * 100.0).round() / 100.0
+}
+
+fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
+    let tol = if jittered { 0.2 } else { 0.12 };
+    let k = b.len();
+    if !jittered && b.iter().all(|&x| x < NOISE_MS) {
+        return Schedule {
+            kind: BackoffKind::None,
+            base: 0.0,
+            multiplier: None,
+            cap: None,
+            confidence: Confidence::High,
+            why: "every retry is sent at once".into(),
+            alternatives: Vec::new(),
+        };
+    }
+    let mut candidates: Vec<Model> = Vec::new();
+    let median = {
+        let mut s = b.to_vec();
+        s.sort_by(f64::total_cmp);
+        s[s.len() / 2]
+    };
+    candidates.push(Model {
+        kind: BackoffKind::Constant,
+        base: median,
+        multiplier: None,
+        cap: None,
+        complexity: 0,
+        assumed_multiplier: false,
+    });
+    if k >= 2 {
+        let (base, m) = exponential_fit(b);
+        if m >= 1.15 {
+            candidates.push(Model {
+                kind: BackoffKind::Exponential,
+                base,
+                multiplier: Some(round_multiplier(m)),
+                cap: None,
+                complexity: 1,
+                assumed_multiplier: false,
+            });
+        }
+        candidates.push(Model {
+            kind: BackoffKind::Linear,
+            base: linear_fit(b),
+            multiplier: None,
+            cap: None,
+            complexity: 1,
+            assumed_multiplier: false,
+        });
+        // A cap from index c on: b_c..b_K level, the prefix growing into it.
+        for c in 2..=k {
+            let tail = &b[c - 1..];
+            let cap = tail.iter().sum::<f64>() / tail.len() as f64;
+            let prefix = &b[..c - 1];
+            let (base, m, assumed) = if prefix.len() >= 2 {
+                let (base, m) = exponential_fit(prefix);
+                (base, m, false)
+            } else {
+                (prefix[0], 2.0, true)
+            };
+            if cap < prefix[prefix.len() - 1] * (1.0 + tol) {
+                continue;
+            }
+            if m >= 1.15 {
+                let model = Model {
+                    kind: BackoffKind::Exponential,
+                    base,
+                    multiplier: Some(round_multiplier(m)),
+                    cap: Some(cap),
+                    complexity: 2,
+                    assumed_multiplier: assumed,
+                };
+                // The cap must clip the schedule where it starts.
+                let raw = base * m.powi(c as i32 - 1);
+                if raw > cap * (1.0 + tol / 2.0) {
+                    candidates.push(model);
+                }
+            }
+            let lin = if prefix.len() >= 2 {
+                linear_fit(prefix)
+            } else {
+                prefix[0]
+            };
+            if lin * c as f64 > cap * (1.0 + tol / 2.0) {
+                candidates.push(Model {
+                    kind: BackoffKind::Linear,
+                    base: lin,
+                    multiplier: None,
+                    cap: Some(cap),
+                    complexity: 2,
+                    assumed_multiplier: false,
+                });
+            }
+        }
+    }
+    let mut fitting: Vec<(Model, f64)> = candidates
+        .into_iter()
+        .map(|m| {
+            let e = m.error(b);
+            (m, e)
+        })
+        .filter(|(_, e)| *e <= tol)
+        .collect();
+    // Simplest first; among equals the smaller miss, exponential before
+    // linear when both reproduce the waits (it is the common choice).
+    fitting.sort_by(|(a, ea), (b, eb)| {
+        a.complexity.cmp(&b.complexity).then_with(|| {
+            let close = (ea - eb).abs() <= tol / 2.0;
+            if close {
+                (a.kind != BackoffKind::Exponential).cmp(&(b.kind != BackoffKind::Exponential))
+            } else {
+                ea.total_cmp(eb)
+            }
+        })
+    });
+    let Some((chosen, _)) = fitting.first().cloned() else {
+        // Nothing simple reproduces the waits: report the first wait as a
+        // constant and say so.
+        return Schedule {
+            kind: BackoffKind::Constant,
+            base: b[0],
+            multiplier: None,
+            cap: None,
+            confidence: Confidence::Low,
+            why: "no constant, linear or exponential schedule (capped or not) reproduces these waits; the first wait is reported".into(),
+            alternatives: Vec::new(),
+        };
+    };
+    // Every other fit is named; only a fit as simple as the chosen one
+    // makes the choice a guess (a cap that growth explains as well is
+    // merely possible).
+    let alternatives: Vec<Alternative> = fitting
+        .iter()
+        .skip(1)
+        .map(|(m, _)| Alternative {
+            kind: m.kind,
+            base_ms: m.base,
+            multiplier: m.multiplier,
+            cap_ms: m.cap,
+            text: m.describe(),
+        })
+        .collect();
+    let rival = fitting
+        .iter()
+        .skip(1)
+        .any(|(m, _)| m.complexity <= chosen.complexity);
+    let confidence = if k == 1 || rival || chosen.assumed_multiplier {
+        Confidence::Low
+    } else if k == 2 {
+        Confidence::Medium
+    } else {
+        Confidence::High
+    };
+    let mut why = format!("fits {}", chosen.describe());
+    if k == 1 {
+        why += "; one wait only, so constant, linear and exponential agree on it";
+    }
+    if chosen.assumed_multiplier {
+        why +=
+            "; the cap is reached at the second retry, so the multiplier is not seen (2 assumed)";
+    }
+    if chosen.cap.is_none() && chosen.kind != BackoffKind::Constant {
+        why += &format!(
+            "; no cap reached within {k} waits (longest {} ms)",
+            fmt_ms(b[k - 1])
+        );
+    }
+    Schedule {
+        kind: chosen.kind,
+        base: chosen.base,
+        multiplier: chosen.multiplier,
+        cap: chosen.cap,
+        confidence,
+        why,
+        alternatives,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Backoff, seeded_rng};
+    use std::time::Duration;
+
+    /// Waits drawn by the policy engine itself for `runs` requests.
+    fn drawn(b: &Backoff, retries: u32, runs: usize, seed: u64) -> Vec<Vec<f64>> {
+        let mut rng = seeded_rng(seed);
+        let mut by = vec![Vec::new(); retries as usize];
+        for _ in 0..runs {
+            let mut prev = b.initial_prev();
+            for k in 1..=retries {
+                let w = b.wait(k, prev, &mut rng);
+                prev = w;
+                by[k as usize - 1].push(w.as_secs_f64() * 1e3);
+            }
+        }
+        by
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn backoff(kind: BackoffKind, base: u64, cap: Option<u64>, jitter: Jitter) -> Backoff {
+        Backoff {
+            kind,
+            base: ms(base),
+            multiplier: 2.0,
+            cap: cap.map(ms),
+            jitter,
+        }
+    }
+
+    #[test]
+    fn exact_exponential_with_a_plateau() {
+        let f = fit(&[
+            vec![100.0; 5],
+            vec![200.0; 5],
+            vec![300.0; 5],
+            vec![300.0; 5],
+        ])
+        .unwrap();
+        assert_eq!(f.kind, BackoffKind::Exponential);
+        assert_eq!(f.jitter, Jitter::None);
+        assert!((f.base_ms - 100.0).abs() < 1.0, "{f:?}");
+        assert_eq!(f.multiplier, Some(2.0));
+        assert_eq!(f.cap_ms, Some(300.0));
+    }
+
+    #[test]
+    fn two_waits_that_double_are_ambiguous() {
+        let f = fit(&[vec![100.0; 5], vec![200.0; 5]]).unwrap();
+        assert_eq!(f.kind, BackoffKind::Exponential);
+        assert_eq!(f.kind_confidence, Confidence::Low);
+        assert_eq!(f.kind_alternatives[0].kind, BackoffKind::Linear, "{f:?}");
+    }
+
+    #[test]
+    fn constant_linear_and_none() {
+        let f = fit(&[
+            vec![1000.0, 1001.0],
+            vec![1000.5, 1002.0],
+            vec![1001.0, 1000.0],
+        ])
+        .unwrap();
+        assert_eq!((f.kind, f.jitter), (BackoffKind::Constant, Jitter::None));
+        let f = fit(&[vec![100.0], vec![200.0], vec![300.0], vec![400.0]]).unwrap();
+        assert_eq!(f.kind, BackoffKind::Linear);
+        let f = fit(&[vec![0.3, 0.5], vec![0.4, 0.2]]).unwrap();
+        assert_eq!(f.kind, BackoffKind::None);
+        assert!(fit(&[]).is_none());
+    }
+
+    #[test]
+    fn jitter_kinds_from_the_engines_own_draws() {
+        let cases = [
+            (Jitter::Full, "full"),
+            (Jitter::Equal, "equal"),
+            (Jitter::Proportional { ratio: 0.15 }, "proportional"),
+            (Jitter::Decorrelated, "decorrelated"),
+        ];
+        for (jitter, name) in cases {
+            for seed in 0..5 {
+                let b = backoff(BackoffKind::Exponential, 100, Some(10_000), jitter);
+                let f = fit(&drawn(&b, 3, 30, seed)).unwrap();
+                assert_eq!(jitter_name(f.jitter), name, "seed {seed}: {f:#?}");
+                assert_eq!(
+                    f.jitter_confidence,
+                    if jitter == Jitter::Equal {
+                        Confidence::Medium
+                    } else {
+                        Confidence::High
+                    }
+                );
+                let base_err = (f.base_ms - 100.0).abs() / 100.0;
+                assert!(base_err < 0.1, "{name} seed {seed}: base {}", f.base_ms);
+                if jitter != Jitter::Decorrelated {
+                    assert_eq!(f.kind, BackoffKind::Exponential, "{name} {f:#?}");
+                    let m = f.multiplier.unwrap();
+                    assert!((m - 2.0).abs() < 0.3, "{name} seed {seed}: ×{m}");
+                }
+                if let Jitter::Proportional { ratio } = f.jitter {
+                    assert!((ratio - 0.15).abs() < 0.05, "{ratio}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_stall_is_an_outlier_not_jitter() {
+        let mut waits = vec![100.0; 29];
+        waits.push(160.0);
+        let f = fit(&[waits.clone(), waits.iter().map(|w| w * 2.0).collect()]).unwrap();
+        assert_eq!(f.jitter, Jitter::None, "{f:#?}");
+        assert_eq!(f.per_retry[0].outliers, 1);
+    }
+}

@@ -1,0 +1,938 @@
+//! Inference: from the attempts recorded across scenarios and runs to a
+//! retry policy, field by field, each with its evidence and a confidence.
+//! It never claims more than the recordings show: an outcome no scenario
+//! probed is not in `retry_on`, a field the client gave no way to see is
+//! `None` with the reason, and where two readings fit equally both are named.
+
+pub mod fit;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::record::{Exit, RunRecord, ScenarioRecord};
+use super::scenario::{Purpose, Scenario};
+use crate::policy::{Backoff, Condition, Jitter, Outcome, RetryOn, RetryPolicy};
+use fit::{BackoffFit, fmt_ms};
+
+/// How sure the probe is of a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// One inferred field: its value (`None`: not determined), how sure, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Field<T> {
+    pub value: Option<T>,
+    pub confidence: Confidence,
+    pub evidence: String,
+}
+
+impl<T> Field<T> {
+    fn known(value: T, confidence: Confidence, evidence: impl Into<String>) -> Self {
+        Field {
+            value: Some(value),
+            confidence,
+            evidence: evidence.into(),
+        }
+    }
+
+    fn unknown(evidence: impl Into<String>) -> Self {
+        Field {
+            value: None,
+            confidence: Confidence::Low,
+            evidence: evidence.into(),
+        }
+    }
+}
+
+/// Whether one probed outcome is retried.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutcomeVerdict {
+    /// `503`, `reset`, `timeout`, `connect`.
+    pub outcome: String,
+    pub scenario: String,
+    pub retried: Option<bool>,
+    pub confidence: Confidence,
+    pub evidence: String,
+}
+
+/// The policy as measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct InferredPolicy {
+    pub method: Field<String>,
+    pub max_attempts: Field<u32>,
+    pub retry_on: Vec<OutcomeVerdict>,
+    /// `None` when no retry was seen, so there is no wait to fit.
+    pub backoff: Option<BackoffFit>,
+    pub honor_retry_after: Field<bool>,
+    /// The per-attempt timeout in ms; `None` with the reason when there is
+    /// none below the time bound or the hang scenario did not run.
+    pub timeout_ms: Field<f64>,
+    /// Whether the hang scenario ran (so a missing timeout is a finding).
+    pub timeout_probed: bool,
+    pub idempotency_key: Field<bool>,
+    /// The header that carries a deadline downstream, if any.
+    pub deadline_header: Field<String>,
+    pub reuses_connection: Field<bool>,
+    pub stops_on_success: Field<bool>,
+    pub notes: Vec<String>,
+}
+
+impl InferredPolicy {
+    /// The conditions seen retried, in the schema's order.
+    pub fn retried_conditions(&self) -> Vec<Condition> {
+        let mut out: Vec<Condition> = self
+            .retry_on
+            .iter()
+            .filter(|v| v.retried == Some(true))
+            .filter_map(|v| v.outcome.parse().ok())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The policy engine's value for what was measured: fields not
+    /// determined take the schema's defaults, which the report says.
+    pub fn to_policy(&self) -> RetryPolicy {
+        let max_attempts = self.max_attempts.value.unwrap_or(1).max(1);
+        let backoff = self
+            .backoff
+            .as_ref()
+            .map_or_else(Backoff::default, |f| Backoff {
+                kind: f.kind,
+                base: ms_to_duration(round_sig(f.base_ms)),
+                multiplier: f.multiplier.unwrap_or(2.0),
+                cap: f.cap_ms.map(|c| ms_to_duration(round_sig(c))),
+                jitter: f.jitter,
+            });
+        RetryPolicy {
+            max_attempts,
+            backoff,
+            retry_on: RetryOn(self.retried_conditions()),
+            honor_retry_after: self.honor_retry_after.value.unwrap_or(true),
+            budget: None,
+        }
+    }
+
+    /// The per-attempt timeout, rounded like the rendered YAML.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_ms.value.map(|t| ms_to_duration(round_sig(t)))
+    }
+
+    /// Whether the verdict for `outcome` is known, and what it is.
+    pub fn retries(&self, outcome: Outcome) -> Option<bool> {
+        let name = outcome.to_string();
+        self.retry_on
+            .iter()
+            .find(|v| v.outcome == name)
+            .and_then(|v| v.retried)
+    }
+}
+
+pub fn ms_to_duration(ms: f64) -> Duration {
+    Duration::from_secs_f64((ms.max(0.0)) / 1e3)
+}
+
+/// Two significant digits (whole microseconds below 1 ms): how the rendered
+/// policy writes measured durations, since more digits would be noise.
+pub fn round_sig(ms: f64) -> f64 {
+    if ms <= 0.0 || !ms.is_finite() {
+        return 0.0;
+    }
+    let mag = 10f64.powi(ms.log10().floor() as i32 - 1);
+    let r = (ms / mag).round() * mag;
+    if r < 1.0 {
+        (r * 1000.0).round() / 1000.0
+    } else {
+        r.round()
+    }
+}
+
+/// What the probe was asked, for the inference to weigh.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub declared_method: Option<&'a str>,
+    pub bound: Duration,
+}
+
+/// Infers the policy from every scenario's runs.
+pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPolicy {
+    let mut notes = Vec::new();
+    let mut retry_on: Vec<OutcomeVerdict> = records
+        .iter()
+        .filter(|(s, _)| !s.refuses())
+        .filter_map(|(s, r)| Some(verdict(s, s.outcome()?, &r.runs)))
+        .collect();
+    let max_attempts = max_attempts(records, &mut notes);
+    let backoff = fit::fit(&waits_by_retry(records));
+    if let Some(f) = &backoff {
+        throttling_note(records, f, &mut notes);
+    }
+    if let Some((s, r)) = records.iter().find(|(s, _)| s.refuses()) {
+        retry_on.push(refused_verdict(
+            s,
+            &r.runs,
+            records,
+            backoff.as_ref(),
+            max_attempts.value,
+        ));
+    }
+    let honor_retry_after = retry_after(records, backoff.as_ref());
+    let (timeout_ms, timeout_probed) = timeout(records, cx.bound);
+    let method = method(records, cx.declared_method, &mut notes);
+    let idempotency_key = idempotency_key(records);
+    let deadline_header = deadline_header(records, &mut notes);
+    let reuses_connection = reuses_connection(records);
+    let stops_on_success = stops_on_success(records);
+    let killed = records
+        .iter()
+        .flat_map(|(_, r)| &r.runs)
+        .filter(|r| r.exit == Exit::TimedOut)
+        .count();
+    if killed > 0 {
+        notes.push(format!(
+            "{killed} run(s) outlived the time bound of {} and were killed: counts from them are lower bounds",
+            crate::source::duration::format(cx.bound)
+        ));
+    }
+    InferredPolicy {
+        method,
+        max_attempts,
+        retry_on,
+        backoff,
+        honor_retry_after,
+        timeout_ms,
+        timeout_probed,
+        idempotency_key,
+        deadline_header,
+        reuses_connection,
+        stops_on_success,
+        notes,
+    }
+}
+
+fn attempts_text(counts: &[usize]) -> String {
+    let first = counts.first().copied().unwrap_or(0);
+    if counts.iter().all(|&c| c == first) {
+        format!(
+            "{first} attempt{} in each of {} run{}",
+            if first == 1 { "" } else { "s" },
+            counts.len(),
+            if counts.len() == 1 { "" } else { "s" }
+        )
+    } else {
+        let list: Vec<String> = counts.iter().map(usize::to_string).collect();
+        format!("attempts per run: {}", list.join(", "))
+    }
+}
+
+fn verdict(s: &Scenario, outcome: Outcome, runs: &[RunRecord]) -> OutcomeVerdict {
+    let counts: Vec<usize> = runs
+        .iter()
+        .map(|r| r.arrivals.len())
+        .filter(|&c| c > 0)
+        .collect();
+    let (retried, confidence, evidence) = if counts.is_empty() {
+        (
+            None,
+            Confidence::Low,
+            "the client sent no request in this scenario".to_owned(),
+        )
+    } else {
+        let retried_runs = counts.iter().filter(|&&c| c >= 2).count();
+        let text = attempts_text(&counts);
+        if retried_runs == counts.len() {
+            let c = if counts.len() >= 2 {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            (Some(true), c, text)
+        } else if retried_runs == 0 {
+            let c = if counts.len() >= 2 {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            (Some(false), c, text)
+        } else {
+            (
+                Some(true),
+                Confidence::Medium,
+                format!(
+                    "{text} (retried in {retried_runs} of {} runs)",
+                    counts.len()
+                ),
+            )
+        }
+    };
+    OutcomeVerdict {
+        outcome: outcome.to_string(),
+        scenario: s.name.to_owned(),
+        retried,
+        confidence,
+        evidence,
+    }
+}
+
+/// Scenarios whose every attempt fails, that reached the server.
+fn failing_every_time(
+    records: &[(Scenario, ScenarioRecord)],
+) -> impl Iterator<Item = (&Scenario, &ScenarioRecord)> {
+    records
+        .iter()
+        .filter(|(s, _)| matches!(s.purpose, Purpose::Every(_)) && !s.refuses())
+        .map(|(s, r)| (s, r))
+}
+
+fn median_usize(xs: &mut [usize]) -> usize {
+    xs.sort_unstable();
+    xs[xs.len() / 2]
+}
+
+fn max_attempts(records: &[(Scenario, ScenarioRecord)], notes: &mut Vec<String>) -> Field<u32> {
+    let mut per_scenario: Vec<(&str, usize, Vec<usize>)> = Vec::new();
+    let mut contacted = false;
+    for (s, r) in failing_every_time(records) {
+        let mut counts: Vec<usize> = r
+            .runs
+            .iter()
+            .map(|r| r.arrivals.len())
+            .filter(|&c| c > 0)
+            .collect();
+        if counts.is_empty() {
+            continue;
+        }
+        contacted = true;
+        let all = counts.clone();
+        let m = median_usize(&mut counts);
+        if m >= 2 {
+            per_scenario.push((s.name, m, all));
+        }
+    }
+    if per_scenario.is_empty() {
+        return if contacted {
+            Field::known(
+                1,
+                Confidence::High,
+                "no failure was retried: one attempt in every run",
+            )
+        } else {
+            Field::unknown("no failing scenario reached the server")
+        };
+    }
+    let value = per_scenario.iter().map(|(_, m, _)| *m).max().unwrap_or(1);
+    let agree = per_scenario
+        .iter()
+        .all(|(_, _, all)| all.iter().all(|&c| c == value));
+    let evidence: Vec<String> = per_scenario
+        .iter()
+        .map(|(name, m, all)| {
+            if all.iter().all(|c| c == m) {
+                format!("{name}: {m}")
+            } else {
+                let list: Vec<String> = all.iter().map(usize::to_string).collect();
+                format!("{name}: {}", list.join("/"))
+            }
+        })
+        .collect();
+    let fewer: Vec<&str> = per_scenario
+        .iter()
+        .filter(|(_, m, _)| *m < value)
+        .map(|(n, _, _)| *n)
+        .collect();
+    if !fewer.is_empty() {
+        notes.push(format!(
+            "fewer attempts under {} than the {value} seen elsewhere: a limit on the whole call's time (like curl's --retry-max-time) may cut retries",
+            fewer.join(", ")
+        ));
+    }
+    let runs = per_scenario.iter().map(|(_, _, a)| a.len()).sum::<usize>();
+    let confidence = if agree && runs >= 2 {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    Field::known(
+        u32::try_from(value).unwrap_or(u32::MAX),
+        confidence,
+        format!(
+            "attempts per run where failures were retried — {}",
+            evidence.join(", ")
+        ),
+    )
+}
+
+/// Every wait before retry k, pooled over the scenarios that fail without
+/// Retry-After and their runs.
+fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> Vec<Vec<f64>> {
+    let mut by: Vec<Vec<f64>> = Vec::new();
+    for (s, r) in records {
+        let usable = match s.purpose {
+            Purpose::Every(_) => !s.refuses(),
+            Purpose::SuccessOn(_) => true,
+            Purpose::RetryAfter { .. } => false,
+        };
+        if !usable {
+            continue;
+        }
+        let hangs = s.outcome() == Some(Outcome::Timeout);
+        for run in &r.runs {
+            for (i, w) in waits_of(run, hangs).into_iter().enumerate() {
+                let Some(w) = w else { continue };
+                if by.len() <= i {
+                    by.resize(i + 1, Vec::new());
+                }
+                by[i].push(w);
+            }
+        }
+    }
+    by
+}
+
+/// A run's waits; in the hang scenario `None` where the client never hung
+/// up on the attempt (its end is unknown).
+fn waits_of(run: &RunRecord, hangs: bool) -> Vec<Option<f64>> {
+    run.arrivals
+        .windows(2)
+        .zip(run.waits_ms())
+        .map(|(w, wait)| (!hangs || w[0].hung_up_ms.is_some()).then_some(wait))
+        .collect()
+}
+
+fn is_hang(run: &RunRecord) -> bool {
+    run.arrivals.iter().any(|a| a.hung_up_ms.is_some())
+}
+
+/// Says so when 429 backs off on another schedule than the 5xx failures
+/// (AWS SDKs use a longer base for throttling).
+fn throttling_note(
+    records: &[(Scenario, ScenarioRecord)],
+    f: &BackoffFit,
+    notes: &mut Vec<String>,
+) {
+    let Some(pooled) = f.per_retry.first().map(|s| s.median_ms) else {
+        return;
+    };
+    for (s, r) in failing_every_time(records) {
+        let mut firsts: Vec<f64> = r
+            .runs
+            .iter()
+            .filter_map(|run| {
+                waits_of(run, s.outcome() == Some(Outcome::Timeout))
+                    .first()
+                    .copied()
+                    .flatten()
+            })
+            .collect();
+        if firsts.len() < 2 || pooled < 5.0 {
+            continue;
+        }
+        firsts.sort_by(f64::total_cmp);
+        let m = firsts[firsts.len() / 2];
+        if m > 2.0 * pooled + 5.0 || m < 0.5 * pooled - 5.0 {
+            notes.push(format!(
+                "`{}` waits {} ms before its first retry against {} ms overall: this outcome backs off on a schedule of its own",
+                s.name,
+                fmt_ms(m),
+                fmt_ms(pooled)
+            ));
+        }
+    }
+}
+
+/// The mean and longest wait before retry k under the fit.
+fn expected_wait(f: &BackoffFit, k: usize) -> (f64, f64) {
+    let b = f
+        .nominal_ms
+        .get(k)
+        .or(f.nominal_ms.last())
+        .copied()
+        .unwrap_or(0.0);
+    match f.jitter {
+        Jitter::None => (b, b),
+        Jitter::Full => (b / 2.0, b),
+        Jitter::Equal => (0.75 * b, b),
+        Jitter::Proportional { ratio } => (b, b * (1.0 + ratio)),
+        Jitter::Decorrelated => (2.0 * f.base_ms, 3.0 * f.base_ms.max(b)),
+    }
+}
+
+/// The time a run takes besides its waits: start-up and exit.
+fn overhead_ms(records: &[(Scenario, ScenarioRecord)]) -> Option<f64> {
+    let mut xs: Vec<f64> = failing_every_time(records)
+        .flat_map(|(_, r)| &r.runs)
+        .filter(|r| r.exit != Exit::TimedOut && !r.arrivals.is_empty() && !is_hang(r))
+        .map(|r| {
+            let waits: f64 = r.waits_ms().iter().sum();
+            (r.elapsed_ms - waits).max(0.0)
+        })
+        .collect();
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    Some(xs[xs.len() / 2])
+}
+
+/// A refused connection never reaches the server, so whether the client
+/// retries it shows only in how long it keeps at it against a closed port,
+/// measured against its start-up and exit time and the waits seen elsewhere.
+fn refused_verdict(
+    s: &Scenario,
+    runs: &[RunRecord],
+    records: &[(Scenario, ScenarioRecord)],
+    f: Option<&BackoffFit>,
+    attempts: Option<u32>,
+) -> OutcomeVerdict {
+    let mk = |retried, confidence, evidence: String| OutcomeVerdict {
+        outcome: Outcome::Connect.to_string(),
+        scenario: s.name.to_owned(),
+        retried,
+        confidence,
+        evidence,
+    };
+    let Some(overhead) = overhead_ms(records) else {
+        return mk(
+            None,
+            Confidence::Low,
+            "no other scenario shows the client's start-up and exit time to compare with".into(),
+        );
+    };
+    let elapsed: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.exit != Exit::NotStarted)
+        .map(|r| r.elapsed_ms)
+        .collect();
+    if elapsed.is_empty() {
+        return mk(None, Confidence::Low, "the client did not run".into());
+    }
+    let mut extra: Vec<f64> = elapsed.iter().map(|e| (e - overhead).max(0.0)).collect();
+    extra.sort_by(f64::total_cmp);
+    let median_extra = extra[extra.len() / 2];
+    let shown = format!(
+        "against a closed port the client ran {} ms beyond its usual {} ms start-up and exit",
+        fmt_ms(median_extra),
+        fmt_ms(overhead)
+    );
+    // A retry after a refusal shows once the waits add up to more than noise.
+    let retries = attempts.unwrap_or(1).saturating_sub(1).max(1) as usize;
+    let (mean_total, _) = f.map_or((0.0, 0.0), |f| {
+        (0..retries).fold((0.0, 0.0), |(m, x), k| {
+            let (mean, max) = expected_wait(f, k);
+            (m + mean, x + max)
+        })
+    });
+    let min_visible = 20.0 + 0.1 * overhead;
+    if median_extra > min_visible.max(0.3 * mean_total) {
+        let mut n = 1;
+        let mut sum = 0.0;
+        if let Some(f) = f {
+            while n < 100 {
+                let (mean, _) = expected_wait(f, n - 1);
+                if sum + mean / 2.0 > median_extra {
+                    break;
+                }
+                sum += mean;
+                n += 1;
+            }
+        }
+        return mk(
+            Some(true),
+            Confidence::Medium,
+            format!("{shown}: about {n} attempts at the waits measured elsewhere"),
+        );
+    }
+    if mean_total < min_visible {
+        return mk(
+            None,
+            Confidence::Low,
+            format!(
+                "{shown}; its waits ({} ms in all) are too short to tell retries from none without a listener to count them",
+                fmt_ms(mean_total)
+            ),
+        );
+    }
+    mk(
+        Some(false),
+        Confidence::Medium,
+        format!("{shown}: no time for a retry"),
+    )
+}
+
+fn retry_after(records: &[(Scenario, ScenarioRecord)], f: Option<&BackoffFit>) -> Field<bool> {
+    let mut seen: Vec<(String, Option<bool>, String)> = Vec::new();
+    for (s, r) in records {
+        let Purpose::RetryAfter { status, after } = s.purpose else {
+            continue;
+        };
+        let ra = after.as_secs_f64() * 1e3;
+        let mut firsts: Vec<f64> = r
+            .runs
+            .iter()
+            .filter(|r| r.arrivals.len() >= 2)
+            .map(|r| r.waits_ms()[0])
+            .collect();
+        if firsts.is_empty() {
+            seen.push((s.name.to_owned(), None, format!("{status} is not retried")));
+            continue;
+        }
+        firsts.sort_by(f64::total_cmp);
+        let w = firsts[firsts.len() / 2];
+        let own = f.map(|f| expected_wait(f, 0).1);
+        let waited = format!(
+            "waited {} ms after {status} with Retry-After {}",
+            fmt_ms(w),
+            crate::source::duration::format(after)
+        );
+        let verdict = if own.is_some_and(|o| o >= 0.8 * ra) {
+            (
+                None,
+                format!(
+                    "{waited}, but its own first wait ({} ms) is as long",
+                    fmt_ms(own.unwrap_or(0.0))
+                ),
+            )
+        } else if w >= 0.9 * ra {
+            (Some(true), waited)
+        } else if w < 0.6 * ra {
+            (Some(false), format!("{waited} (its own backoff)"))
+        } else {
+            (
+                None,
+                format!("{waited}: neither its own backoff nor the header's"),
+            )
+        };
+        seen.push((s.name.to_owned(), verdict.0, verdict.1));
+    }
+    if seen.is_empty() {
+        return Field::unknown("no Retry-After scenario ran");
+    }
+    let evidence = seen
+        .iter()
+        .map(|(n, _, e)| format!("{n}: {e}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let known: Vec<bool> = seen.iter().filter_map(|(_, v, _)| *v).collect();
+    match known.as_slice() {
+        [] => Field::unknown(evidence),
+        ks if ks.iter().all(|&k| k == ks[0]) => {
+            let c = if ks.len() >= 2 {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            Field::known(ks[0], c, evidence)
+        }
+        // Honoured for one status and not the other: the policy has one
+        // flag, and ignoring it anywhere is the hazard RL010 is about.
+        _ => Field::known(
+            false,
+            Confidence::Medium,
+            format!("{evidence} (honoured for one status only)"),
+        ),
+    }
+}
+
+fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f64>, bool) {
+    let Some((_, r)) = records
+        .iter()
+        .find(|(s, _)| s.outcome() == Some(Outcome::Timeout))
+    else {
+        return (Field::unknown("the hang scenario did not run"), false);
+    };
+    let mut gave_up: Vec<f64> = Vec::new();
+    let mut hung_to_the_end = 0;
+    for run in &r.runs {
+        for a in &run.arrivals {
+            match a.hung_up_ms {
+                // A hang-up caused by the probe's own kill is not the client's.
+                Some(h) if !(run.exit == Exit::TimedOut && h >= run.elapsed_ms - 5.0) => {
+                    gave_up.push(h - a.at_ms);
+                }
+                _ => hung_to_the_end += 1,
+            }
+        }
+    }
+    if gave_up.is_empty() {
+        if hung_to_the_end == 0 {
+            return (
+                Field::unknown("the client sent no request in the hang scenario"),
+                true,
+            );
+        }
+        return (
+            Field {
+                value: None,
+                confidence: Confidence::Medium,
+                evidence: format!(
+                    "attempts hung until the run ended ({} bound): no per-attempt timeout below it",
+                    crate::source::duration::format(bound)
+                ),
+            },
+            true,
+        );
+    }
+    gave_up.sort_by(f64::total_cmp);
+    let median = gave_up[gave_up.len() / 2];
+    let (lo, hi) = (gave_up[0], gave_up[gave_up.len() - 1]);
+    let tight = hi - lo <= 0.1 * median + 10.0;
+    let confidence = if tight && gave_up.len() >= 2 {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    let list: Vec<String> = gave_up.iter().take(8).map(|x| fmt_ms(*x)).collect();
+    (
+        Field::known(
+            median,
+            confidence,
+            format!(
+                "the client hung up on hanging attempts after {} ms{}",
+                list.join("/"),
+                if gave_up.len() > 8 { "/…" } else { "" }
+            ),
+        ),
+        true,
+    )
+}
+
+fn method(
+    records: &[(Scenario, ScenarioRecord)],
+    declared: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Field<String> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for a in records
+        .iter()
+        .flat_map(|(_, r)| &r.runs)
+        .flat_map(|r| &r.arrivals)
+    {
+        *counts.entry(a.method.as_str()).or_default() += 1;
+    }
+    let observed = counts
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(m, _)| (*m).to_owned());
+    match (declared, observed) {
+        (Some(d), Some(o)) if !d.eq_ignore_ascii_case(&o) => {
+            notes.push(format!("--method {d} was given, but the client sent {o}"));
+            Field::known(
+                d.to_ascii_uppercase(),
+                Confidence::Low,
+                format!("declared; the client sent {o}"),
+            )
+        }
+        (Some(d), _) => Field::known(
+            d.to_ascii_uppercase(),
+            Confidence::High,
+            "declared with --method",
+        ),
+        (None, Some(o)) => {
+            let total: usize = counts.values().sum();
+            Field::known(
+                o.clone(),
+                Confidence::High,
+                format!("{o} on {} of {total} attempts", counts[o.as_str()]),
+            )
+        }
+        (None, None) => Field::unknown("no attempt arrived"),
+    }
+}
+
+fn idempotency_key(records: &[(Scenario, ScenarioRecord)]) -> Field<bool> {
+    let runs: Vec<&RunRecord> = records
+        .iter()
+        .flat_map(|(_, r)| &r.runs)
+        .filter(|r| !r.arrivals.is_empty())
+        .collect();
+    if runs.is_empty() {
+        return Field::unknown("no attempt arrived");
+    }
+    let retried: Vec<&&RunRecord> = runs.iter().filter(|r| r.arrivals.len() >= 2).collect();
+    let keyed = |r: &RunRecord| r.arrivals.iter().all(|a| a.idempotency_key.is_some());
+    if retried.is_empty() {
+        let with = runs.iter().filter(|r| keyed(r)).count();
+        return Field::known(
+            with == runs.len(),
+            Confidence::Medium,
+            format!(
+                "Idempotency-Key on {with} of {} single attempts; no retry to compare keys across",
+                runs.len()
+            ),
+        );
+    }
+    let same = retried
+        .iter()
+        .filter(|r| {
+            keyed(r)
+                && r.arrivals
+                    .iter()
+                    .all(|a| a.idempotency_key == r.arrivals[0].idempotency_key)
+        })
+        .count();
+    let keyed_runs = retried.iter().filter(|r| keyed(r)).count();
+    if same == retried.len() {
+        Field::known(
+            true,
+            Confidence::High,
+            format!(
+                "the same Idempotency-Key on every attempt of each of {} retried runs",
+                retried.len()
+            ),
+        )
+    } else if keyed_runs > 0 {
+        Field::known(
+            false,
+            Confidence::High,
+            format!(
+                "Idempotency-Key changes between attempts in {} of {} retried runs: the server cannot tell a retry from a new request",
+                keyed_runs - same,
+                retried.len()
+            ),
+        )
+    } else {
+        Field::known(
+            false,
+            Confidence::High,
+            format!(
+                "no Idempotency-Key on the attempts of {} retried runs",
+                retried.len()
+            ),
+        )
+    }
+}
+
+fn deadline_header(
+    records: &[(Scenario, ScenarioRecord)],
+    notes: &mut Vec<String>,
+) -> Field<String> {
+    const COUNTS: &[&str] = &[
+        "x-envoy-attempt-count",
+        "grpc-previous-rpc-attempts",
+        "amz-sdk-request",
+        "x-stainless-retry-count",
+        "x-retry-attempt",
+    ];
+    let mut deadline: Option<(String, Vec<String>)> = None;
+    let mut counted: Option<(String, Vec<String>)> = None;
+    for run in records.iter().flat_map(|(_, r)| &r.runs) {
+        for a in &run.arrivals {
+            for (name, value) in &a.notable_headers {
+                let slot = if COUNTS.contains(&name.as_str()) {
+                    &mut counted
+                } else {
+                    &mut deadline
+                };
+                match slot {
+                    None => *slot = Some((name.clone(), vec![value.clone()])),
+                    Some((n, vals)) if n == name && vals.len() < 3 && run.arrivals.len() >= 2 => {
+                        vals.push(value.clone())
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if let Some((name, vals)) = counted {
+        notes.push(format!(
+            "the client counts its attempts in `{name}` ({})",
+            vals.join(", ")
+        ));
+    }
+    match deadline {
+        Some((name, vals)) => Field::known(
+            name.clone(),
+            Confidence::High,
+            format!("`{name}` sent: {}", vals.join(", ")),
+        ),
+        None => Field {
+            value: None,
+            confidence: Confidence::Medium,
+            evidence: "no deadline header (grpc-timeout, x-request-timeout, …) on any attempt"
+                .into(),
+        },
+    }
+}
+
+fn reuses_connection(records: &[(Scenario, ScenarioRecord)]) -> Field<bool> {
+    let mut same = 0;
+    let mut retries = 0;
+    for run in failing_every_time(records)
+        .filter(|(s, _)| {
+            s.outcome() != Some(Outcome::Reset) && s.outcome() != Some(Outcome::Timeout)
+        })
+        .flat_map(|(_, r)| &r.runs)
+    {
+        for w in run.arrivals.windows(2) {
+            retries += 1;
+            same += usize::from(w[0].connection == w[1].connection);
+        }
+    }
+    if retries == 0 {
+        return Field::unknown("no retry after an answer to compare connections");
+    }
+    Field::known(
+        same * 2 > retries,
+        Confidence::High,
+        format!("{same} of {retries} retries after an answer came on the same connection"),
+    )
+}
+
+fn stops_on_success(records: &[(Scenario, ScenarioRecord)]) -> Field<bool> {
+    let Some((s, r)) = records
+        .iter()
+        .find(|(s, _)| matches!(s.purpose, Purpose::SuccessOn(_)))
+    else {
+        return Field::unknown("the success-on-k scenario did not run");
+    };
+    let Purpose::SuccessOn(k) = s.purpose else {
+        unreachable!()
+    };
+    let k = k as usize;
+    let counts: Vec<usize> = r
+        .runs
+        .iter()
+        .map(|r| r.arrivals.len())
+        .filter(|&c| c > 0)
+        .collect();
+    if counts.is_empty() {
+        return Field::unknown("the client sent no request in the success-on-k scenario");
+    }
+    let text = attempts_text(&counts);
+    if counts.iter().any(|&c| c > k) {
+        return Field::known(
+            false,
+            Confidence::High,
+            format!("{text}: it went on after the 200 of attempt {k}"),
+        );
+    }
+    if counts.iter().all(|&c| c == k) {
+        let ok = r.runs.iter().filter(|r| r.exit.success()).count();
+        return Field::known(
+            true,
+            Confidence::High,
+            format!("{text}; exit 0 in {ok} of {} runs", r.runs.len()),
+        );
+    }
+    Field::unknown(format!("{text}: it gave up before attempt {k}'s success"))
+}
+
+#[cfg(test)]
+mod tests;

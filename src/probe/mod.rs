@@ -1,0 +1,236 @@
+//! `retrylint probe`: measures a real client's retry behaviour. It serves
+//! scripted failures on 127.0.0.1 (the fault kinds of `crate::faults`), runs
+//! the user's own client against them once per scenario and run, records
+//! every attempt, and infers the policy — attempts, retried outcomes,
+//! backoff and jitter, Retry-After, per-attempt timeout, idempotency key —
+//! each field with its evidence and a confidence. The measured policy is
+//! rendered in topology syntax, checked by the lint rules, set beside the
+//! nearest shipped preset, and optionally held to a topology's declared
+//! layer (the CI gate). Nothing here prints.
+//!
+//! One job per file: `scenario` (what each attempt gets), `server` (the
+//! recording probe server), `runner` (the client as a process group with a
+//! time bound), `execute` (scenarios × runs), `record` (what was seen),
+//! `infer` (from records to a policy), `render` (topology syntax),
+//! `findings` (the lint rules on it), `compare`, `preset`, `expect`.
+
+pub mod compare;
+pub mod execute;
+pub mod expect;
+pub mod findings;
+pub mod infer;
+pub mod preset;
+pub mod record;
+pub mod render;
+pub mod runner;
+pub mod scenario;
+pub mod server;
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+pub use expect::{Declared, ExpectError, ExpectResult};
+pub use infer::{Confidence, Field, InferredPolicy};
+pub use preset::PresetMatch;
+pub use record::{Arrival, Exit, RunRecord, ScenarioRecord};
+pub use runner::ClientCommand;
+pub use scenario::Scenario;
+
+use crate::lint::Finding;
+use crate::topology::Presets;
+
+/// What to probe and how.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// Runs per scenario.
+    pub runs: u32,
+    pub scenarios: Vec<Scenario>,
+    /// The call's method as the topology will declare it; `None`: as sent.
+    pub method: Option<String>,
+    /// The longest one run may take; the client is killed then.
+    pub bound: Duration,
+    /// Runs at a time.
+    pub parallel: usize,
+    /// A declared layer to hold the client to.
+    pub expect: Option<Declared>,
+    /// Cancel to stop early; [`probe`] also stops on Ctrl-C when `ctrl_c`.
+    pub stop: Option<CancellationToken>,
+    pub ctrl_c: bool,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            runs: 5,
+            scenarios: Scenario::all(),
+            method: None,
+            bound: Duration::from_secs(20),
+            parallel: 4,
+            expect: None,
+            stop: None,
+            ctrl_c: true,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot listen on 127.0.0.1: {0}")]
+    Bind(std::io::Error),
+    #[error("{0}")]
+    NotStarted(String),
+    /// The client never reached the probe server.
+    #[error("the client sent no request to the probe server in any run{}", stderr_hint(.stderr))]
+    NoRequests { stderr: String },
+    #[error("interrupted: the probe was stopped before its end")]
+    Interrupted,
+}
+
+fn stderr_hint(stderr: &str) -> String {
+    let hint = "; does it use {url} or $RETRYLINT_URL?";
+    match stderr.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(line) => format!("{hint} Its stderr ends: {}", line.trim()),
+        None => hint.to_owned(),
+    }
+}
+
+/// Everything the probe found, for the reporters.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeReport {
+    pub version: u32,
+    pub command: Vec<String>,
+    pub runs: u32,
+    pub time_bound_ms: f64,
+    pub scenarios: Vec<ScenarioRecord>,
+    pub policy: InferredPolicy,
+    /// The call in topology syntax, ready to paste under the caller.
+    pub snippet: String,
+    pub nearest_preset: Option<PresetMatch>,
+    /// The lint rules on the measured policy.
+    pub findings: Vec<Finding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectation: Option<ExpectResult>,
+    pub elapsed_ms: f64,
+}
+
+impl ProbeReport {
+    /// Whether a declared layer was given and the client differs from it.
+    pub fn failed(&self) -> bool {
+        self.expectation.as_ref().is_some_and(|e| !e.held)
+    }
+}
+
+/// Probes `cmd` on a runtime of its own. Must not be called from inside a
+/// tokio runtime; use [`probe_async`] there.
+pub fn probe(cmd: &ClientCommand, options: &ProbeOptions) -> Result<ProbeReport, ProbeError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("retrylint-probe")
+        .build()
+        .map_err(ProbeError::Runtime)?;
+    let result = rt.block_on(async {
+        let stop = options.stop.clone().unwrap_or_default();
+        let ctrl_c = options.ctrl_c.then(|| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    stop.cancel();
+                }
+            })
+        });
+        let mut opts = options.clone();
+        opts.stop = Some(stop);
+        let result = probe_async(cmd, &opts).await;
+        if let Some(task) = ctrl_c {
+            task.abort();
+        }
+        result
+    });
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// The probe on the caller's runtime. Every server, connection and client
+/// process it started is gone when it returns.
+pub async fn probe_async(
+    cmd: &ClientCommand,
+    options: &ProbeOptions,
+) -> Result<ProbeReport, ProbeError> {
+    let wall = Instant::now();
+    let stop = options.stop.clone().unwrap_or_default();
+    let records = execute::run_all(
+        cmd,
+        &options.scenarios,
+        options.runs.max(1),
+        options.bound,
+        options.parallel,
+        &stop,
+    )
+    .await
+    .map_err(ProbeError::Bind)?;
+    if stop.is_cancelled() {
+        return Err(ProbeError::Interrupted);
+    }
+    let all_runs = || records.iter().flat_map(|r| &r.runs);
+    if let Some(run) = all_runs().find(|r| r.exit == Exit::NotStarted) {
+        return Err(ProbeError::NotStarted(run.stderr_tail.clone()));
+    }
+    if all_runs().all(|r| r.arrivals.is_empty()) {
+        let stderr = all_runs()
+            .map(|r| r.stderr_tail.clone())
+            .find(|s| !s.is_empty())
+            .unwrap_or_default();
+        return Err(ProbeError::NoRequests { stderr });
+    }
+    Ok(assemble(cmd, options, records, wall.elapsed()))
+}
+
+/// From the records to the report: inference, rendering, rules, preset and
+/// gate. Pure, so it can be tested on recorded runs.
+pub fn assemble(
+    cmd: &ClientCommand,
+    options: &ProbeOptions,
+    records: Vec<ScenarioRecord>,
+    elapsed: Duration,
+) -> ProbeReport {
+    let paired: Vec<(Scenario, ScenarioRecord)> = records
+        .into_iter()
+        .filter_map(|r| Some((Scenario::named(&r.name)?, r)))
+        .collect();
+    let cx = infer::Context {
+        declared_method: options.method.as_deref(),
+        bound: options.bound,
+    };
+    let mut policy = infer::infer(&paired, &cx);
+    let engine = policy.to_policy();
+    let snippet = render::call_snippet(&engine, &policy, "SERVICE");
+    let findings = match findings::lint(&engine, &policy) {
+        Ok(f) => f,
+        Err(e) => {
+            policy.notes.push(format!(
+                "the rules could not check the measured policy: {e}"
+            ));
+            Vec::new()
+        }
+    };
+    let nearest_preset = preset::nearest(&policy, &Presets::embedded());
+    let expectation = options.expect.as_ref().map(|d| expect::check(&policy, d));
+    ProbeReport {
+        version: 1,
+        command: cmd.argv(),
+        runs: options.runs,
+        time_bound_ms: options.bound.as_secs_f64() * 1e3,
+        scenarios: paired.into_iter().map(|(_, r)| r).collect(),
+        policy,
+        snippet,
+        nearest_preset,
+        findings,
+        expectation,
+        elapsed_ms: elapsed.as_secs_f64() * 1e3,
+    }
+}

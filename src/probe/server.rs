@@ -1,0 +1,283 @@
+//! The probe server: one per run, on 127.0.0.1 with an OS-assigned port. It
+//! records every arrival (time, method, path, connection, the headers that
+//! matter for retries) and applies the scenario's `Effect` to the attempt
+//! itself — answer a status (with Retry-After), close the connection without
+//! an answer, or hang until the client gives up. The chaos harness's fault
+//! layer is private to it and built around a topology run; this is the same
+//! plain data applied to a single unknown client.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderValue, Request, Response, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::record::Arrival;
+use super::scenario::Scenario;
+use crate::faults::Effect;
+
+/// Headers worth keeping beside `Idempotency-Key`: a deadline sent
+/// downstream, or the client's own count of attempts.
+pub const NOTABLE_HEADERS: &[&str] = &[
+    "grpc-timeout",
+    "x-request-timeout",
+    "request-timeout",
+    "x-envoy-expected-rq-timeout-ms",
+    "x-envoy-upstream-rq-timeout-ms",
+    "x-envoy-upstream-rq-per-try-timeout-ms",
+    "x-retrylint-deadline-us",
+    "x-envoy-attempt-count",
+    "grpc-previous-rpc-attempts",
+    "amz-sdk-request",
+    "x-stainless-retry-count",
+    "x-retry-attempt",
+];
+
+/// Request bodies beyond this are cut off (the probe only counts them).
+const BODY_LIMIT: usize = 1 << 20;
+/// Arrivals recorded per run: a client retrying in a tight loop for the
+/// whole time bound must not take the probe's memory with it (about 50 MB
+/// at most). Later ones are answered all the same.
+pub const MAX_RECORDED: usize = 250_000;
+
+/// Why the server closed a connection without an answer.
+#[derive(Debug, thiserror::Error)]
+enum Dropped {
+    #[error("reset by the scenario")]
+    Reset,
+    #[error("the run ended while the attempt hung")]
+    Hang,
+}
+
+/// An arrival as recorded, in server time.
+struct Raw {
+    at: Instant,
+    arrival: Arrival,
+    hung_up: Option<Instant>,
+}
+
+struct Log {
+    scenario: Scenario,
+    attempts: AtomicU32,
+    connections: AtomicU64,
+    arrivals: Mutex<Vec<Raw>>,
+    /// Ends hanging attempts and open connections when the run is over.
+    stop: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running probe server.
+pub struct ProbeServer {
+    addr: SocketAddr,
+    log: Arc<Log>,
+    accept: JoinHandle<()>,
+    connections: tokio_util::task::TaskTracker,
+}
+
+/// Binds a listener on 127.0.0.1 and nothing else.
+pub async fn bind_loopback() -> std::io::Result<TcpListener> {
+    TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await
+}
+
+/// A port on 127.0.0.1 that nobody listens on: bound by the OS, noted, and
+/// closed again, so connecting to it is refused.
+pub async fn closed_port() -> std::io::Result<SocketAddr> {
+    let l = bind_loopback().await?;
+    l.local_addr()
+}
+
+impl ProbeServer {
+    /// Starts serving `scenario` on a fresh loopback port.
+    pub async fn start(scenario: Scenario) -> std::io::Result<ProbeServer> {
+        let listener = bind_loopback().await?;
+        let addr = listener.local_addr()?;
+        let log = Arc::new(Log {
+            scenario,
+            attempts: AtomicU32::new(0),
+            connections: AtomicU64::new(0),
+            arrivals: Mutex::new(Vec::new()),
+            stop: CancellationToken::new(),
+        });
+        let connections = tokio_util::task::TaskTracker::new();
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&log), connections.clone()));
+        Ok(ProbeServer {
+            addr,
+            log,
+            accept,
+            connections,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Closes the listener and every connection, ends hanging attempts, and
+    /// returns the arrivals, timed from `start`.
+    pub async fn stop(self, start: Instant) -> Vec<Arrival> {
+        self.accept.abort();
+        let _ = self.accept.await;
+        self.log.stop.cancel();
+        self.connections.close();
+        // Every connection task selects on `stop`; the bound only guards
+        // against one stuck in a write to a client that stopped reading.
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.connections.wait()).await;
+        let ms = |t: Instant| t.saturating_duration_since(start).as_secs_f64() * 1e3;
+        let mut raws = std::mem::take(&mut *lock(&self.log.arrivals));
+        raws.sort_by_key(|r| r.at);
+        raws.into_iter()
+            .map(|r| Arrival {
+                at_ms: ms(r.at),
+                hung_up_ms: r.hung_up.map(ms),
+                ..r.arrival
+            })
+            .collect()
+    }
+}
+
+async fn accept_loop(listener: TcpListener, log: Arc<Log>, tracker: tokio_util::task::TaskTracker) {
+    loop {
+        let Ok((stream, peer)) = listener.accept().await else {
+            // Out of descriptors, or a connection aborted before accept.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let connection = log.connections.fetch_add(1, Ordering::Relaxed) + 1;
+        let log = Arc::clone(&log);
+        tracker.spawn(async move {
+            let stop = log.stop.clone();
+            let svc = hyper::service::service_fn(move |req| {
+                handle(Arc::clone(&log), req, connection, peer.port())
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), svc);
+            tokio::select! {
+                _ = conn => {}
+                _ = stop.cancelled() => {}
+            }
+        });
+    }
+}
+
+/// Marks when a hanging attempt ended: dropped by hyper when the client
+/// closes the connection, or at the end of the run (then not a hang-up).
+struct HangUp {
+    log: Arc<Log>,
+    index: usize,
+}
+
+impl Drop for HangUp {
+    fn drop(&mut self) {
+        if self.log.stop.is_cancelled() {
+            return;
+        }
+        if let Some(r) = lock(&self.log.arrivals).get_mut(self.index) {
+            r.hung_up = Some(Instant::now());
+        }
+    }
+}
+
+async fn handle(
+    log: Arc<Log>,
+    req: Request<hyper::body::Incoming>,
+    connection: u64,
+    peer_port: u16,
+) -> Result<Response<Body>, Dropped> {
+    let at = Instant::now();
+    let n = log.attempts.fetch_add(1, Ordering::Relaxed) + 1;
+    let (parts, body) = req.into_parts();
+    let text = |v: &HeaderValue| String::from_utf8_lossy(v.as_bytes()).into_owned();
+    let idempotency_key = parts.headers.get("idempotency-key").map(text);
+    let notable_headers = NOTABLE_HEADERS
+        .iter()
+        .filter_map(|name| {
+            parts
+                .headers
+                .get(*name)
+                .map(|v| ((*name).to_owned(), text(v)))
+        })
+        .collect();
+    let effect = log.scenario.effect(n);
+    // "After reading the request": the whole body, as a server would before
+    // doing the work.
+    let body_bytes = axum::body::to_bytes(Body::new(body), BODY_LIMIT)
+        .await
+        .map_or(0, |b| b.len());
+    let index = {
+        let mut arrivals = lock(&log.arrivals);
+        if arrivals.len() >= MAX_RECORDED {
+            None
+        } else {
+            arrivals.push(Raw {
+                at,
+                arrival: Arrival {
+                    at_ms: 0.0,
+                    method: parts.method.to_string(),
+                    path: parts.uri.path().to_owned(),
+                    connection,
+                    peer_port,
+                    body_bytes,
+                    idempotency_key,
+                    notable_headers,
+                    hung_up_ms: None,
+                },
+                hung_up: None,
+            });
+            Some(arrivals.len() - 1)
+        }
+    };
+    respond(&log, effect, index.unwrap_or(usize::MAX)).await
+}
+
+/// Applies the scenario's effect to arrival `index`.
+async fn respond(
+    log: &Arc<Log>,
+    effect: Option<Effect>,
+    index: usize,
+) -> Result<Response<Body>, Dropped> {
+    match effect {
+        None => Ok(Response::new(Body::from("ok\n"))),
+        Some(Effect::Respond {
+            status,
+            retry_after,
+        }) => {
+            let mut resp = Response::new(Body::from(format!("{status}\n")));
+            *resp.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            if let Some(ra) = retry_after {
+                // Whole seconds, rounded up: a client never waits less.
+                let secs = ra.as_secs() + u64::from(ra.subsec_nanos() > 0);
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            Ok(resp)
+        }
+        Some(Effect::Delay(d)) => {
+            tokio::time::sleep(d).await;
+            Ok(Response::new(Body::from("ok\n")))
+        }
+        Some(Effect::Hang) => {
+            let _guard = HangUp {
+                log: Arc::clone(log),
+                index,
+            };
+            log.stop.cancelled().await;
+            Err(Dropped::Hang)
+        }
+        // A refused connection never gets here (the port is closed), and
+        // overload needs concurrent load a single client does not make.
+        Some(Effect::Reset | Effect::Refuse | Effect::Overload { .. }) => Err(Dropped::Reset),
+    }
+}

@@ -1,0 +1,378 @@
+//! `retrylint probe` against real clients nobody here wrote: curl and GNU
+//! wget, as a clean Debian machine has them (`apt-get install -y curl
+//! wget`). Each test skips, saying why, when its client is missing.
+//!
+//! The expected policies are the clients' documented behaviour, checked
+//! against the installed versions (curl 7.88.1, wget 1.21.3, Debian 12):
+//! - curl(1), `--retry <num>`: retries "a timeout, an FTP 4xx response code
+//!   or an HTTP 408, 429, 500, 502, 503 or 504 response code"; waits one
+//!   second, then doubles; `--retry-delay` replaces that with a fixed wait;
+//!   "curl will comply with the Retry-After: response header";
+//!   `--retry-all-errors` retries every error (with `-f`, 4xx and 5xx too);
+//!   `--retry-connrefused` adds refused connections; `--retry-max-time`
+//!   stops retrying once the time since the first attempt reaches it.
+//! - wget(1), `--tries=number`: retries "with the exception of fatal errors
+//!   like connection refused or not found (404)"; `--waitretry=seconds`
+//!   waits 1 s after the first failure, 2 s after the second, up to the
+//!   given maximum; `--retry-on-http-error` and `--retry-connrefused` add
+//!   statuses and refused connections. (The man page does not list which
+//!   statuses it retries; 1.21.3 retries 504 and not 500, 502, 503, 429.)
+//!
+//! Delays are kept to curl's and wget's smallest whole second and few runs,
+//! so each test takes a few seconds.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn installed(program: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        eprintln!("skipped: `{program}` is not installed (apt-get install -y curl wget)");
+    }
+    found
+}
+
+/// Runs `retrylint probe --format json` with `flags`, then `-- client…`.
+fn probe(flags: &[&str], client: &[&str]) -> (i32, Value) {
+    let out = assert_cmd::Command::cargo_bin("retrylint")
+        .unwrap()
+        .arg("probe")
+        .args(["--format", "json", "--parallel", "16"])
+        .args(flags)
+        .arg("--")
+        .args(client)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn retried(v: &Value, outcome: &str) -> Option<bool> {
+    v["policy"]["retry_on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["outcome"] == outcome)
+        .and_then(|o| o["retried"].as_bool())
+}
+
+fn max_attempts(v: &Value) -> u64 {
+    v["policy"]["max_attempts"]["value"].as_u64().unwrap()
+}
+
+fn codes(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn within(x: f64, want: f64, rel: f64) -> bool {
+    (x - want).abs() <= want * rel
+}
+
+#[test]
+fn curl_retry_retries_its_documented_statuses_and_timeouts_with_a_fixed_delay() {
+    if !installed("curl") {
+        return;
+    }
+    let (code, v) = probe(
+        &[
+            "--runs",
+            "2",
+            "--scenario",
+            "500,502,503,504,429,400,404,hang",
+        ],
+        &[
+            "curl",
+            "-sS",
+            "--retry",
+            "2",
+            "--retry-delay",
+            "1",
+            "--max-time",
+            "0.5",
+            "{url}",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(max_attempts(&v), 3, "{:#}", v["policy"]["max_attempts"]);
+    for status in ["500", "502", "503", "504", "429", "timeout"] {
+        assert_eq!(retried(&v, status), Some(true), "{status}");
+    }
+    for status in ["400", "404"] {
+        assert_eq!(retried(&v, status), Some(false), "{status}");
+    }
+    let b = &v["policy"]["backoff"];
+    assert_eq!(
+        (b["kind"].as_str(), b["jitter"].as_str()),
+        (Some("constant"), Some("none")),
+        "{b:#}"
+    );
+    assert!(
+        within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05),
+        "{b:#}"
+    );
+    assert_eq!(b["jitter_confidence"], "high");
+    let t = v["policy"]["timeout_ms"]["value"].as_f64().unwrap();
+    assert!(within(t, 500.0, 0.1), "--max-time 0.5 measured as {t} ms");
+    // A constant backoff without jitter is what RL004 is about.
+    assert!(codes(&v).contains(&"RL004".to_owned()), "{:?}", codes(&v));
+}
+
+#[test]
+fn curl_default_backoff_starts_at_one_second_and_doubles() {
+    if !installed("curl") {
+        return;
+    }
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503"],
+        &["curl", "-sS", "--retry", "2", "{url}"],
+    );
+    assert_eq!(max_attempts(&v), 3);
+    let b = &v["policy"]["backoff"];
+    assert_eq!(b["kind"], "exponential", "{b:#}");
+    assert!(
+        within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05),
+        "{b:#}"
+    );
+    assert!(
+        within(b["multiplier"].as_f64().unwrap(), 2.0, 0.05),
+        "{b:#}"
+    );
+    // Two waits of 1 s and 2 s are linear just as well: the probe says so.
+    assert_eq!(b["kind_confidence"], "low");
+    assert_eq!(b["kind_alternatives"][0]["kind"], "linear", "{b:#}");
+}
+
+#[test]
+fn curl_honours_retry_after() {
+    if !installed("curl") {
+        return;
+    }
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503,503-retry-after"],
+        &["curl", "-sS", "--retry", "1", "--retry-delay", "1", "{url}"],
+    );
+    let ra = &v["policy"]["honor_retry_after"];
+    assert_eq!(ra["value"], true, "{ra:#}");
+    assert!(
+        ra["evidence"].as_str().unwrap().contains("Retry-After 2s"),
+        "{ra:#}"
+    );
+    assert!(!codes(&v).contains(&"RL010".to_owned()));
+}
+
+#[test]
+fn curl_retry_all_errors_with_fail_retries_permanent_errors_and_resets() {
+    if !installed("curl") {
+        return;
+    }
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "400,404,reset"],
+        &[
+            "curl",
+            "-sS",
+            "-f",
+            "--retry",
+            "1",
+            "--retry-delay",
+            "1",
+            "--retry-all-errors",
+            "{url}",
+        ],
+    );
+    for outcome in ["400", "404", "reset"] {
+        assert_eq!(retried(&v, outcome), Some(true), "{outcome}");
+    }
+    assert!(codes(&v).contains(&"RL009".to_owned()), "{:?}", codes(&v));
+    // Without it a reset (an empty reply) is not transient to curl.
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "reset"],
+        &["curl", "-sS", "--retry", "1", "--retry-delay", "1", "{url}"],
+    );
+    assert_eq!(retried(&v, "reset"), Some(false));
+}
+
+#[test]
+fn curl_retries_refused_connections_only_when_asked() {
+    if !installed("curl") {
+        return;
+    }
+    let flags = ["--runs", "2", "--scenario", "503,refused"];
+    let base = ["curl", "-sS", "--retry", "2", "--retry-delay", "1", "{url}"];
+    let (_, v) = probe(&flags, &base);
+    assert_eq!(
+        retried(&v, "connect"),
+        Some(false),
+        "{:#}",
+        v["policy"]["retry_on"]
+    );
+    let mut asked = base.to_vec();
+    asked.insert(1, "--retry-connrefused");
+    let (_, v) = probe(&flags, &asked);
+    assert_eq!(
+        retried(&v, "connect"),
+        Some(true),
+        "{:#}",
+        v["policy"]["retry_on"]
+    );
+}
+
+#[test]
+fn curl_retry_max_time_cuts_the_retries() {
+    if !installed("curl") {
+        return;
+    }
+    // Attempts at 0, 1 s and 2 s; at 2 s the timer has reached the limit.
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503"],
+        &[
+            "curl",
+            "-sS",
+            "--retry",
+            "5",
+            "--retry-delay",
+            "1",
+            "--retry-max-time",
+            "2",
+            "{url}",
+        ],
+    );
+    assert_eq!(max_attempts(&v), 3);
+}
+
+#[test]
+fn a_post_retried_without_a_key_is_rl003_and_with_one_it_is_not() {
+    if !installed("curl") {
+        return;
+    }
+    let post = [
+        "curl",
+        "-sS",
+        "-X",
+        "POST",
+        "-d",
+        "order=1",
+        "--retry",
+        "1",
+        "--retry-delay",
+        "1",
+    ];
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503"],
+        &[&post[..], &["{url}"]].concat(),
+    );
+    assert_eq!(v["policy"]["method"]["value"], "POST");
+    assert_eq!(v["policy"]["idempotency_key"]["value"], false);
+    let rl003: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "RL003")
+        .collect();
+    assert_eq!(rl003.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(rl003[0]["severity"], "error");
+    let keyed = [&post[..], &["-H", "Idempotency-Key: order-1", "{url}"]].concat();
+    let (_, v) = probe(&["--runs", "2", "--scenario", "503"], &keyed);
+    assert_eq!(
+        v["policy"]["idempotency_key"]["value"], true,
+        "{:#}",
+        v["policy"]["idempotency_key"]
+    );
+    assert!(!codes(&v).contains(&"RL003".to_owned()));
+}
+
+#[test]
+fn wget_tries_retries_gateway_timeouts_resets_and_timeouts_but_not_404_or_refused() {
+    if !installed("wget") {
+        return;
+    }
+    let (_, v) = probe(
+        &[
+            "--runs",
+            "2",
+            "--scenario",
+            "503,504,404,reset,hang,refused",
+        ],
+        &[
+            "wget",
+            "-q",
+            "-O",
+            "-",
+            "--tries=3",
+            "--waitretry=1",
+            "--timeout=0.5",
+            "{url}",
+        ],
+    );
+    assert_eq!(max_attempts(&v), 3);
+    for (outcome, want) in [
+        ("504", true),
+        ("reset", true),
+        ("timeout", true),
+        ("503", false),
+        ("404", false),
+        ("connect", false),
+    ] {
+        assert_eq!(
+            retried(&v, outcome),
+            Some(want),
+            "{outcome}: {:#}",
+            v["policy"]["retry_on"]
+        );
+    }
+    let b = &v["policy"]["backoff"];
+    assert!(
+        within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.05),
+        "{b:#}"
+    );
+    let t = v["policy"]["timeout_ms"]["value"].as_f64().unwrap();
+    assert!(within(t, 500.0, 0.1), "--timeout=0.5 measured as {t} ms");
+}
+
+#[test]
+fn wget_retry_on_http_error_and_connrefused_add_what_they_name() {
+    if !installed("wget") {
+        return;
+    }
+    let (_, v) = probe(
+        &["--runs", "2", "--scenario", "503,429,500,refused"],
+        &[
+            "wget",
+            "-q",
+            "-O",
+            "-",
+            "--tries=2",
+            "--waitretry=1",
+            "--retry-on-http-error=503,429",
+            "--retry-connrefused",
+            "{url}",
+        ],
+    );
+    assert_eq!(max_attempts(&v), 2);
+    for (outcome, want) in [
+        ("503", true),
+        ("429", true),
+        ("500", false),
+        ("connect", true),
+    ] {
+        assert_eq!(
+            retried(&v, outcome),
+            Some(want),
+            "{outcome}: {:#}",
+            v["policy"]["retry_on"]
+        );
+    }
+}
