@@ -7,12 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ChaosError;
+use super::api::http_client;
+use super::caller::{CallCtx, CallerState};
 use super::client::LayerClient;
-use super::context::{CallCtx, CallerState, DrawKey, Run};
-use super::metrics::{Layout, Metrics};
+use super::context::Run;
+use super::draw::DrawKey;
+use super::metrics::Metrics;
 use super::transport::Transport;
 use crate::faults::FaultPlan;
 use crate::policy::{Outcome, RetryPolicy};
+use crate::run::Layout;
 
 /// One request and the layer that sends it.
 #[derive(Debug, Clone)]
@@ -43,17 +47,8 @@ pub async fn standalone_request(req: StandaloneRequest) -> Result<Outcome, Chaos
     };
     let method = reqwest::Method::from_bytes(req.method.to_ascii_uppercase().as_bytes())
         .map_err(|_| ChaosError::Client(format!("`{}` is not an HTTP method", req.method)))?;
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .retry(reqwest::retry::never())
-        .http1_only()
-        .tcp_nodelay(true)
-        .build()
-        .map_err(|e| ChaosError::Client(e.to_string()))?;
-    let plan = FaultPlan {
-        targets: Vec::new(),
-        phases: Vec::new(),
-    };
+    let http = http_client()?;
+    let plan = FaultPlan::none();
     let run = Arc::new(Run::new(
         req.horizon,
         http,

@@ -56,6 +56,8 @@ pub struct Comparison {
 fn attempts_text(n: u32) -> String {
     if n == 1 {
         "1 attempt (no retries)".into()
+    } else if n == RetryPolicy::UNLIMITED {
+        "unlimited attempts".into()
     } else {
         format!("{n} attempts")
     }
@@ -235,8 +237,17 @@ fn detailed_backoff(inferred: &InferredPolicy, declared: &RetryPolicy, c: &mut C
     }
 }
 
-/// A score to rank presets by: each difference counts, a far-off base a
-/// little more.
+/// A score to rank presets by: each difference counts one, and a count
+/// apart by an order of magnitude or more (3 against unlimited) three: no
+/// client that stops after a few attempts is "nearest" a preset that never
+/// stops.
 pub fn distance(c: &Comparison) -> usize {
-    c.differences.len()
+    c.differences
+        .iter()
+        .map(|d| {
+            let far = d.field == "max_attempts"
+                && (d.measured.contains("unlimited") || d.declared.contains("unlimited"));
+            if far { 3 } else { 1 }
+        })
+        .sum()
 }
