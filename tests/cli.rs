@@ -473,3 +473,54 @@ fn warn_lowers_a_rules_own_escalation() {
     assert_eq!(severity(&[]), (1, "error".to_owned()));
     assert_eq!(severity(&["--warn", "RL007"]), (0, "warning".to_owned()));
 }
+
+/// CPU time process `pid` has used, from the kernel (utime + stime, in ticks).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+#[test]
+fn ctrl_c_stops_simulate_and_reports_the_trials_completed() {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("retrylint"))
+        .args([
+            "simulate",
+            "examples/ecommerce.yaml",
+            "--trials",
+            "1000000",
+            "--budget",
+            "100000000000",
+            "--format",
+            "json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready once it has been simulating for a while (a third of a second of
+    // CPU; its Ctrl-C handler is in place long before).
+    let pid = child.id();
+    sockets::wait_until(Duration::from_secs(60), "the simulation to run", || {
+        cpu_ticks(pid) >= 30
+    });
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let trials = v["trials"].as_u64().unwrap();
+    assert!(trials > 0 && trials < 1_000_000, "{trials} trials");
+}

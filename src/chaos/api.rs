@@ -8,10 +8,13 @@ use std::time::{Duration, Instant};
 pub use tokio_util::sync::CancellationToken as StopHandle;
 
 use super::context::Run;
+use super::descriptors::Need;
 use super::driver::Driver;
 use super::metrics::Metrics;
 use crate::faults::{Scenario, UnknownTarget};
-use crate::run::{Layout, Listener, LoadSettings, Mode, RunInfo, RunReport};
+use crate::run::{
+    Arrival, Descriptors, Harness, Layout, Listener, LoadSettings, Mode, RunInfo, RunReport,
+};
 use crate::topology::Topology;
 
 /// The random stream (`LoadSettings::stream_seed`) at the root of every
@@ -38,6 +41,14 @@ pub struct RunOptions {
     /// Told where every server listens once all of them are up, just before
     /// the load starts: a readiness signal for embedders and tests.
     pub ready: Option<std::sync::mpsc::Sender<Vec<Listener>>>,
+    /// Open loop: user requests in flight at once, at most (`--max-in-flight`).
+    pub max_in_flight: usize,
+}
+
+impl RunOptions {
+    /// The default bound on open-loop user requests in flight: wrk's scale
+    /// of connections, far above what a healthy run at a sane rate holds.
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 1000;
 }
 
 impl Default for RunOptions {
@@ -48,6 +59,7 @@ impl Default for RunOptions {
             stop: None,
             ctrl_c: true,
             ready: None,
+            max_in_flight: RunOptions::DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -62,6 +74,16 @@ pub enum ChaosError {
     Runtime(std::io::Error),
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+    /// Not even one user request at a time fits the descriptor limit.
+    #[error(
+        "this run needs at least {minimum} open file descriptors ({listeners} listeners, and {per_request} connections per user request, both ends in this process) but the limit is {limit}; raise it (`ulimit -n {minimum}` or more, as the hard limit allows) or run a smaller topology, or run the services as separate processes (`retrylint serve`)"
+    )]
+    Descriptors {
+        minimum: u64,
+        listeners: u64,
+        per_request: u64,
+        limit: u64,
+    },
     /// Stopped early (Ctrl-C or the stop handle); the report covers what ran.
     #[error("interrupted: the run was stopped before its end")]
     Interrupted(Box<RunReport>),
@@ -142,6 +164,7 @@ pub async fn run_async(
 ) -> Result<RunReport, ChaosError> {
     let wall = Instant::now();
     let plan = scenario.plan(topology)?;
+    let descriptors = check_descriptors(topology, load, options)?;
     let layout = Layout::new(topology);
     let targets = plan.targets.clone();
     let metrics = Metrics::new(topology.services.len(), layout.slots(), targets.clone());
@@ -152,7 +175,8 @@ pub async fn run_async(
         load.stream_seed(STREAM_DRAWS),
         metrics,
     ));
-    let (listeners, driver) = match super::boot::boot(&run, topology, &layout, load) {
+    let booted = super::boot::boot(&run, topology, &layout, load, options.max_in_flight);
+    let (listeners, driver) = match booted {
         Ok(b) => b,
         Err(e) => {
             shutdown(&run).await;
@@ -177,11 +201,79 @@ pub async fn run_async(
         listeners,
         interrupted,
     };
-    let report = run.metrics.report(topology, &layout, info);
+    let mut report = run.metrics.report(topology, &layout, info);
+    report.harness = harness(&run, load, options, descriptors);
     if interrupted {
         return Err(ChaosError::Interrupted(Box::new(report)));
     }
     Ok(report)
+}
+
+/// Raises the descriptor limit and holds the run's estimated need to it:
+/// refused when not even one user request at a time fits, a warning (in the
+/// report) when the estimate for the whole load does not.
+fn check_descriptors(
+    t: &Topology,
+    load: &LoadSettings,
+    options: &RunOptions,
+) -> Result<Option<(Descriptors, Need)>, ChaosError> {
+    let Some(limit) = super::descriptors::raise_limit() else {
+        return Ok(None);
+    };
+    let in_flight = match load.arrival {
+        Arrival::Clients(n) => u64::from(n),
+        Arrival::Rate(_) => (options.max_in_flight as u64).min(load.due_count().max(1)),
+    };
+    let need = Need::of(t, in_flight);
+    if need.minimum() > limit {
+        return Err(ChaosError::Descriptors {
+            minimum: need.minimum(),
+            listeners: need.listeners,
+            per_request: need.per_request,
+            limit,
+        });
+    }
+    let estimate = Descriptors {
+        limit,
+        estimated: need.total(),
+    };
+    Ok(Some((estimate, need)))
+}
+
+/// How the harness kept up: the counts, the limits, and warnings in words.
+fn harness(
+    run: &Run,
+    load: &LoadSettings,
+    options: &RunOptions,
+    descriptors: Option<(Descriptors, Need)>,
+) -> Harness {
+    let mut h = run.metrics.harness();
+    if matches!(load.arrival, Arrival::Rate(_)) {
+        h.max_in_flight = Some(options.max_in_flight as u64);
+    }
+    if h.late > 0 || h.not_sent > 0 {
+        h.warnings.push(format!(
+            "the load driver could not keep up: {} user requests waited for one of {} slots (late; their latency counts from when they were due) and {} were never sent; the figures describe this machine as much as the policies: lower --rate, raise --max-in-flight, or run the services as separate processes",
+            h.late, options.max_in_flight, h.not_sent
+        ));
+    }
+    if let Some((d, need)) = descriptors {
+        h.descriptors = Some(d);
+        if d.estimated > d.limit {
+            h.warnings.push(format!(
+                "this run may need {} open file descriptors ({} listeners, {} user requests in flight × {} connections × 2 ends) but the limit is {}",
+                d.estimated, need.listeners, need.in_flight, need.per_request, d.limit
+            ));
+        }
+    }
+    if h.descriptor_errors > 0 {
+        h.warnings.push(format!(
+            "{} connections failed because this process ran out of file descriptors (limit {}): refused connections and 502s among the figures may be the harness's, not the fault's; raise `ulimit -n` or lower the load",
+            h.descriptor_errors,
+            h.descriptors.map_or("unknown".to_owned(), |d| d.limit.to_string())
+        ));
+    }
+    h
 }
 
 /// The client every tier calls the next hop with: plain HTTP/1.1 to

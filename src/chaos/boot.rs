@@ -26,6 +26,7 @@ pub(crate) fn boot(
     t: &Topology,
     layout: &Layout,
     load: &LoadSettings,
+    max_in_flight: usize,
 ) -> Result<(Vec<Listener>, Arc<Driver>), ChaosError> {
     let mut listeners = Vec::new();
     let mut service_sockets = Vec::with_capacity(t.services.len());
@@ -164,6 +165,7 @@ pub(crate) fn boot(
         deadline: t.deadline.map(|d| d.value),
         load: load.clone(),
         path: "/".into(),
+        max_in_flight,
     });
     Ok((listeners, driver))
 }

@@ -73,8 +73,13 @@ impl LayerClient {
             let started = run.now();
             metrics.layer_attempt(self.slot);
             let timeout = session.attempt_timeout(started, self.timeout);
-            let (outcome, retry_after) = self.attempt(ctx, timeout, attempt).await;
-            if outcome == Outcome::Connect
+            let (outcome, retry_after, out_of_descriptors) =
+                self.attempt(ctx, timeout, attempt).await;
+            if out_of_descriptors {
+                // Not the callee refusing: this process could not open a
+                // socket. Counted as the harness's failure, not the fault's.
+                metrics.out_of_descriptors();
+            } else if outcome == Outcome::Connect
                 && let Some(callee) = self.callee
             {
                 metrics.refused(callee, started);
@@ -109,13 +114,14 @@ impl LayerClient {
     }
 
     /// Attempt number `n` with `timeout` (the policy engine's, deadline
-    /// included): its outcome and Retry-After.
+    /// included): its outcome, Retry-After, and whether it failed for want of
+    /// a file descriptor.
     async fn attempt(
         &self,
         ctx: &CallCtx,
         timeout: Option<Duration>,
         n: u32,
-    ) -> (Outcome, Option<Duration>) {
+    ) -> (Outcome, Option<Duration>, bool) {
         let headers = AttemptHeaders {
             request_id: ctx.request_id,
             non_idempotent: ctx.non_idempotent,
@@ -131,13 +137,13 @@ impl LayerClient {
         let result = match timeout {
             Some(t) => match tokio::time::timeout(t, exchange).await {
                 Ok(r) => r,
-                Err(_) => return (Outcome::Timeout, None),
+                Err(_) => return (Outcome::Timeout, None, false),
             },
             None => exchange.await,
         };
         match result {
-            Ok(answer) => (Outcome::Status(answer.status), answer.retry_after),
-            Err(failure) => (failure, None),
+            Ok(answer) => (Outcome::Status(answer.status), answer.retry_after, false),
+            Err(failure) => (failure.outcome, None, failure.out_of_descriptors),
         }
     }
 }

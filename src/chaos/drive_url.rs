@@ -68,6 +68,7 @@ pub async fn drive_url(
         deadline: None,
         load: load.clone(),
         path: path.into(),
+        max_in_flight: options.max_in_flight,
     });
     let interrupted = drive_until_done(&run, driver, options).await;
     let report = RunReport {
@@ -80,6 +81,7 @@ pub async fn drive_url(
         end_to_end: run.metrics.end_to_end(None),
         elapsed_ms: wall.elapsed().as_secs_f64() * 1e3,
         interrupted,
+        harness: run.metrics.harness(),
         ..RunReport::default()
     };
     if interrupted {

@@ -7,12 +7,21 @@
 //! latency counts from that intended time, so a stalled system is not
 //! flattered (no coordinated omission). No user request starts at or after the
 //! horizon; `--requests` caps them all.
+//!
+//! Open loop is bounded: at most `max_in_flight` user requests are in flight
+//! at once, as a load generator has a fixed number of connections. A request
+//! that finds every slot taken waits for one and is counted `late` (its
+//! latency still counts from its intended time, as wrk2 does); one still
+//! waiting at the horizon is never sent and counted `not_sent`. So the run
+//! ends at its horizon plus the grace period whatever the rate, in bounded
+//! memory.
 
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
 use super::caller::{CallCtx, CallerState};
@@ -34,6 +43,8 @@ pub(crate) struct Driver {
     pub load: LoadSettings,
     /// The path user requests ask for.
     pub path: Arc<str>,
+    /// Open loop: user requests in flight at once, at most.
+    pub max_in_flight: usize,
 }
 
 impl Driver {
@@ -76,9 +87,34 @@ impl Driver {
                     self.budget.as_ref(),
                     self.load.stream_seed(STREAM_USERS),
                 ));
+                let slots = Arc::new(Semaphore::new(self.max_in_flight.max(1)));
+                let horizon = self.run.instant(self.run.horizon);
                 let mut i = 0;
                 while let Some(due) = self.load.due(i) {
                     tokio::time::sleep_until(self.run.instant(due)).await;
+                    let slot = match Arc::clone(&slots).try_acquire_owned() {
+                        Ok(slot) => slot,
+                        Err(_) => {
+                            let waited = tokio::time::timeout_at(
+                                horizon,
+                                Arc::clone(&slots).acquire_owned(),
+                            );
+                            match waited.await {
+                                Ok(Ok(slot)) => {
+                                    self.run.metrics.late();
+                                    slot
+                                }
+                                // The horizon came first: this request and
+                                // every later one are never sent.
+                                _ => {
+                                    self.run
+                                        .metrics
+                                        .not_sent(self.load.due_count().saturating_sub(i));
+                                    break;
+                                }
+                            }
+                        }
+                    };
                     let me = Arc::clone(&self);
                     let state = Arc::clone(&state);
                     let finished = Arc::clone(&finished);
@@ -86,6 +122,7 @@ impl Driver {
                     self.run.spawn(users.track_future(async move {
                         me.one(&state, i, due).await;
                         finished.fetch_add(1, Ordering::Relaxed);
+                        drop(slot);
                     }));
                     i += 1;
                 }

@@ -14,7 +14,7 @@ use super::fault_layer::Dropped;
 use crate::policy::{Outcome, Stop};
 use crate::run::counts::{Counts, LayerCount, ServiceCount};
 use crate::run::timeline::TimelineCounts;
-use crate::run::{EndToEnd, Latency, Layout, RunInfo, RunReport, Tally};
+use crate::run::{EndToEnd, Harness, Latency, Layout, RunInfo, RunReport, Tally};
 use crate::topology::{ServiceId, Topology};
 
 #[derive(Default)]
@@ -67,6 +67,11 @@ struct EndToEndStats {
 }
 
 pub(crate) struct Metrics {
+    /// Open loop: user requests that waited for a slot, and that never got one.
+    late: AtomicU64,
+    not_sent: AtomicU64,
+    /// Connections and accepts that failed for want of a file descriptor.
+    descriptor_errors: AtomicU64,
     services: Vec<Mutex<ServiceStats>>,
     layers: Vec<LayerStats>,
     e2e: Mutex<EndToEndStats>,
@@ -77,6 +82,9 @@ pub(crate) struct Metrics {
 impl Metrics {
     pub fn new(services: usize, slots: usize, targets: Vec<bool>) -> Self {
         Metrics {
+            late: AtomicU64::new(0),
+            not_sent: AtomicU64::new(0),
+            descriptor_errors: AtomicU64::new(0),
             services: (0..services).map(|_| Mutex::default()).collect(),
             layers: (0..slots).map(|_| LayerStats::default()).collect(),
             e2e: Mutex::default(),
@@ -186,6 +194,32 @@ impl Metrics {
         let c = &mut lock(&self.e2e).count;
         c.requests += n;
         c.unfinished += n;
+    }
+
+    /// An open-loop user request waited for a free slot.
+    pub fn late(&self) {
+        self.late.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `n` open-loop user requests were due but never got a slot.
+    pub fn not_sent(&self, n: u64) {
+        self.not_sent.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// A connect or an accept failed because descriptors ran out.
+    pub fn out_of_descriptors(&self) {
+        self.descriptor_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How the harness kept up, as counted (the caller adds the limits).
+    pub fn harness(&self) -> Harness {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Harness {
+            late: get(&self.late),
+            not_sent: get(&self.not_sent),
+            descriptor_errors: get(&self.descriptor_errors),
+            ..Harness::default()
+        }
     }
 
     /// `123 requests, 97 ok` for the progress bar.

@@ -32,6 +32,7 @@ mod boot;
 mod caller;
 mod client;
 mod context;
+mod descriptors;
 mod draw;
 mod drive_url;
 mod driver;

@@ -206,8 +206,14 @@ where
                     let _ = stream.set_nodelay(true);
                     connection(run, stream, svc.clone(), connections.clone());
                 }
-                // Out of descriptors or a connection aborted before accept: go on.
-                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+                // Out of descriptors (counted: no fault did that) or a
+                // connection aborted before accept: go on.
+                Err(e) => {
+                    if super::descriptors::is_exhaustion(&e) {
+                        run.metrics.out_of_descriptors();
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await
+                }
             },
         }
     }

@@ -18,6 +18,23 @@ use super::header::{AttemptHeaders, HeaderScratch};
 use super::http1::{self, Conn};
 use crate::policy::{Outcome, retry_after};
 
+/// Why an attempt got no answer: the outcome the policy sees, and whether
+/// the cause was this process out of file descriptors (no fault did that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NoAnswer {
+    pub outcome: Outcome,
+    pub out_of_descriptors: bool,
+}
+
+impl From<Outcome> for NoAnswer {
+    fn from(outcome: Outcome) -> Self {
+        NoAnswer {
+            outcome,
+            out_of_descriptors: false,
+        }
+    }
+}
+
 /// What came back from one attempt that got an answer.
 pub(crate) struct Answer {
     pub status: u16,
@@ -51,7 +68,7 @@ impl DirectPool {
         method: &Method,
         path: &str,
         headers: AttemptHeaders<'_>,
-    ) -> Result<Answer, Outcome> {
+    ) -> Result<Answer, NoAnswer> {
         let mut scratch = HeaderScratch::default();
         // A pooled connection the server closed meanwhile is not a failure of
         // this attempt: drop it and take the next, or a fresh one. Only a
@@ -62,9 +79,10 @@ impl DirectPool {
                 Some(c) if c.is_idle_usable() => (c, false),
                 Some(_) => continue,
                 None => (
-                    Conn::connect(self.addr)
-                        .await
-                        .map_err(|_| Outcome::Connect)?,
+                    Conn::connect(self.addr).await.map_err(|e| NoAnswer {
+                        outcome: Outcome::Connect,
+                        out_of_descriptors: super::descriptors::is_exhaustion(&e),
+                    })?,
                     true,
                 ),
             };
@@ -87,21 +105,22 @@ impl DirectPool {
                     });
                 }
                 Err(http1::Failure::Unsent) if !fresh => {}
-                Err(_) => return Err(Outcome::Reset),
+                Err(_) => return Err(Outcome::Reset.into()),
             }
         }
     }
 }
 
 impl Transport {
-    /// Sends one attempt to `base` + `path`; `Err` is `Connect` or `Reset`.
+    /// Sends one attempt to `base` + `path`; `Err` is `Connect` or `Reset`,
+    /// and says whether descriptors ran out.
     pub async fn send(
         &self,
         base: &str,
         method: &Method,
         path: &str,
         headers: AttemptHeaders<'_>,
-    ) -> Result<Answer, Outcome> {
+    ) -> Result<Answer, NoAnswer> {
         match self {
             Transport::Direct(pool) => pool.send(method, path, headers).await,
             Transport::Reqwest(http) => {
@@ -131,12 +150,13 @@ impl Transport {
                     })
                 }
                 .await;
-                result.map_err(|e| {
-                    if e.is_connect() {
+                result.map_err(|e| NoAnswer {
+                    outcome: if e.is_connect() {
                         Outcome::Connect
                     } else {
                         Outcome::Reset
-                    }
+                    },
+                    out_of_descriptors: super::descriptors::in_chain(&e),
                 })
             }
         }

@@ -15,6 +15,12 @@ pub struct ChaosArgs {
     pub topology: PathBuf,
     #[command(flatten)]
     pub run: RunArgs,
+    /// Open loop: user requests in flight at once, at most; a request that
+    /// finds every slot taken waits (counted late, its latency from when it
+    /// was due), and one still waiting at the horizon is not sent.
+    #[arg(long, value_name = "N", default_value_t = chaos::RunOptions::DEFAULT_MAX_IN_FLIGHT as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_in_flight: u32,
 }
 
 pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
@@ -22,13 +28,16 @@ pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
     let t = load_target(&args.topology, &p)?;
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
+        max_in_flight: args.max_in_flight as usize,
         ..Default::default()
     };
     let format = args.run.format;
     match chaos::run_with(&t, &p.scenario, &p.load, &options) {
         Ok(report) => finish(report, &p.gates, format, false),
         Err(chaos::ChaosError::Interrupted(report)) => finish(*report, &p.gates, format, true),
-        Err(chaos::ChaosError::Target(e)) => Err(Failure::Usage(e.to_string())),
+        Err(e @ (chaos::ChaosError::Target(_) | chaos::ChaosError::Descriptors { .. })) => {
+            Err(Failure::Usage(e.to_string()))
+        }
         Err(e) => Err(Failure::Usage(format!("chaos run failed: {e}"))),
     }
 }

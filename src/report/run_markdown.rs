@@ -98,6 +98,9 @@ pub fn render(r: &RunReport) -> String {
         );
     }
     let _ = writeln!(out, "```\n\n</details>");
+    for w in &r.harness.warnings {
+        let _ = writeln!(out, "\n> [!WARNING]\n> {}", escape(w));
+    }
     if r.interrupted {
         let _ = writeln!(
             out,

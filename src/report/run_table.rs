@@ -71,6 +71,9 @@ pub fn render(r: &RunReport) -> String {
             let _ = writeln!(out, "  {}", expectation(x));
         }
     }
+    for w in &r.harness.warnings {
+        let _ = writeln!(out, "\nwarning: {w}");
+    }
     if r.interrupted {
         let _ = writeln!(
             out,

@@ -114,7 +114,13 @@ pub fn per_trial(sum: u64, k: u64) -> u64 {
 /// The report of a run of `t`.
 pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>) -> RunReport {
     let k = tally.trials;
-    let predicted = crate::analysis::worst_case(t);
+    // No attempt starts at or after the horizon: it bounds unlimited layers.
+    let horizon = info.load.horizon();
+    let predicted = if horizon < crate::policy::FOREVER {
+        crate::analysis::worst_case_within(t, horizon)
+    } else {
+        crate::analysis::worst_case(t)
+    };
     let services = t
         .services
         .iter()
@@ -204,6 +210,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
         listeners: info.listeners,
         elapsed_ms: info.elapsed_ms,
         interrupted: info.interrupted,
+        harness: Default::default(),
     }
 }
 

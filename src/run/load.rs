@@ -156,6 +156,22 @@ impl LoadSettings {
         (at < self.horizon()).then_some(at)
     }
 
+    /// Open loop: how many user requests are due before the horizon (and
+    /// within `--requests`); closed loop: 0.
+    pub fn due_count(&self) -> u64 {
+        let Arrival::Rate(rate) = self.arrival else {
+            return 0;
+        };
+        // Request i is due at i / rate, sent when that is before the horizon.
+        let by_time = (self.horizon().as_secs_f64() * rate).ceil();
+        let n = if by_time >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            by_time as u64
+        };
+        self.requests.map_or(n, |m| m.min(n))
+    }
+
     /// The seed of stream `stream` of this run: distinct streams for every
     /// retrying caller and for the root of the per-request draws, all
     /// derived from `--seed`.
@@ -191,7 +207,13 @@ mod tests {
         assert_eq!(due[3], Duration::from_millis(300));
         let l = LoadSettings::new(Some(10.0), None, Some(4), None, None).unwrap();
         assert_eq!((0..20).filter_map(|i| l.due(i)).count(), 4);
+        assert_eq!(l.due_count(), 4);
         assert_eq!(l.horizon(), LoadSettings::MAX_HORIZON);
+        let l =
+            LoadSettings::new(Some(10.0), None, None, Some(Duration::from_secs(1)), None).unwrap();
+        assert_eq!(l.due_count(), 10);
+        let l = LoadSettings::new(Some(1e12), None, None, None, None).unwrap();
+        assert_eq!(l.due_count(), 5_000_000_000_000);
     }
 
     #[test]

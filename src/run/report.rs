@@ -51,6 +51,55 @@ pub struct RunReport {
     /// The run was stopped early (Ctrl-C); the figures cover what happened.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Chaos: where the harness itself could not keep up, so the figures
+    /// describe the load generator's machine as much as the policies.
+    /// Absent when it kept up.
+    #[serde(default, skip_serializing_if = "Harness::kept_up")]
+    pub harness: Harness,
+}
+
+/// How well the chaos harness kept up with the run it was asked for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Harness {
+    /// Open loop: user requests sent after their intended time because every
+    /// slot for requests in flight was taken (their latency still counts
+    /// from the intended time).
+    #[serde(default)]
+    pub late: u64,
+    /// Open loop: user requests that were due before the horizon but never
+    /// got a slot; not in `end_to_end.requests`.
+    #[serde(default)]
+    pub not_sent: u64,
+    /// The bound on user requests in flight (`--max-in-flight`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u64>,
+    /// Connections or accepts that failed because the process ran out of
+    /// file descriptors: failures no fault injected.
+    #[serde(default)]
+    pub descriptor_errors: u64,
+    /// The descriptor limit and the run's estimated need.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptors: Option<Descriptors>,
+    /// What a reader must know before trusting the figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl Harness {
+    /// Nothing to report: the harness kept up.
+    pub fn kept_up(&self) -> bool {
+        self.late == 0
+            && self.not_sent == 0
+            && self.descriptor_errors == 0
+            && self.warnings.is_empty()
+    }
+}
+
+/// Open file descriptors: the process's limit and what the run may need.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Descriptors {
+    pub limit: u64,
+    pub estimated: u64,
 }
 
 /// The load that drove the run.

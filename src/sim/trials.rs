@@ -108,3 +108,69 @@ pub(crate) fn run(
     }
     Ok(finished)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::estimate::WorkBudget;
+
+    fn model() -> Model {
+        let t = crate::topology::load_str(
+            "version: 1\nentry: a\nservices:\n  a: { calls: [ { to: b, retry: { max_attempts: 3 } } ] }\n  b: {}\n",
+            "t.yaml",
+            "t",
+            &Default::default(),
+        )
+        .unwrap();
+        let s = crate::faults::load("total-outage").unwrap();
+        let load = crate::run::LoadSettings::new(None, Some(1), Some(10_000), None, Some(1))
+            .unwrap()
+            .in_virtual_time();
+        Model::new(&t, &s, &load).unwrap()
+    }
+
+    #[test]
+    fn a_run_past_its_budget_stops_while_running() {
+        let m = model();
+        // Each user request makes 1 + 3 attempts; 10,000 of them need 40,000.
+        let guard = Guard::new(
+            WorkBudget {
+                attempts: 10_000,
+                ..WorkBudget::DEFAULT
+            },
+            None,
+        );
+        match run(&m, 1, 4, 1, &guard) {
+            Err(SimError::Exceeded {
+                memory: false,
+                attempts,
+                ..
+            }) => assert!(attempts > 10_000, "{attempts}"),
+            other => panic!(
+                "expected the budget to stop it: {:?}",
+                other.map(|f| f.parts.len())
+            ),
+        }
+        let tight = Guard::new(
+            WorkBudget {
+                attempts: u64::MAX,
+                memory: 1,
+            },
+            None,
+        );
+        assert!(matches!(
+            run(&m, 1, 1, 1, &tight),
+            Err(SimError::Exceeded { memory: true, .. })
+        ));
+    }
+
+    #[test]
+    fn an_interrupt_returns_the_trials_completed() {
+        let m = model();
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let guard = Guard::new(WorkBudget::DEFAULT, Some(flag));
+        let f = run(&m, 1, 8, 2, &guard).expect("interrupted, not failed");
+        assert!(f.interrupted);
+        assert_eq!(f.parts.iter().map(|p| p.trials.len()).sum::<usize>(), 0);
+    }
+}

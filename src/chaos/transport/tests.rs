@@ -48,7 +48,8 @@ async fn send(pool: &DirectPool) -> Result<u16, Outcome> {
     };
     let answer = tokio::time::timeout(BOUND, pool.send(&Method::GET, "/", headers))
         .await
-        .expect("bounded")?;
+        .expect("bounded")
+        .map_err(|e| e.outcome)?;
     Ok(answer.status)
 }
 
