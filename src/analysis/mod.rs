@@ -139,7 +139,7 @@ impl Analysis {
         let client_attempts = t
             .client
             .as_ref()
-            .map(|l| LayerAttempts::of(&l.policy, client_bound));
+            .map(|l| LayerAttempts::of_layer(l, client_bound));
         let layer_attempts: PerLayer<LayerAttempts> = t
             .services
             .iter()
@@ -152,7 +152,7 @@ impl Analysis {
                         c.layers
                             .iter()
                             .zip(b)
-                            .map(|(l, b)| LayerAttempts::of(&l.policy, *b))
+                            .map(|(l, b)| LayerAttempts::of_layer(l, *b))
                             .collect()
                     })
                     .collect()

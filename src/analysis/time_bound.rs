@@ -71,6 +71,20 @@ pub struct LayerAttempts {
 }
 
 impl LayerAttempts {
+    /// The count the figures use for `layer` under `time`: its hedged
+    /// copies (all of them go when every copy fails or is late), else its
+    /// retry policy's.
+    pub fn of_layer(layer: &crate::topology::Layer, time: Option<TimeBound>) -> LayerAttempts {
+        match &layer.hedging {
+            Some(h) => LayerAttempts {
+                count: h.value.max_attempts.max(1),
+                basis: Basis::Written,
+                time,
+            },
+            None => LayerAttempts::of(&layer.policy, time),
+        }
+    }
+
     /// The count the figures use for `policy` under `time`.
     pub fn of(policy: &RetryPolicy, time: Option<TimeBound>) -> LayerAttempts {
         let written = policy.max_attempts.max(1);

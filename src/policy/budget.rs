@@ -9,6 +9,9 @@
 //!   `success_refund`.
 //! - `grpc_throttling` (gRPC A6): every failed attempt takes a token, every
 //!   success adds `token_ratio`; retries stop while tokens ≤ max_tokens / 2.
+//! - `concurrency` (Envoy's cluster `max_retries`, default 3): at most `max`
+//!   retries of the caller in flight at once; a retry holds its place from
+//!   its start to its end.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -32,6 +35,9 @@ pub enum BudgetSpec {
         max_tokens: f64,
         token_ratio: f64,
     },
+    Concurrency {
+        max: u32,
+    },
 }
 
 impl BudgetSpec {
@@ -42,15 +48,20 @@ impl BudgetSpec {
             BudgetSpec::Ratio { .. } => "ratio",
             BudgetSpec::TokenBucket { .. } => "token_bucket",
             BudgetSpec::GrpcThrottling { .. } => "grpc_throttling",
+            BudgetSpec::Concurrency { .. } => "concurrency",
         }
     }
 
     /// Attempts per request this layer sends under sustained total failure once
-    /// the budget is in its steady state (DESIGN, "Static analysis").
+    /// the budget is in its steady state (DESIGN, "Static analysis"). A
+    /// concurrency limit bounds retries in flight, not per request: how much
+    /// it saves depends on the load, so it counts `max_attempts` here (the
+    /// simulator shows what it does under a given load).
     pub fn steady_state_attempts(&self, max_attempts: u32) -> f64 {
         match self {
             BudgetSpec::Ratio { ratio, .. } => f64::from(max_attempts).min(1.0 + ratio),
             BudgetSpec::TokenBucket { .. } | BudgetSpec::GrpcThrottling { .. } => 1.0,
+            BudgetSpec::Concurrency { .. } => f64::from(max_attempts),
         }
     }
 
@@ -63,6 +74,7 @@ impl BudgetSpec {
             },
             BudgetSpec::TokenBucket { capacity, .. } => State::Tokens(capacity),
             BudgetSpec::GrpcThrottling { max_tokens, .. } => State::Grpc(max_tokens),
+            BudgetSpec::Concurrency { .. } => State::InFlight(0),
         };
         Budget {
             spec: self.clone(),
@@ -79,6 +91,8 @@ enum State {
     },
     Tokens(u32),
     Grpc(f64),
+    /// Retries in flight.
+    InFlight(u32),
 }
 
 /// A retry the budget allowed, and what it cost.
@@ -151,7 +165,23 @@ impl Budget {
             (BudgetSpec::GrpcThrottling { max_tokens, .. }, State::Grpc(tokens)) => {
                 (*tokens > max_tokens / 2.0).then_some(Permit { cost: 0 })
             }
+            (BudgetSpec::Concurrency { max }, State::InFlight(n)) => {
+                if *n < *max {
+                    *n += 1;
+                    Some(Permit { cost: 1 })
+                } else {
+                    None
+                }
+            }
             _ => unreachable!("a budget's state always matches its spec"),
+        }
+    }
+
+    /// A retry that `permit` allowed has ended, however: a concurrency
+    /// limit frees its place. (Called before `on_success`.)
+    pub fn on_attempt_end(&mut self, permit: Option<Permit>) {
+        if let (State::InFlight(n), Some(_)) = (&mut self.state, permit) {
+            *n = n.saturating_sub(1);
         }
     }
 
@@ -187,10 +217,12 @@ impl Budget {
         }
     }
 
-    /// Tokens left (token kinds), for reports and tests.
+    /// Tokens left (token kinds), retries in flight (concurrency), for
+    /// reports and tests.
     pub fn tokens(&self) -> Option<f64> {
         match &self.state {
             State::Ratio { .. } => None,
+            State::InFlight(n) => Some(f64::from(*n)),
             State::Tokens(t) => Some(f64::from(*t)),
             State::Grpc(t) => Some(*t),
         }
@@ -294,6 +326,21 @@ mod tests {
             b.on_success(None);
         }
         assert!((b.tokens().unwrap() - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn concurrency_holds_retries_in_flight_to_its_max() {
+        let mut b = BudgetSpec::Concurrency { max: 2 }.start();
+        let p1 = b.try_retry(Duration::ZERO, Outcome::Status(503));
+        let p2 = b.try_retry(Duration::ZERO, Outcome::Status(503));
+        assert!(p1.is_some() && p2.is_some());
+        assert!(b.try_retry(Duration::ZERO, Outcome::Status(503)).is_none());
+        b.on_attempt_end(p1);
+        assert_eq!(b.tokens(), Some(1.0));
+        assert!(b.try_retry(Duration::ZERO, Outcome::Status(503)).is_some());
+        // A first attempt (no permit) frees nothing.
+        b.on_attempt_end(None);
+        assert_eq!(b.tokens(), Some(2.0));
     }
 
     proptest! {

@@ -8,15 +8,21 @@
 //! on a virtual clock and on a real one.
 
 pub mod backoff;
+pub mod breaker;
 pub mod budget;
 pub mod classify;
+pub mod hedging;
 pub mod retry;
 pub mod retry_after;
 pub mod schedule;
 
 pub use backoff::{Backoff, BackoffKind, Jitter};
+pub use breaker::{
+    Admission, Breaker, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, Transition,
+};
 pub use budget::{Budget, BudgetSpec};
 pub use classify::{Condition, Outcome, RetryOn};
+pub use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
 pub use retry::{Bounds, Decision, RetryPolicy, RetrySession, Stop};
 
 /// The one random-number generator of the project: reproducible across rand

@@ -272,6 +272,14 @@ impl<'p> RetrySession<'p> {
         self.attempts
     }
 
+    /// The request is given up midway (its caller went away): a retry in
+    /// flight frees what it holds of the budget.
+    pub fn abandon(&mut self, budget: Option<&mut Budget>) {
+        if let Some(b) = budget {
+            b.on_attempt_end(self.permit.take());
+        }
+    }
+
     /// The bounds the request runs under.
     pub fn bounds(&self) -> Bounds {
         self.bounds
@@ -295,6 +303,9 @@ impl<'p> RetrySession<'p> {
     ) -> Decision {
         self.attempts += 1;
         let permit = self.permit.take();
+        if let Some(b) = budget.as_deref_mut() {
+            b.on_attempt_end(permit);
+        }
         if outcome.is_success() {
             if let Some(b) = budget.as_deref_mut() {
                 b.on_success(permit);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::policy::RetryPolicy;
+use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
 
 pub use crate::source::yaml::Pos;
 
@@ -129,6 +129,11 @@ pub struct Layer {
     pub spans: PolicySpans,
     /// The preset the policy came from, if any.
     pub preset: Option<String>,
+    /// A circuit breaker of this layer's caller, located at its key.
+    pub breaker: Option<Located<BreakerSpec>>,
+    /// App layers only: copies sent `delay` apart instead of retries (the
+    /// policy then never retries), located at its key.
+    pub hedging: Option<Located<HedgingPolicy>>,
 }
 
 /// Positions of a policy's fields in the topology file. A field a preset filled
@@ -165,6 +170,14 @@ pub enum LevelSetting {
 }
 
 impl Layer {
+    /// Attempts this layer sends per request it is asked, at most: the
+    /// hedged copies, or the retry policy's attempts.
+    pub fn max_sends(&self) -> u32 {
+        self.hedging
+            .as_ref()
+            .map_or(self.policy.max_attempts, |h| h.value.max_attempts)
+    }
+
     /// The position to point at for a policy field: the field itself, else the
     /// policy, else the layer.
     pub fn at(&self, field: Option<Pos>) -> Pos {

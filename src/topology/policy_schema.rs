@@ -336,7 +336,7 @@ fn backoff_kind(f: Fields, node: &Node, s: &str) -> Result<BackoffKind, LoadErro
     })
 }
 
-fn read_retry_on(f: Fields, node: &Node) -> Result<RetryOn, LoadError> {
+pub(super) fn read_retry_on(f: Fields, node: &Node) -> Result<RetryOn, LoadError> {
     let mut conditions = Vec::new();
     for item in f.list(node) {
         let text = match &item.value {
@@ -393,6 +393,7 @@ fn read_budget(
         "success_refund",
         "max_tokens",
         "token_ratio",
+        "max",
     ];
     let m = f.map(node, "a budget", &all)?;
     let kind = match m.get("kind") {
@@ -401,7 +402,7 @@ fn read_budget(
             Some(b) => b.kind().to_owned(),
             None => {
                 return Err(f.error(node.pos, "a budget needs `kind`").with_help(
-                    "add `kind: ratio`, `kind: token_bucket` or `kind: grpc_throttling`",
+                    "add `kind: ratio`, `kind: token_bucket`, `kind: grpc_throttling` or `kind: concurrency`",
                 ));
             }
         },
@@ -516,13 +517,24 @@ fn read_budget(
                 },
             )
         }
+        "concurrency" => {
+            let mut max = match base {
+                Some(BudgetSpec::Concurrency { max }) => *max,
+                // Envoy's cluster circuit breaker default.
+                _ => 3,
+            };
+            if let Some(v) = m.get("max") {
+                max = f.int(v, "max", 0, i128::from(u32::MAX))? as u32;
+            }
+            (&["kind", "max"], BudgetSpec::Concurrency { max })
+        }
         other => {
-            let kinds = ["ratio", "token_bucket", "grpc_throttling"];
+            let kinds = ["ratio", "token_bucket", "grpc_throttling", "concurrency"];
             let k = m.get("kind").unwrap_or(node);
             let err = f.error(k.pos, format!("unknown budget kind `{other}`"));
             return Err(match nearest(other, kinds) {
                 Some(n) => err.with_help(format!("did you mean `{n}`?")),
-                None => err.with_help("use ratio, token_bucket or grpc_throttling"),
+                None => err.with_help("use ratio, token_bucket, grpc_throttling or concurrency"),
             });
         }
     };

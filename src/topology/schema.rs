@@ -41,9 +41,11 @@ const CALL_KEYS: &[&str] = &[
     "retry",
     "via",
     "parallel",
+    "circuit_breaker",
+    "hedging",
     "description",
 ];
-const LAYER_KEYS: &[&str] = &["name", "retry", "timeout", "description"];
+const LAYER_KEYS: &[&str] = &["name", "retry", "timeout", "circuit_breaker", "description"];
 const METHODS: &[&str] = &[
     "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
 ];
@@ -335,7 +337,7 @@ fn read_call(
                 idempotent: true,
                 idempotency_key: false,
                 parallel: false,
-                layers: vec![app_layer(node.pos, None, None)],
+                layers: vec![app_layer(node.pos, None, None, None, None)],
             },
             to_name: to.clone(),
             to_pos: node.pos,
@@ -400,7 +402,28 @@ fn read_call(
         .map(|(k, v)| policies.read(f, k.pos, v))
         .transpose()?;
     let call_pos = m.key_pos("to");
-    let mut layers = vec![app_layer(call_pos, timeout, read)];
+    let breaker = located_breaker(f, &m)?;
+    let hedging = m
+        .entry("hedging")
+        .map(|(k, v)| {
+            if let Some((rk, _)) = m.entry("retry") {
+                return Err(f
+                    .error(
+                        k.pos,
+                        "`hedging` and `retry` exclude each other on one call (gRPC A6)",
+                    )
+                    .with_help(format!(
+                        "keep one: hedging sends copies even when nothing fails, retries only after a failure (`retry` is at line {})",
+                        rk.pos.line
+                    )));
+            }
+            super::containment_schema::read_hedging(f, v).map(|h| Located {
+                value: h,
+                pos: k.pos,
+            })
+        })
+        .transpose()?;
+    let mut layers = vec![app_layer(call_pos, timeout, read, breaker, hedging)];
     if let Some(v) = m.get("via") {
         let items = match &v.value {
             Value::Seq(items) => items.as_slice(),
@@ -439,6 +462,8 @@ fn app_layer(
     pos: Pos,
     timeout: Option<Located<std::time::Duration>>,
     read: Option<super::policy_schema::ReadPolicy>,
+    breaker: Option<Located<crate::policy::BreakerSpec>>,
+    hedging: Option<Located<crate::policy::HedgingPolicy>>,
 ) -> Layer {
     let (policy, spans, preset) = match read {
         Some(r) => (r.policy, r.spans, r.preset),
@@ -452,7 +477,24 @@ fn app_layer(
         policy,
         spans,
         preset,
+        breaker,
+        hedging,
     }
+}
+
+/// A `circuit_breaker:` of a call or layer, located at its key.
+fn located_breaker(
+    f: Fields,
+    m: &crate::source::fields::MapView,
+) -> Result<Option<Located<crate::policy::BreakerSpec>>, LoadError> {
+    m.entry("circuit_breaker")
+        .map(|(k, v)| {
+            super::containment_schema::read_breaker(f, v).map(|b| Located {
+                value: b,
+                pos: k.pos,
+            })
+        })
+        .transpose()
 }
 
 fn read_layer(
@@ -473,6 +515,8 @@ fn read_layer(
             policy: read.policy,
             spans: read.spans,
             preset: read.preset,
+            breaker: None,
+            hedging: None,
         });
     }
     let what = match kind {
@@ -493,6 +537,7 @@ fn read_layer(
         None => (Default::default(), PolicySpans::default(), None),
     };
     let pos = m.key_pos("name");
+    let breaker = located_breaker(f, &m)?;
     Ok(Layer {
         kind,
         name,
@@ -501,6 +546,8 @@ fn read_layer(
         policy,
         spans,
         preset,
+        breaker,
+        hedging: None,
     })
 }
 
