@@ -88,15 +88,18 @@ pub(crate) fn boot(
                     transport: Transport::Reqwest(run.http.clone()),
                     callee: (li + 1 == n).then_some(c.to),
                     propagate_deadline: s.deadline_propagation,
+                    hedging: layer.hedging.as_ref().map(|h| h.value.clone()),
                 }
             };
+            let breaker_of = |li: usize| c.layers[li].breaker.as_ref().map(|b| &b.value);
             let app = client_for(0, vias);
             let sidecars: Vec<LayerClient> = (1..n).map(|li| client_for(li, vias)).collect();
             for (li, (client, (listener, _))) in
                 sidecars.into_iter().zip(vias.drain(..)).enumerate()
             {
                 let seed = load.stream_seed(STREAM_LAYERS + layout.slot(sid, ci, li + 1) as u64);
-                let state = CallerState::new(client.policy.budget.as_ref(), seed);
+                let state =
+                    CallerState::new(client.policy.budget.as_ref(), breaker_of(li + 1), seed);
                 let proxy = Arc::new(sidecar::Sidecar { client, state });
                 let router = Router::new().fallback(sidecar::handle).with_state(proxy);
                 server::serve(run, listener, Vec::new(), router);
@@ -114,7 +117,11 @@ pub(crate) fn boot(
                 idempotent: c.idempotent,
                 idempotency_key: c.idempotency_key,
                 parallel: c.parallel,
-                state: Arc::new(CallerState::new(app.policy.budget.as_ref(), seed)),
+                state: Arc::new(CallerState::new(
+                    app.policy.budget.as_ref(),
+                    breaker_of(0),
+                    seed,
+                )),
                 client: Arc::new(app),
             });
         }
@@ -157,10 +164,12 @@ pub(crate) fn boot(
         transport: Transport::Direct(DirectPool::new(entry_addr)),
         callee: Some(t.entry),
         propagate_deadline: t.deadline.is_some(),
+        hedging: None,
     };
     let driver = Arc::new(Driver {
         run: Arc::clone(run),
         budget: client.policy.budget.clone(),
+        breaker: client_layer.and_then(|l| l.breaker.as_ref().map(|b| b.value.clone())),
         client: Arc::new(client),
         deadline: t.deadline.map(|d| d.value),
         load: load.clone(),

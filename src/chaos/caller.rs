@@ -5,18 +5,25 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::draw::DrawKey;
-use crate::policy::{Budget, BudgetSpec, Rng, seeded_rng};
+use crate::policy::{Breaker, BreakerSpec, Budget, BudgetSpec, Rng, seeded_rng};
 
-/// The retry state of one caller: its budget and its random stream.
+/// The retry state of one caller: its budget, its circuit breaker and its
+/// random stream.
 pub(crate) struct CallerState {
     pub budget: Option<Budget>,
+    pub breaker: Option<Breaker>,
     pub rng: Rng,
 }
 
 impl CallerState {
-    pub fn new(budget: Option<&BudgetSpec>, seed: u64) -> Mutex<Self> {
+    pub fn new(
+        budget: Option<&BudgetSpec>,
+        breaker: Option<&BreakerSpec>,
+        seed: u64,
+    ) -> Mutex<Self> {
         Mutex::new(CallerState {
             budget: budget.map(BudgetSpec::start),
+            breaker: breaker.map(BreakerSpec::start),
             rng: seeded_rng(seed),
         })
     }

@@ -60,11 +60,13 @@ pub async fn drive_url(
         transport: Transport::Direct(DirectPool::new(addr)),
         callee: None,
         propagate_deadline: false,
+        hedging: None,
     };
     let driver = Arc::new(Driver {
         run: Arc::clone(&run),
         client: Arc::new(client),
         budget: None,
+        breaker: None,
         deadline: None,
         load: load.clone(),
         path: path.into(),

@@ -28,7 +28,7 @@ use super::caller::{CallCtx, CallerState};
 use super::client::LayerClient;
 use super::context::Run;
 use super::draw::DrawKey;
-use crate::policy::BudgetSpec;
+use crate::policy::{BreakerSpec, BudgetSpec};
 use crate::run::{Arrival, LoadSettings};
 
 /// Random streams of the closed-loop callers start here (see `mod.rs`).
@@ -38,6 +38,8 @@ pub(crate) struct Driver {
     pub run: Arc<Run>,
     pub client: Arc<LayerClient>,
     pub budget: Option<BudgetSpec>,
+    /// The client layer's circuit breaker: one per caller, like the budget.
+    pub breaker: Option<BreakerSpec>,
     /// The topology's end-to-end deadline.
     pub deadline: Option<Duration>,
     pub load: LoadSettings,
@@ -60,7 +62,7 @@ impl Driver {
                     let me = Arc::clone(&self);
                     let (started, finished) = (Arc::clone(&started), Arc::clone(&finished));
                     let seed = self.load.stream_seed(STREAM_USERS + c);
-                    let state = CallerState::new(self.budget.as_ref(), seed);
+                    let state = CallerState::new(self.budget.as_ref(), self.breaker.as_ref(), seed);
                     self.run.spawn(users.track_future(async move {
                         loop {
                             let now = me.run.now();
@@ -85,6 +87,7 @@ impl Driver {
             Arrival::Rate(_) => {
                 let state = Arc::new(CallerState::new(
                     self.budget.as_ref(),
+                    self.breaker.as_ref(),
                     self.load.stream_seed(STREAM_USERS),
                 ));
                 let slots = Arc::new(Semaphore::new(self.max_in_flight.max(1)));

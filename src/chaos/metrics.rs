@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::context::lock;
 use super::fault_layer::Dropped;
-use crate::policy::{Outcome, Stop};
+use crate::policy::{Outcome, Stop, Transition};
 use crate::run::counts::{Counts, LayerCount, ServiceCount};
 use crate::run::timeline::TimelineCounts;
 use crate::run::{EndToEnd, Harness, Latency, Layout, RunInfo, RunReport, Tally};
@@ -36,7 +36,15 @@ struct LayerStats {
     /// Indexed by `Stop::index`.
     stops: [AtomicU64; Stop::ALL.len()],
     by_reason: Mutex<BTreeMap<Outcome, u64>>,
+    short_circuited: AtomicU64,
+    hedges: AtomicU64,
+    cancelled: AtomicU64,
+    /// Breaker transitions with their run times (counts and the first few).
+    transitions: Mutex<Transitions>,
 }
+
+/// Breaker transitions by kind, and the first few with their times.
+type Transitions = ([u64; Transition::ALL.len()], Vec<(Duration, Transition)>);
 
 impl LayerStats {
     fn count(&self) -> LayerCount {
@@ -45,7 +53,13 @@ impl LayerStats {
         for (n, a) in stops.iter_mut().zip(&self.stops) {
             *n = get(a);
         }
+        let (transitions, transition_log) = lock(&self.transitions).clone();
         LayerCount {
+            short_circuited: get(&self.short_circuited),
+            hedges: get(&self.hedges),
+            cancelled: get(&self.cancelled),
+            transitions,
+            transition_log,
             requests: get(&self.requests),
             attempts: get(&self.attempts),
             retries: get(&self.retries),
@@ -176,6 +190,32 @@ impl Metrics {
         }
     }
 
+    /// The layer's breaker rejected a request or an attempt.
+    pub fn short_circuited(&self, slot: usize) {
+        if let Some(l) = self.layer(slot) {
+            l.short_circuited.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The layer's breaker changed state at run time `at`.
+    pub fn transition(&self, slot: usize, at: Duration, t: Transition) {
+        if let Some(l) = self.layer(slot) {
+            let mut g = lock(&l.transitions);
+            g.0[t.index()] += 1;
+            if g.1.len() < crate::run::counts::TRANSITION_LOG {
+                g.1.push((at, t));
+            }
+        }
+    }
+
+    /// The layer sent a hedged copy after the first, or cancelled one.
+    pub fn hedged(&self, slot: usize, sent: u64, cancelled: u64) {
+        if let Some(l) = self.layer(slot) {
+            l.hedges.fetch_add(sent, Ordering::Relaxed);
+            l.cancelled.fetch_add(cancelled, Ordering::Relaxed);
+        }
+    }
+
     pub fn layer_stop(&self, slot: usize, why: Stop) {
         if let Some(l) = self.layer(slot) {
             l.stops[why.index()].fetch_add(1, Ordering::Relaxed);
@@ -267,7 +307,11 @@ impl Metrics {
         let e2e = lock(&self.e2e);
         let tally = Tally::single(&counts, Vec::new(), &e2e.latency);
         let layer = client.map(|name| {
-            crate::run::build::layer_report(counts.layers.get(Layout::CLIENT), name, 1)
+            crate::run::build::layer_report(
+                counts.layers.get(Layout::CLIENT),
+                crate::run::build::Shape::named(name),
+                1,
+            )
         });
         crate::run::build::end_to_end(&tally, layer)
     }

@@ -65,8 +65,9 @@ pub async fn standalone_request(req: StandaloneRequest) -> Result<Outcome, Chaos
         transport: Transport::Reqwest(run.http.clone()),
         callee: None,
         propagate_deadline: false,
+        hedging: None,
     };
-    let state = CallerState::new(req.policy.budget.as_ref(), req.seed);
+    let state = CallerState::new(req.policy.budget.as_ref(), None, req.seed);
     let ctx = CallCtx {
         request_id: 1,
         method,

@@ -24,7 +24,21 @@ use std::time::Duration;
 
 use rand::RngExt;
 
-use super::Rng;
+use super::{Outcome, Rng};
+
+/// Whether a breaker counts `outcome` as a failure of its dependency: a 5xx,
+/// a 429, a timeout, a refused or reset connection. Other 4xx answers are
+/// the caller's mistakes, not the dependency's health.
+pub fn counts_as_failure(outcome: Outcome) -> bool {
+    match outcome {
+        Outcome::Status(s) => s >= 500 || s == 429,
+        _ => true,
+    }
+}
+
+/// The status a caller sees when its breaker rejects a request (Envoy
+/// answers 503 when a circuit breaker overflows).
+pub const REJECTED: Outcome = Outcome::Status(503);
 
 /// The window a breaker judges the failure rate over.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,6 +139,17 @@ pub enum Transition {
 }
 
 impl Transition {
+    /// Every transition, in the order counters keep them.
+    pub const ALL: [Transition; 3] = [
+        Transition::Opened,
+        Transition::HalfOpened,
+        Transition::Closed,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Transition::Opened => "open",

@@ -162,17 +162,20 @@ pub enum Stop {
     /// The next attempt could not start before the run's horizon (which came
     /// before any deadline).
     Horizon,
+    /// The circuit breaker rejected the request (it was open).
+    CircuitOpen,
 }
 
 impl Stop {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Stop; 6] = [
+    pub const ALL: [Stop; 7] = [
         Stop::Succeeded,
         Stop::NotRetryable,
         Stop::AttemptsExhausted,
         Stop::BudgetExhausted,
         Stop::DeadlineExceeded,
         Stop::Horizon,
+        Stop::CircuitOpen,
     ];
 
     /// How reports name the reason.
@@ -184,6 +187,7 @@ impl Stop {
             Stop::BudgetExhausted => "budget_exhausted",
             Stop::DeadlineExceeded => "deadline_exceeded",
             Stop::Horizon => "horizon",
+            Stop::CircuitOpen => "circuit_open",
         }
     }
 
@@ -488,7 +492,8 @@ mod tests {
                 "attempts_exhausted",
                 "budget_exhausted",
                 "deadline_exceeded",
-                "horizon"
+                "horizon",
+                "circuit_open"
             ]
         );
         assert!(Stop::ALL.iter().enumerate().all(|(i, s)| s.index() == i));

@@ -10,6 +10,7 @@ pub mod probe_json;
 pub mod probe_markdown;
 pub mod probe_table;
 pub mod rules;
+pub mod run_containment;
 pub mod run_formats;
 pub mod run_json;
 pub mod run_markdown;

@@ -81,7 +81,8 @@ pub fn render(r: &RunReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\n<details><summary>latency and attempt timeline</summary>\n"
+        "{}\n<details><summary>latency and attempt timeline</summary>\n",
+        containment(r)
     );
     let _ = writeln!(
         out,
@@ -201,4 +202,17 @@ mod tests {
         );
         assert!(md.contains("1000 trials"), "{md}");
     }
+}
+
+/// Breakers and hedging, as a list, or nothing.
+fn containment(r: &RunReport) -> String {
+    let lines = super::run_containment::lines(r);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n**Breakers and hedging**\n\n");
+    for l in lines {
+        out += &format!("- {}\n", escape(&l));
+    }
+    out
 }

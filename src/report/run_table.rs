@@ -22,6 +22,13 @@ pub fn render(r: &RunReport) -> String {
     if !layers.is_empty() {
         let _ = writeln!(out, "\nretry layers\n{layers}");
     }
+    let contained = super::run_containment::lines(r);
+    if !contained.is_empty() {
+        let _ = writeln!(out, "\nbreakers and hedging");
+        for line in contained {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let e = &r.end_to_end;
     let _ = writeln!(
         out,

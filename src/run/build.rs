@@ -14,13 +14,13 @@ use super::counts::{Counts, EndToEndCount, LayerCount, ServiceCount};
 use super::latency::Latency;
 use super::load::LoadSettings;
 use super::report::{
-    Amplification, CallReport, EndToEnd, LayerReport, Listener, RunReport, ServiceReport, Spread,
-    Timeline,
+    Amplification, BreakerReport, CallReport, EndToEnd, HedgingReport, LayerReport, Listener,
+    RunReport, ServiceReport, Spread, Timeline, TransitionAt,
 };
 use super::slots::Layout;
 use super::timeline::BUCKET;
 use crate::faults::Scenario;
-use crate::policy::Stop;
+use crate::policy::{Stop, Transition};
 use crate::topology::Topology;
 
 /// What a run counted, and the figures reduced over its trials.
@@ -142,7 +142,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
                         .enumerate()
                         .map(|(li, l)| {
                             let slot = layout.slot(id, ci, li);
-                            layer_report(tally.counts.layers.get(slot), &l.name, k)
+                            layer_report(tally.counts.layers.get(slot), Shape::of(l), k)
                         })
                         .collect(),
                 })
@@ -176,7 +176,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
     let client = t
         .client
         .as_ref()
-        .map(|c| layer_report(tally.counts.layers.get(Layout::CLIENT), &c.name, k));
+        .map(|c| layer_report(tally.counts.layers.get(Layout::CLIENT), Shape::of(c), k));
     let end_to_end = end_to_end(&tally, client);
     let target = info.scenario.target.to_string();
     let mut attempts: Vec<u64> = tally
@@ -210,6 +210,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
         listeners: info.listeners,
         elapsed_ms: info.elapsed_ms,
         interrupted: info.interrupted,
+        breakers: None,
         harness: Default::default(),
     }
 }
@@ -266,16 +267,63 @@ fn answers(c: &ServiceCount, k: u64) -> (BTreeMap<String, u64>, BTreeMap<String,
     (statuses, dropped)
 }
 
+/// What a layer's row shows besides its retries.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    pub name: &'a str,
+    pub breaker: bool,
+    pub hedging: bool,
+}
+
+impl<'a> Shape<'a> {
+    pub fn of(l: &'a crate::topology::Layer) -> Self {
+        Shape {
+            name: &l.name,
+            breaker: l.breaker.is_some(),
+            hedging: l.hedging.is_some(),
+        }
+    }
+
+    /// A layer that only retries.
+    pub fn named(name: &'a str) -> Self {
+        Shape {
+            name,
+            breaker: false,
+            hedging: false,
+        }
+    }
+}
+
 /// One retry layer's row from its counts over `k` trials.
-pub fn layer_report(c: Option<&LayerCount>, name: &str, k: u64) -> LayerReport {
+pub fn layer_report(c: Option<&LayerCount>, shape: Shape<'_>, k: u64) -> LayerReport {
     let Some(c) = c else {
         return LayerReport {
-            layer: name.to_owned(),
+            layer: shape.name.to_owned(),
             ..LayerReport::default()
         };
     };
+    let breaker = shape.breaker.then(|| BreakerReport {
+        short_circuited: per_trial(c.short_circuited, k),
+        opened: per_trial(c.transitions[Transition::Opened.index()], k),
+        half_opened: per_trial(c.transitions[Transition::HalfOpened.index()], k),
+        closed: per_trial(c.transitions[Transition::Closed.index()], k),
+        transitions: c
+            .transition_log
+            .iter()
+            .map(|(at, t)| TransitionAt {
+                at_ms: at.as_secs_f64() * 1e3,
+                to: t.as_str().to_owned(),
+            })
+            .collect(),
+    });
+    let hedging = shape.hedging.then(|| HedgingReport {
+        hedges: per_trial(c.hedges, k),
+        cancelled: per_trial(c.cancelled, k),
+    });
     LayerReport {
-        layer: name.to_owned(),
+        layer: shape.name.to_owned(),
+        breaker,
+        hedging,
         requests: per_trial(c.requests, k),
         attempts: per_trial(c.attempts, k),
         retries: per_trial(c.retries, k),

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::timeline::TimelineCounts;
-use crate::policy::{Outcome, Stop};
+use crate::policy::{Outcome, Stop, Transition};
 
 /// Adds `n` to the count of `key` in a small association list.
 pub fn bump<K: PartialEq + Copy>(list: &mut Vec<(K, u64)>, key: K, n: u64) {
@@ -67,9 +67,31 @@ pub struct LayerCount {
     /// Indexed by [`Stop::index`].
     pub stops: [u64; Stop::ALL.len()],
     pub by_reason: Vec<(Outcome, u64)>,
+    /// Requests or attempts the layer's breaker rejected.
+    pub short_circuited: u64,
+    /// Breaker transitions, indexed by [`Transition::index`].
+    pub transitions: [u64; Transition::ALL.len()],
+    /// The first [`TRANSITION_LOG`] transitions of one run, with their
+    /// times: kept per trial, never summed.
+    pub transition_log: Vec<(Duration, Transition)>,
+    /// Hedged copies sent after the first.
+    pub hedges: u64,
+    /// Hedged copies cancelled because another answered first.
+    pub cancelled: u64,
 }
 
+/// How many breaker transitions a layer's log keeps per run.
+pub const TRANSITION_LOG: usize = 64;
+
 impl LayerCount {
+    /// The layer's breaker changed state at `at`.
+    pub fn transition(&mut self, at: Duration, t: Transition) {
+        self.transitions[t.index()] += 1;
+        if self.transition_log.len() < TRANSITION_LOG {
+            self.transition_log.push((at, t));
+        }
+    }
+
     pub fn retried(&mut self, cause: Outcome, honored_retry_after: bool) {
         self.retries += 1;
         self.retry_after_waits += u64::from(honored_retry_after);
@@ -93,13 +115,22 @@ impl LayerCount {
         for &(k, v) in &o.by_reason {
             bump(&mut self.by_reason, k, v);
         }
+        self.short_circuited += o.short_circuited;
+        for (a, b) in self.transitions.iter_mut().zip(&o.transitions) {
+            *a += b;
+        }
+        self.hedges += o.hedges;
+        self.cancelled += o.cancelled;
     }
 
     pub fn clear(&mut self) {
         let mut by_reason = std::mem::take(&mut self.by_reason);
         by_reason.clear();
+        let mut transition_log = std::mem::take(&mut self.transition_log);
+        transition_log.clear();
         *self = LayerCount {
             by_reason,
+            transition_log,
             ..LayerCount::default()
         };
     }

@@ -51,11 +51,24 @@ pub struct RunReport {
     /// The run was stopped early (Ctrl-C); the figures cover what happened.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Simulator, for a topology with breakers: attempts with them and in
+    /// the same run without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakers: Option<BreakerEffect>,
     /// Chaos: where the harness itself could not keep up, so the figures
     /// describe the load generator's machine as much as the policies.
     /// Absent when it kept up.
     #[serde(default, skip_serializing_if = "Harness::kept_up")]
     pub harness: Harness,
+}
+
+/// What the circuit breakers saved: attempts over every service with them,
+/// and in the same scenario, load and seeds without them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BreakerEffect {
+    pub attempts: u64,
+    pub attempts_without_breakers: u64,
+    pub saved: u64,
 }
 
 /// How well the chaos harness kept up with the run it was asked for.
@@ -220,9 +233,46 @@ pub struct LayerReport {
     /// Retries whose wait came from Retry-After.
     pub retry_after_waits: u64,
     /// Why requests stopped: `succeeded`, `attempts_exhausted`, `not_retryable`,
-    /// `budget_exhausted`, `deadline_exceeded`, `horizon`.
+    /// `budget_exhausted`, `deadline_exceeded`, `horizon`, `circuit_open`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stops: BTreeMap<String, u64>,
+    /// The layer's circuit breaker, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaker: Option<BreakerReport>,
+    /// The layer's hedging, when it hedges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hedging: Option<HedgingReport>,
+}
+
+/// What a layer's circuit breaker did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BreakerReport {
+    /// Requests (position outside) or attempts (inside) it rejected.
+    pub short_circuited: u64,
+    pub opened: u64,
+    pub half_opened: u64,
+    pub closed: u64,
+    /// The first transitions of the run (a simulation's first trial), in
+    /// time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transitions: Vec<TransitionAt>,
+}
+
+/// A breaker changed state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransitionAt {
+    pub at_ms: f64,
+    /// `open`, `half_open` or `closed`.
+    pub to: String,
+}
+
+/// What a layer's hedging did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HedgingReport {
+    /// Copies sent after the first.
+    pub hedges: u64,
+    /// Copies cancelled because another answered first.
+    pub cancelled: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -41,6 +41,12 @@ impl Merged {
         let mut rows: Vec<(TrialFigures, &[u64])> = Vec::new();
         for p in &parts {
             sums.add(&p.sums);
+            // Only the part that ran trial 0 has a transition log.
+            for (sum, part) in sums.layers.iter_mut().zip(&p.sums.layers) {
+                if !part.transition_log.is_empty() {
+                    sum.transition_log.clone_from(&part.transition_log);
+                }
+            }
             histograms.merge(&p.histograms);
             let per = p.received.chunks(services.max(1));
             rows.extend(p.trials.iter().cloned().zip(per));

@@ -81,6 +81,13 @@ impl Accumulated {
     /// Adds trial `trial`'s counts.
     pub fn add(&mut self, trial: u32, c: &Counts, targets: &[bool]) {
         self.sums.add(c);
+        if trial == 0 {
+            // The breaker transitions shown with their times are the first
+            // trial's (a sum of logs over trials would mean nothing).
+            for (sum, one) in self.sums.layers.iter_mut().zip(&c.layers) {
+                sum.transition_log.clone_from(&one.transition_log);
+            }
+        }
         let e = &c.end_to_end;
         let mut at_target = 0;
         let mut total = 0;

@@ -26,7 +26,9 @@ use super::guard::{Cut, Guard};
 use super::model::Model;
 use super::queue::{Event, Nanos, Queue};
 use super::slab::{Key, Slab};
-use crate::policy::{Budget, Outcome, RetrySession, Rng, seeded_rng};
+use crate::policy::{
+    Admission, Breaker, Budget, HedgeSession, Outcome, RetrySession, Rng, seeded_rng,
+};
 use crate::run::counts::Counts;
 use crate::run::overload::{InFlight, Ticket};
 
@@ -41,14 +43,30 @@ pub(crate) enum Parent {
     Attempt(Key),
 }
 
-/// Whose budget an invocation spends.
+/// Whose caller state (budget, breaker) an invocation uses.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum BudgetOf {
+pub(crate) enum CallerOf {
     /// The layer's own caller state (app layers, sidecars, the open-loop
     /// client): one per slot.
     Slot(u32),
     /// Closed loop: each client is its own caller.
     Client(u32),
+}
+
+/// The retry state one caller keeps across its requests.
+#[derive(Debug, Default)]
+pub(crate) struct CallerState {
+    pub budget: Option<Budget>,
+    pub breaker: Option<Breaker>,
+}
+
+impl CallerState {
+    fn of(layer: &super::model::LayerModel) -> Self {
+        CallerState {
+            budget: layer.policy.budget.as_ref().map(|b| b.start()),
+            breaker: layer.breaker.as_ref().map(|b| b.start()),
+        }
+    }
 }
 
 /// One logical request through one retry layer.
@@ -57,12 +75,18 @@ pub(crate) struct Inv<'m> {
     pub slot: u32,
     pub session: RetrySession<'m>,
     pub parent: Parent,
-    pub budget: BudgetOf,
+    pub caller: CallerOf,
     /// Index into `Engine::executions` when the logical request is counted
     /// for duplicates (a non-idempotent call without an Idempotency-Key).
     pub execution: Option<u32>,
-    /// The attempt in flight, if any.
+    /// The attempt in flight, if any (the first of them when hedging).
     pub attempt: Option<Key>,
+    /// What the layer's breaker said: to the request (outside), or to its
+    /// latest attempt (inside).
+    pub admission: Option<Admission>,
+    /// The hedging schedule and the copies out, when the layer hedges.
+    pub hedge: Option<HedgeSession<'m>>,
+    pub copies: Vec<Key>,
 }
 
 /// What an attempt is waiting for.
@@ -83,6 +107,16 @@ pub(crate) enum Hop {
 pub(crate) struct Attempt {
     pub inv: Key,
     pub hop: Hop,
+}
+
+impl<'m> Engine<'m> {
+    /// The caller state an invocation uses.
+    pub fn caller(&mut self, of: CallerOf) -> &mut CallerState {
+        match of {
+            CallerOf::Slot(s) => &mut self.callers[s as usize],
+            CallerOf::Client(c) => &mut self.client_callers[c as usize],
+        }
+    }
 }
 
 /// A request at a service, from its arrival to its answer.
@@ -131,9 +165,9 @@ pub(crate) struct Engine<'m> {
     pub users: Slab<super::users::User>,
     pub in_flight: Vec<InFlight>,
     /// Per slot.
-    pub budgets: Vec<Option<Budget>>,
-    /// Per closed-loop client.
-    pub client_budgets: Vec<Option<Budget>>,
+    pub callers: Vec<CallerState>,
+    /// Per closed-loop client (the client layer).
+    pub client_callers: Vec<CallerState>,
     /// Executions of each tracked logical request.
     pub executions: Vec<u32>,
     /// User requests started and finished.
@@ -166,8 +200,8 @@ impl<'m> Engine<'m> {
             visits: Slab::default(),
             users: Slab::default(),
             in_flight: vec![InFlight::default(); m.services.len()],
-            budgets: Vec::new(),
-            client_budgets: Vec::new(),
+            callers: Vec::new(),
+            client_callers: Vec::new(),
             executions: Vec::new(),
             started: 0,
             finished: 0,
@@ -203,6 +237,7 @@ impl<'m> Engine<'m> {
             match event {
                 Event::User(n) => self.user_due(n),
                 Event::Attempt(inv) => self.send_attempt(inv),
+                Event::Hedge(inv) => self.hedge_due(inv),
                 Event::Group(visit) => self.send_group(visit),
                 Event::Enter(visit) => self.enter(visit),
                 Event::WorkDone(visit) => self.work_done(visit),
@@ -227,21 +262,14 @@ impl<'m> Engine<'m> {
         self.visits.clear();
         self.users.clear();
         self.in_flight.fill(InFlight::default());
-        self.budgets.clear();
-        self.budgets.extend(
-            self.m
-                .layers
-                .iter()
-                .map(|l| l.policy.budget.as_ref().map(|b| b.start())),
-        );
-        self.client_budgets.clear();
+        self.callers.clear();
+        self.callers
+            .extend(self.m.layers.iter().map(CallerState::of));
+        self.client_callers.clear();
         if let Some(n) = self.m.closed_loop_clients() {
-            let spec = self.m.layers[super::model::CLIENT as usize]
-                .policy
-                .budget
-                .as_ref();
-            self.client_budgets
-                .extend((0..n).map(|_| spec.map(|b| b.start())));
+            let client = &self.m.layers[super::model::CLIENT as usize];
+            self.client_callers
+                .extend((0..n).map(|_| CallerState::of(client)));
         }
         self.executions.clear();
         self.started = 0;

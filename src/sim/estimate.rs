@@ -59,8 +59,11 @@ pub struct Estimate {
     pub users: f64,
     /// Attempts reaching services per user request.
     pub attempts_per_user: f64,
-    /// Over all trials.
+    /// Over all trials (and runs).
     pub attempts: f64,
+    /// Runs of the scenario: 2 when a run without the breakers is needed to
+    /// say what they saved.
+    pub runs: u32,
     /// Requests in flight at once, at worst.
     pub in_flight: f64,
     pub memory: f64,
@@ -138,6 +141,7 @@ pub(crate) fn estimate(
         users,
         attempts_per_user,
         attempts: k * users * attempts_per_user,
+        runs: 1,
         in_flight,
         memory,
     }
@@ -212,13 +216,15 @@ impl OverBudget {
         let e = &self.estimate;
         let b = &self.budget;
         let mut fixes = Vec::new();
-        let per_trial = e.users * e.attempts_per_user;
+        let per_trial = e.users * e.attempts_per_user * f64::from(e.runs);
         if e.attempts > b.attempts as f64 && per_trial.is_finite() {
             let fitting = (b.attempts as f64 / per_trial).floor();
             if fitting >= 1.0 && (fitting as u64) < e.trials {
                 fixes.push(format!("--trials {}", fitting as u64));
             }
-            let users = (b.attempts as f64 / (e.trials as f64 * e.attempts_per_user)).floor();
+            let users = (b.attempts as f64
+                / (e.trials as f64 * e.attempts_per_user * f64::from(e.runs)))
+            .floor();
             if users >= 1.0 && users < e.users {
                 fixes.push(format!("--requests {}", users as u64));
             }
@@ -256,9 +262,14 @@ impl fmt::Display for OverBudget {
         let e = &self.estimate;
         let b = &self.budget;
         if e.attempts > b.attempts as f64 || !e.attempts.is_finite() {
+            let runs = if e.runs > 1 {
+                format!(" × {} runs (with and without the breakers)", e.runs)
+            } else {
+                String::new()
+            };
             write!(
                 f,
-                "this simulation needs about {} attempts ({} per user request × {} user requests × {} trials), over the budget of {} (--budget)",
+                "this simulation needs about {} attempts ({} per user request × {} user requests × {} trials{runs}), over the budget of {} (--budget)",
                 figure(e.attempts),
                 figure(e.attempts_per_user),
                 figure(e.users),

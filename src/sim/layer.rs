@@ -4,16 +4,22 @@
 //! harness's retrying client, with per-attempt timeouts, the deadline, the
 //! horizon and the caller's budget.
 //!
-//! Nothing about backoff, jitter, classification, Retry-After or budgets is
-//! decided here: [`RetrySession`] does all of it.
+//! Nothing about backoff, jitter, classification, Retry-After, budgets,
+//! breakers or hedging is decided here: [`RetrySession`], `Breaker` and
+//! [`HedgeSession`] do all of it. A layer's breaker is asked before the
+//! first attempt (outside the retry loop) or before every attempt (inside
+//! it); a hedging layer keeps several copies out and takes the first
+//! answer its schedule accepts.
 
 use std::time::Duration;
 
-use super::engine::{Attempt, BudgetOf, Engine, Hop, Inv, Parent, duration};
+use super::engine::{Attempt, CallerOf, Engine, Hop, Inv, Parent, duration};
 use super::model::Next;
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
-use crate::policy::{Bounds, Decision, Outcome, RetrySession, Stop};
+use crate::policy::{
+    Admission, Bounds, Decision, HedgeSession, HedgeStep, Outcome, RetrySession, Stop, breaker,
+};
 
 impl<'m> Engine<'m> {
     /// The bounds of a logical request carrying `deadline`: it and the run's
@@ -49,26 +55,31 @@ impl<'m> Engine<'m> {
         parent: Parent,
         deadline: Option<Nanos>,
         execution: Option<u32>,
-        budget: BudgetOf,
+        caller: CallerOf,
         grouped: bool,
     ) -> Key {
         let bounds = self.bounds(deadline);
         debug_assert!(bounds.refuses_start(duration(self.now)).is_none());
         self.counts.layers[slot as usize].requests += 1;
         let m: &'m super::model::Model = self.m;
-        let policy = &m.layers[slot as usize].policy;
-        let b = match budget {
-            BudgetOf::Slot(s) => self.budgets[s as usize].as_mut(),
-            BudgetOf::Client(c) => self.client_budgets[c as usize].as_mut(),
-        };
-        let session = RetrySession::start(policy, duration(self.now), bounds, b);
+        let layer = &m.layers[slot as usize];
+        let now = duration(self.now);
+        let session = RetrySession::start(
+            &layer.policy,
+            now,
+            bounds,
+            self.caller(caller).budget.as_mut(),
+        );
         let key = self.invs.insert(Inv {
             slot,
             session,
             parent,
-            budget,
+            caller,
             execution,
             attempt: None,
+            admission: None,
+            hedge: layer.hedging.as_ref().map(|h| HedgeSession::start(h, now)),
+            copies: Vec::new(),
         });
         if !grouped {
             self.queue.push(self.now, Phase::Start, Event::Attempt(key));
@@ -76,19 +87,132 @@ impl<'m> Engine<'m> {
         key
     }
 
-    /// An invocation sends its next attempt now.
-    pub fn send_attempt(&mut self, key: Key) {
+    /// Asks the invocation's breaker, if its layer has one and it is asked
+    /// now (before the first attempt outside the retry loop, before every
+    /// attempt inside it). `false`: rejected, and already handled.
+    fn admitted(&mut self, key: Key) -> bool {
         let m = self.m;
         let Some(inv) = self.invs.get(key) else {
+            return false;
+        };
+        let (slot, caller) = (inv.slot, inv.caller);
+        let Some(spec) = &m.layers[slot as usize].breaker else {
+            return true;
+        };
+        let asked = spec.inside() || (inv.session.attempts() == 0 && inv.admission.is_none());
+        if !asked {
+            return true;
+        }
+        let now = duration(self.now);
+        let mut transitions = Vec::new();
+        let admission = match self.caller(caller).breaker.as_mut() {
+            Some(b) => b.admit(now, &mut transitions),
+            None => Admission::Pass,
+        };
+        let counts = &mut self.counts.layers[slot as usize];
+        for t in transitions {
+            counts.transition(now, t);
+        }
+        if admission != Admission::Reject {
+            if let Some(inv) = self.invs.get_mut(key) {
+                inv.admission = Some(admission);
+            }
+            return true;
+        }
+        counts.short_circuited += 1;
+        if spec.inside() {
+            // The retry loop sees the rejection as a failed attempt.
+            self.after_attempt(key, breaker::REJECTED, None, false);
+        } else {
+            counts.stopped(Stop::CircuitOpen);
+            if let Some(inv) = self.invs.remove(key) {
+                self.deliver(inv.parent, breaker::REJECTED, None, false);
+            }
+        }
+        false
+    }
+
+    /// Records an attempt's or a request's result with the invocation's
+    /// breaker, as its spec says what it counts.
+    fn record(&mut self, key: Key, outcome: Outcome, final_result: bool) {
+        let m = self.m;
+        let Some(inv) = self.invs.get(key) else {
+            return;
+        };
+        let (slot, caller, admission) = (inv.slot, inv.caller, inv.admission);
+        let Some(spec) = &m.layers[slot as usize].breaker else {
+            return;
+        };
+        if spec.counts_attempts() == final_result {
+            return;
+        }
+        let Some(admission) = admission else {
+            return;
+        };
+        let now = duration(self.now);
+        let mut transitions = Vec::new();
+        let Engine {
+            rng,
+            callers,
+            client_callers,
+            ..
+        } = self;
+        let state = match caller {
+            CallerOf::Slot(s) => &mut callers[s as usize],
+            CallerOf::Client(c) => &mut client_callers[c as usize],
+        };
+        if let Some(b) = state.breaker.as_mut() {
+            b.record(
+                now,
+                admission,
+                breaker::counts_as_failure(outcome),
+                rng,
+                &mut transitions,
+            );
+        }
+        for t in transitions {
+            self.counts.layers[slot as usize].transition(now, t);
+        }
+    }
+
+    /// An invocation sends its next attempt now (a hedging one: its next
+    /// copy).
+    pub fn send_attempt(&mut self, key: Key) {
+        let m = self.m;
+        if !self.admitted(key) {
+            return;
+        }
+        let Some(inv) = self.invs.get_mut(key) else {
             return; // cancelled while waiting
         };
         let (slot, execution) = (inv.slot, inv.execution);
         let layer = &m.layers[slot as usize];
+        let now = duration(self.now);
+        let mut next_copy = None;
+        if let Some(h) = inv.hedge.as_mut() {
+            if inv.session.bounds().refuses_start(now).is_some() {
+                // No copy starts at or after the limit; with none out, the
+                // request ends here.
+                if inv.copies.is_empty() {
+                    self.finish_hedge(key, Outcome::Timeout, None);
+                }
+                return;
+            }
+            if h.sent() > 0 {
+                self.counts.layers[slot as usize].hedges += 1;
+            }
+            if let HedgeStep::SendAt(at) = h.on_send() {
+                next_copy = Some(super::model::nanos(at));
+            }
+        }
         self.counts.layers[slot as usize].attempts += 1;
         self.work += 1;
+        let Some(inv) = self.invs.get(key) else {
+            return;
+        };
         let timeout = inv
             .session
-            .attempt_timeout(duration(self.now), layer.timeout.map(duration))
+            .attempt_timeout(now, layer.timeout.map(duration))
             .map(super::model::nanos);
         // What the next hop is told: the time this attempt may take.
         let sent = if layer.propagate {
@@ -101,7 +225,13 @@ impl<'m> Engine<'m> {
             hop: Hop::Nothing,
         });
         if let Some(inv) = self.invs.get_mut(key) {
-            inv.attempt = Some(att);
+            if inv.hedge.is_some() {
+                inv.copies.push(att);
+            }
+            inv.attempt.get_or_insert(att);
+        }
+        if let Some(at) = next_copy {
+            self.queue.push(at, Phase::Start, Event::Hedge(key));
         }
         // The timeout takes its place in the order of events now, but is only
         // scheduled if the answer is not known to come first.
@@ -127,6 +257,18 @@ impl<'m> Engine<'m> {
                 self.queue
                     .push_reserved(at, Phase::End, seq, Event::Timeout(att));
             }
+        }
+    }
+
+    /// A hedging invocation's delay is up: its next copy goes, unless an
+    /// answer or an earlier copy came first.
+    pub fn hedge_due(&mut self, key: Key) {
+        let now = duration(self.now);
+        let Some(h) = self.invs.get_mut(key).and_then(|i| i.hedge.as_mut()) else {
+            return;
+        };
+        if h.on_timer(now) == HedgeStep::Send {
+            self.send_attempt(key);
         }
     }
 
@@ -158,7 +300,7 @@ impl<'m> Engine<'m> {
             Parent::Attempt(att),
             deadline,
             execution,
-            BudgetOf::Slot(slot),
+            CallerOf::Slot(slot),
             false,
         );
         Hop::Sidecar(inv)
@@ -169,7 +311,7 @@ impl<'m> Engine<'m> {
         let Some(a) = self.attempts.remove(att) else {
             return; // the attempt was abandoned: nobody listens
         };
-        self.after_attempt(a.inv, outcome, retry_after);
+        self.ended(a.inv, att, outcome, retry_after);
     }
 
     /// Attempt `att` ends without an answer: its timeout fired (`Timeout`) or
@@ -182,32 +324,119 @@ impl<'m> Engine<'m> {
         if let Hop::Sidecar(inv) = a.hop {
             self.cancel(inv);
         }
-        self.after_attempt(a.inv, outcome, None);
+        self.ended(a.inv, att, outcome, None);
+    }
+
+    /// Attempt `att` of invocation `key` ended with `outcome`.
+    fn ended(&mut self, key: Key, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
+        self.record(key, outcome, false);
+        let hedged = self.invs.get(key).is_some_and(|i| i.hedge.is_some());
+        if hedged {
+            self.hedge_answered(key, att, outcome, retry_after);
+        } else {
+            self.after_attempt(key, outcome, retry_after, true);
+        }
     }
 
     /// Stops an invocation whose caller went away: no more attempts, and the
-    /// one in flight is abandoned.
-    pub fn cancel(&mut self, mut key: Key) {
-        // Iterative: a chain of sidecars stops hop by hop.
-        while let Some(inv) = self.invs.remove(key) {
-            let Some(att) = inv.attempt else { return };
-            let Some(a) = self.attempts.remove(att) else {
-                return;
+    /// ones in flight are abandoned.
+    pub fn cancel(&mut self, key: Key) {
+        // A work list, not recursion: chains of sidecars stop hop by hop.
+        let mut pending = vec![key];
+        while let Some(key) = pending.pop() {
+            let Some(mut inv) = self.invs.remove(key) else {
+                continue;
             };
-            match a.hop {
-                Hop::Sidecar(next) => key = next,
-                Hop::Visit(_) | Hop::Nothing | Hop::Replied => return,
+            let state = match inv.caller {
+                CallerOf::Slot(s) => &mut self.callers[s as usize],
+                CallerOf::Client(c) => &mut self.client_callers[c as usize],
+            };
+            inv.session.abandon(state.budget.as_mut());
+            let out: Vec<Key> = if inv.hedge.is_some() {
+                std::mem::take(&mut inv.copies)
+            } else {
+                inv.attempt.into_iter().collect()
+            };
+            for att in out {
+                if let Some(Attempt {
+                    hop: Hop::Sidecar(next),
+                    ..
+                }) = self.attempts.remove(att)
+                {
+                    pending.push(next);
+                }
             }
         }
     }
 
-    /// The policy engine decides what follows an attempt of invocation `key`.
-    fn after_attempt(&mut self, key: Key, outcome: Outcome, retry_after: Option<Duration>) {
+    /// A copy of a hedging invocation ended: the hedging schedule decides.
+    fn hedge_answered(
+        &mut self,
+        key: Key,
+        att: Key,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+    ) {
+        let Some(inv) = self.invs.get_mut(key) else {
+            return;
+        };
+        inv.copies.retain(|&c| c != att);
+        let Some(h) = inv.hedge.as_mut() else {
+            return;
+        };
+        match h.on_answer(outcome) {
+            HedgeStep::Send => self.queue.push(self.now, Phase::Start, Event::Attempt(key)),
+            HedgeStep::SendAt(_) | HedgeStep::Wait => {}
+            HedgeStep::Done(o) => self.finish_hedge(key, o, retry_after),
+        }
+    }
+
+    /// A hedging invocation is done with `outcome`: the copies still out
+    /// are cancelled (a service goes on with work nobody waits for).
+    fn finish_hedge(&mut self, key: Key, outcome: Outcome, retry_after: Option<Duration>) {
+        let m = self.m;
+        self.record(key, outcome, true);
+        let Some(mut inv) = self.invs.remove(key) else {
+            return;
+        };
+        let slot = inv.slot as usize;
+        for att in std::mem::take(&mut inv.copies) {
+            if let Some(a) = self.attempts.remove(att) {
+                self.counts.layers[slot].cancelled += 1;
+                if let Hop::Sidecar(next) = a.hop {
+                    self.cancel(next);
+                }
+            }
+        }
+        let why = if outcome.is_success() {
+            Stop::Succeeded
+        } else if m.layers[slot]
+            .hedging
+            .as_ref()
+            .is_some_and(|h| h.non_fatal.matches(outcome))
+        {
+            Stop::AttemptsExhausted
+        } else {
+            Stop::NotRetryable
+        };
+        self.counts.layers[slot].stopped(why);
+        self.deliver(inv.parent, outcome, retry_after, false);
+    }
+
+    /// The policy engine decides what follows an attempt of invocation `key`
+    /// (`sent`: the attempt reached the next hop, not a breaker's rejection).
+    fn after_attempt(
+        &mut self,
+        key: Key,
+        outcome: Outcome,
+        retry_after: Option<Duration>,
+        sent: bool,
+    ) {
         let now = self.now;
         let Engine {
             invs,
-            budgets,
-            client_budgets,
+            callers,
+            client_callers,
             rng,
             counts,
             queue,
@@ -216,14 +445,20 @@ impl<'m> Engine<'m> {
         let Some(inv) = invs.get_mut(key) else {
             return;
         };
-        inv.attempt = None;
-        let budget = match inv.budget {
-            BudgetOf::Slot(s) => budgets[s as usize].as_mut(),
-            BudgetOf::Client(c) => client_budgets[c as usize].as_mut(),
+        if sent {
+            inv.attempt = None;
+        }
+        let state = match inv.caller {
+            CallerOf::Slot(s) => &mut callers[s as usize],
+            CallerOf::Client(c) => &mut client_callers[c as usize],
         };
-        let decision = inv
-            .session
-            .after_attempt(duration(now), outcome, retry_after, budget, rng);
+        let decision = inv.session.after_attempt(
+            duration(now),
+            outcome,
+            retry_after,
+            state.budget.as_mut(),
+            rng,
+        );
         let layer = &mut counts.layers[inv.slot as usize];
         match decision {
             Decision::Retry {
@@ -238,9 +473,10 @@ impl<'m> Engine<'m> {
             Decision::Stop(why) => {
                 layer.stopped(why);
                 let cut = why == Stop::Horizon;
-                let parent = inv.parent;
-                self.invs.remove(key);
-                self.deliver(parent, outcome, retry_after, cut);
+                self.record(key, outcome, true);
+                if let Some(inv) = self.invs.remove(key) {
+                    self.deliver(inv.parent, outcome, retry_after, cut);
+                }
             }
         }
     }

@@ -162,6 +162,26 @@ pub fn estimate(
     ))
 }
 
+fn has_breakers(t: &Topology) -> bool {
+    t.layers().any(|(_, l)| l.breaker.is_some())
+}
+
+/// `t` with every circuit breaker taken out.
+fn without_breakers(t: &Topology) -> Topology {
+    let mut t = t.clone();
+    if let Some(c) = t.client.as_mut() {
+        c.breaker = None;
+    }
+    for s in &mut t.services {
+        for c in &mut s.calls {
+            for l in &mut c.layers {
+                l.breaker = None;
+            }
+        }
+    }
+    t
+}
+
 fn threads(options: &SimOptions) -> usize {
     options
         .threads
@@ -182,7 +202,12 @@ fn simulate(
     let load = &load.in_virtual_time();
     let m = model::Model::new(t, scenario, load)?;
     let threads = threads(options);
-    let estimate = estimate::estimate(t, &m, load, options.trials, threads);
+    let mut estimate = estimate::estimate(t, &m, load, options.trials, threads);
+    if has_breakers(t) {
+        // It runs a second time without them, to say what they saved.
+        estimate.runs = 2;
+        estimate.attempts *= 2.0;
+    }
     if !(estimate.attempts <= options.budget.attempts as f64
         && estimate.memory <= options.budget.memory as f64)
     {
@@ -197,6 +222,27 @@ fn simulate(
     })?;
     let merged = aggregate::Merged::new(finished.parts, m.services.len(), m.layers.len());
     let mut report = aggregate::report(t, &m, scenario, load, &merged);
+    if !finished.interrupted && has_breakers(t) {
+        // The same scenario, load and seeds without the breakers: what they
+        // saved.
+        let without = simulate(
+            &without_breakers(t),
+            scenario,
+            load,
+            &SimOptions {
+                progress: false,
+                ..options.clone()
+            },
+        )?
+        .0;
+        let total = |r: &RunReport| r.services.iter().map(|s| s.received).sum::<u64>();
+        let (with, without) = (total(&report), total(&without));
+        report.breakers = Some(crate::run::BreakerEffect {
+            attempts: with,
+            attempts_without_breakers: without,
+            saved: without.saturating_sub(with),
+        });
+    }
     if finished.interrupted {
         report.interrupted = true;
         return Err(SimError::Interrupted(Box::new(report)));

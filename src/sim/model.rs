@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::queue::Nanos;
 use crate::faults::{FaultPlan, Scenario, UnknownTarget};
-use crate::policy::RetryPolicy;
+use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
 use crate::run::{Arrival, Layout, LoadSettings};
 use crate::topology::{Latency, Topology};
 
@@ -25,6 +25,8 @@ pub(crate) enum Next {
 #[derive(Debug, Clone)]
 pub(crate) struct LayerModel {
     pub policy: RetryPolicy,
+    pub breaker: Option<BreakerSpec>,
+    pub hedging: Option<HedgingPolicy>,
     /// Per-attempt timeout; `None` waits as long as it takes.
     pub timeout: Option<Nanos>,
     /// Sends the remaining time downstream (the caller has
@@ -91,6 +93,8 @@ impl Model {
         let client = t.client.as_ref();
         layers.push(LayerModel {
             policy: client.map(|l| l.policy.clone()).unwrap_or_default(),
+            breaker: client.and_then(|l| l.breaker.as_ref().map(|b| b.value.clone())),
+            hedging: None,
             timeout: client.and_then(|l| l.timeout).map(|x| nanos(x.value)),
             propagate: t.deadline.is_some(),
             next: Next::Service(t.entry as u32),
@@ -105,6 +109,8 @@ impl Model {
                 for (li, layer) in c.layers.iter().enumerate() {
                     layers.push(LayerModel {
                         policy: layer.policy.clone(),
+                        breaker: layer.breaker.as_ref().map(|b| b.value.clone()),
+                        hedging: layer.hedging.as_ref().map(|h| h.value.clone()),
                         timeout: layer.timeout.map(|x| nanos(x.value)),
                         propagate: s.deadline_propagation,
                         next: if li + 1 < n {
@@ -119,6 +125,8 @@ impl Model {
                     // never retries.
                     layers.push(LayerModel {
                         policy: RetryPolicy::default(),
+                        breaker: None,
+                        hedging: None,
                         timeout: None,
                         propagate: s.deadline_propagation,
                         next: Next::Service(c.to as u32),

@@ -39,6 +39,8 @@ pub(crate) enum Event {
     User(u32),
     /// An invocation of a retry layer sends its next attempt.
     Attempt(Key),
+    /// A hedging invocation's delay for its next copy is up.
+    Hedge(Key),
     /// A service sends the first attempts of a run of parallel calls, all at
     /// once, before any of them can answer.
     Group(Key),

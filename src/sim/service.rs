@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::engine::{BudgetOf, Engine, Hop, Parent, Visit};
+use super::engine::{CallerOf, Engine, Hop, Parent, Visit};
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
 use crate::faults::Effect;
@@ -169,7 +169,7 @@ impl<'m> Engine<'m> {
                 Parent::Call(v),
                 deadline,
                 execution,
-                BudgetOf::Slot(c.first_layer),
+                CallerOf::Slot(c.first_layer),
                 parallel,
             );
             if parallel && let Some(visit) = self.visits.get_mut(v) {

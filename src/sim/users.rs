@@ -13,7 +13,7 @@
 //!   cut short (its client layer could not retry before it) would still be
 //!   busy with it at the horizon, so it sends no more.
 
-use super::engine::{BudgetOf, Engine, Parent};
+use super::engine::{CallerOf, Engine, Parent};
 use super::model::CLIENT;
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
@@ -72,7 +72,7 @@ impl<'m> Engine<'m> {
             client,
         });
         let deadline = self.m.deadline.map(|d| self.now.saturating_add(d));
-        let budget = client.map_or(BudgetOf::Slot(CLIENT), BudgetOf::Client);
+        let budget = client.map_or(CallerOf::Slot(CLIENT), CallerOf::Client);
         if let Some(why) = self.too_late(deadline) {
             self.refuse_late(CLIENT, why);
             self.user_done(user, Outcome::Timeout, false);
