@@ -143,6 +143,19 @@ impl super::run_formats::RunReporter for RunMarkdown {
     }
 }
 
+/// Breakers and hedging, as a list, or nothing.
+fn containment(r: &RunReport) -> String {
+    let lines = super::run_containment::lines(r);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n**Breakers and hedging**\n\n");
+    for l in lines {
+        out += &format!("- {}\n", escape(&l));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,17 +215,4 @@ mod tests {
         );
         assert!(md.contains("1000 trials"), "{md}");
     }
-}
-
-/// Breakers and hedging, as a list, or nothing.
-fn containment(r: &RunReport) -> String {
-    let lines = super::run_containment::lines(r);
-    if lines.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n**Breakers and hedging**\n\n");
-    for l in lines {
-        out += &format!("- {}\n", escape(&l));
-    }
-    out
 }
