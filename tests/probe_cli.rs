@@ -31,16 +31,19 @@ fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
-/// 3 attempts, 50 ms apart, on 503 only.
+/// 3 attempts, 200 ms apart, on 503 only (long enough for a busy machine's
+/// timing noise not to hide that there is no jitter).
 const CLIENT_POLICY: &str =
-    "{ max_attempts: 3, backoff: { kind: constant, base: 50ms, jitter: none }, retry_on: [503] }";
+    "{ max_attempts: 3, backoff: { kind: constant, base: 200ms, jitter: none }, retry_on: [503] }";
 
 fn gate(topology: &str, extra: &[&str]) -> (i32, String, String) {
-    let path = temp_file("gate.yaml", topology);
+    // One file per topology: the tests run in parallel.
+    let name = format!("gate-{:016x}.yaml", retrylint::report::sarif::fnv1a64(topology.as_bytes()));
+    let path = temp_file(&name, topology);
     let mut args = vec![
         "probe",
         "--runs",
-        "2",
+        "4",
         "--scenario",
         "503,500",
         "--expect-policy",
@@ -65,7 +68,7 @@ services:
   web:
     calls:
       - to: api
-        retry: { max_attempts: 3, backoff: { kind: constant, base: 50ms, jitter: none }, retry_on: [503] }
+        retry: { max_attempts: 3, backoff: { kind: constant, base: 200ms, jitter: none }, retry_on: [503] }
         via:
           - name: sdk
             retry: { max_attempts: 2, retry_on: [503], backoff: { kind: constant, base: 10ms } }
@@ -81,7 +84,7 @@ fn the_gate_holds_when_the_client_does_what_the_layer_declares() {
 
 #[test]
 fn the_gate_lists_each_difference_and_exits_1() {
-    let declared = DECLARED.replace("max_attempts: 3, backoff: { kind: constant, base: 50ms, jitter: none }, retry_on: [503]", "max_attempts: 4, backoff: { kind: constant, base: 50ms, jitter: full }, retry_on: [500, 503]");
+    let declared = DECLARED.replace("max_attempts: 3, backoff: { kind: constant, base: 200ms, jitter: none }, retry_on: [503]", "max_attempts: 4, backoff: { kind: constant, base: 200ms, jitter: full }, retry_on: [500, 503]");
     let (code, out, err) = gate(&declared, &["--format", "json"]);
     assert_eq!(code, 1, "{out}{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -93,7 +96,18 @@ fn the_gate_lists_each_difference_and_exits_1() {
         .iter()
         .map(|d| d["field"].as_str().unwrap())
         .collect();
-    assert_eq!(fields, ["max_attempts", "retry_on 500", "jitter"], "{e:#}");
+    // Whether the client jitters is judged from the spread of its waits; on
+    // a machine too busy to wake it on time the probe says it could not tell
+    // (not checked) rather than guess, so jitter is a difference or unchecked.
+    let jitter_unchecked = e["not_checked"]
+        .as_array()
+        .is_some_and(|n| n.iter().any(|f| f == "jitter"));
+    let want: &[&str] = if jitter_unchecked {
+        &["max_attempts", "retry_on 500"]
+    } else {
+        &["max_attempts", "retry_on 500", "jitter"]
+    };
+    assert_eq!(fields, want, "{e:#}");
     assert_eq!(e["differences"][0]["measured"], "3 attempts");
     assert_eq!(e["differences"][0]["declared"], "4 attempts");
 }
