@@ -365,11 +365,16 @@ fn envoy_limits_concurrent_retries_and_istio_lifts_the_limit() {
     use retrylint::policy::BudgetSpec;
     let presets = retrylint::topology::Presets::embedded();
     let budget = |name: &str| {
-        let y = format!("version: 1\nservices:\n  a: {{ calls: [ {{ to: b, retry: {name} }} ] }}\n  b: {{}}\n");
+        let y = format!(
+            "version: 1\nservices:\n  a: {{ calls: [ {{ to: b, retry: {name} }} ] }}\n  b: {{}}\n"
+        );
         let t = retrylint::topology::load_str(&y, "t.yaml", "t", &presets).unwrap();
         t.services[0].calls[0].layers[0].policy.budget.clone()
     };
-    assert_eq!(budget("envoy-default"), Some(BudgetSpec::Concurrency { max: 3 }));
+    assert_eq!(
+        budget("envoy-default"),
+        Some(BudgetSpec::Concurrency { max: 3 })
+    );
     assert_eq!(budget("istio-default"), None);
     assert_eq!(budget("istio-default-1.23"), None);
 }

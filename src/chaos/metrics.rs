@@ -13,6 +13,7 @@ use super::context::lock;
 use super::fault_layer::Dropped;
 use crate::policy::{Outcome, Stop, Transition};
 use crate::run::counts::{Counts, LayerCount, ServiceCount};
+use crate::run::goodput::GoodputCounts;
 use crate::run::timeline::TimelineCounts;
 use crate::run::{EndToEnd, Harness, Latency, Layout, RunInfo, RunReport, Tally};
 use crate::topology::{ServiceId, Topology};
@@ -90,6 +91,7 @@ pub(crate) struct Metrics {
     layers: Vec<LayerStats>,
     e2e: Mutex<EndToEndStats>,
     timeline: Mutex<TimelineCounts>,
+    goodput: Mutex<GoodputCounts>,
     targets: Vec<bool>,
 }
 
@@ -103,6 +105,7 @@ impl Metrics {
             layers: (0..slots).map(|_| LayerStats::default()).collect(),
             e2e: Mutex::default(),
             timeline: Mutex::default(),
+            goodput: Mutex::default(),
             targets,
         }
     }
@@ -224,9 +227,62 @@ impl Metrics {
 
     /// A user request ended at `at` with `outcome` after `latency`.
     pub fn user_request(&self, outcome: Outcome, latency: Duration, at: Duration) {
-        let mut e = lock(&self.e2e);
-        e.count.finished(outcome, at);
-        e.latency.record(latency);
+        {
+            let mut e = lock(&self.e2e);
+            e.count.finished(outcome, at);
+            e.latency.record(latency);
+        }
+        if outcome.is_success() {
+            lock(&self.goodput).succeeded(at, latency);
+        }
+    }
+
+    /// A user request was due at `at`.
+    pub fn offered(&self, at: Duration) {
+        lock(&self.goodput).offered(at);
+    }
+
+    /// An attempt timed out at `at`.
+    pub fn timed_out(&self, at: Duration) {
+        lock(&self.goodput).timed_out(at);
+    }
+
+    /// A retry was decided at `at`.
+    pub fn retried_at(&self, at: Duration) {
+        lock(&self.goodput).retried(at);
+    }
+
+    /// `service`'s full queue turned a request away at `at`.
+    pub fn queue_rejected(&self, service: ServiceId, at: Duration) {
+        if let Some(s) = self.services.get(service) {
+            lock(s).count.rejected += 1;
+        }
+        lock(&self.goodput).rejected(at);
+    }
+
+    /// `service`'s queue is `depth` deep at `at`.
+    pub fn queue_depth(&self, service: ServiceId, at: Duration, depth: u64) {
+        if let Some(s) = self.services.get(service) {
+            let c = &mut lock(s).count;
+            c.max_queue = c.max_queue.max(depth);
+        }
+        if self.targets.get(service).copied().unwrap_or(false) {
+            lock(&self.goodput).depth(at, depth);
+        }
+    }
+
+    /// `service` dropped a queued request whose deadline had passed.
+    pub fn queue_expired(&self, service: ServiceId) {
+        if let Some(s) = self.services.get(service) {
+            lock(s).count.expired += 1;
+        }
+    }
+
+    /// `service` finished work on a request whose caller had given up.
+    pub fn wasted(&self, service: ServiceId) {
+        if let Some(s) = self.services.get(service) {
+            lock(s).count.wasted += 1;
+        }
     }
 
     /// User requests still in flight when the run ended: failed, no latency.
@@ -279,6 +335,7 @@ impl Metrics {
             layers: self.layers.iter().map(LayerStats::count).collect(),
             end_to_end: lock(&self.e2e).count.clone(),
             timeline: lock(&self.timeline).clone(),
+            goodput: lock(&self.goodput).clone(),
             end: Duration::ZERO,
         }
     }

@@ -49,6 +49,7 @@ impl FaultKind for Delay {
                 p50,
                 p99,
                 pos: Some(node.pos),
+                exponential_mean: None,
             },
         })
     }

@@ -17,6 +17,7 @@ pub mod load;
 pub mod overload;
 pub mod reset;
 pub mod status;
+pub mod surge;
 
 pub mod effect;
 pub mod plan;
@@ -35,6 +36,7 @@ pub use load::{embedded_names, load, load_str};
 pub use overload::Overload;
 pub use reset::Reset;
 pub use status::Status;
+pub use surge::Surge;
 
 pub use effect::{Effect, FaultKind};
 pub use plan::FaultPlan;
@@ -98,4 +100,5 @@ fault_kinds! {
     Reset,
     Down,
     Overload,
+    Surge,
 }

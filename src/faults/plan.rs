@@ -88,6 +88,17 @@ impl FaultPlan {
         }
     }
 
+    /// The surges: (start, end, user requests per second), in file order.
+    pub fn surges(&self) -> Vec<(Duration, Option<Duration>, f64)> {
+        self.phases
+            .iter()
+            .filter_map(|p| match p.inject {
+                Inject::Surge(s) => Some((p.after, p.end(), s.rate)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// How much of `[0, horizon)` some phase is in force (on the targets).
     pub fn active_time(&self, horizon: Duration) -> Duration {
         if !self.targets.iter().any(|&t| t) {
@@ -130,7 +141,8 @@ fn segments(phases: &[Phase]) -> Vec<Segment> {
     // phase ending at t is not in force at t.
     let mut edges: Vec<(Duration, bool, usize)> = Vec::with_capacity(phases.len() * 2);
     for (i, p) in phases.iter().enumerate() {
-        if p.length.is_some_and(|l| l.is_zero()) {
+        // A surge changes the arrivals, not a request: not in the index.
+        if p.length.is_some_and(|l| l.is_zero()) || matches!(p.inject, Inject::Surge(_)) {
             continue;
         }
         edges.push((p.after, true, i));

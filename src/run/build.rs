@@ -15,7 +15,7 @@ use super::latency::Latency;
 use super::load::LoadSettings;
 use super::report::{
     Amplification, BreakerReport, CallReport, EndToEnd, HedgingReport, LayerReport, Listener,
-    RunReport, ServiceReport, Spread, Timeline, TransitionAt,
+    QueueReport, RunReport, ServiceReport, Spread, Timeline, TransitionAt,
 };
 use super::slots::Layout;
 use super::timeline::BUCKET;
@@ -170,6 +170,14 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
                     .received_quantiles
                     .as_ref()
                     .and_then(|q| q.get(id).copied()),
+                wasted: count.map_or(0, |c| per_trial(c.wasted, k)),
+                queue: svc.queueing.as_ref().map(|q| QueueReport {
+                    workers: q.value.workers,
+                    capacity: q.value.queue,
+                    rejected: count.map_or(0, |c| per_trial(c.rejected, k)),
+                    expired: count.map_or(0, |c| per_trial(c.expired, k)),
+                    max_depth: count.map_or(0, |c| per_trial(c.max_queue, k)),
+                }),
             }
         })
         .collect();
@@ -210,9 +218,37 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
         listeners: info.listeners,
         elapsed_ms: info.elapsed_ms,
         interrupted: info.interrupted,
+        goodput: shows_goodput(t, info.scenario).then(|| {
+            super::goodput::report(
+                &tally.counts.goodput,
+                k,
+                info.load.horizon(),
+                fault_window(info.scenario),
+            )
+        }),
         breakers: None,
         harness: Default::default(),
     }
+}
+
+/// Goodput over time is reported when a service queues or the scenario
+/// changes the arrival rate: the runs where recovery is the question.
+fn shows_goodput(t: &Topology, scenario: &Scenario) -> bool {
+    t.services.iter().any(|s| s.queueing.is_some())
+        || scenario.phases.iter().any(|p| p.inject.kind() == "surge")
+}
+
+/// From the start of the scenario's first phase to the end of its last.
+fn fault_window(scenario: &Scenario) -> Option<(std::time::Duration, std::time::Duration)> {
+    let start = scenario.phases.iter().map(|p| p.after).min()?;
+    let end = scenario
+        .phases
+        .iter()
+        .map(|p| p.end())
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .max()?;
+    Some((start, end))
 }
 
 /// The end-to-end figures of a tally; `client` is the client layer's row.

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use super::goodput::GoodputCounts;
 use super::timeline::TimelineCounts;
 use crate::policy::{Outcome, Stop, Transition};
 
@@ -29,6 +30,15 @@ pub struct ServiceCount {
     pub reset: u64,
     pub hang: u64,
     pub statuses: Vec<(u16, u64)>,
+    /// Requests its full queue turned away.
+    pub rejected: u64,
+    /// Requests served after their caller had given up (work nobody waited
+    /// for).
+    pub wasted: u64,
+    /// Queued requests dropped unserved because their deadline had passed.
+    pub expired: u64,
+    /// The deepest its queue got (a maximum, not a sum, within one run).
+    pub max_queue: u64,
 }
 
 impl ServiceCount {
@@ -45,6 +55,11 @@ impl ServiceCount {
         for &(k, v) in &o.statuses {
             bump(&mut self.statuses, k, v);
         }
+        self.rejected += o.rejected;
+        self.wasted += o.wasted;
+        self.expired += o.expired;
+        // Over trials, the sum of each trial's deepest: reported as the mean.
+        self.max_queue += o.max_queue;
     }
 
     pub fn clear(&mut self) {
@@ -177,6 +192,8 @@ pub struct Counts {
     pub end_to_end: EndToEndCount,
     /// Arrivals at the fault target(s) per 100 ms.
     pub timeline: TimelineCounts,
+    /// Offered load, goodput and what stood in its way, over time.
+    pub goodput: GoodputCounts,
     /// Time of the last event.
     pub end: Duration,
 }
@@ -200,6 +217,7 @@ impl Counts {
             ..EndToEndCount::default()
         };
         self.timeline.clear();
+        self.goodput.clear();
         self.end = Duration::ZERO;
     }
 
@@ -213,5 +231,6 @@ impl Counts {
         }
         self.end_to_end.add(&o.end_to_end);
         self.timeline.add(&o.timeline);
+        self.goodput.add(&o.goodput);
     }
 }

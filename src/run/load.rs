@@ -30,6 +30,8 @@ pub struct LoadSettings {
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
     pub seed: u64,
+    /// Open loop: how arrivals are spaced (`--arrivals`).
+    pub process: super::arrivals::Process,
 }
 
 /// Load settings that cannot drive a run.
@@ -60,6 +62,7 @@ impl Default for LoadSettings {
             requests: None,
             duration: None,
             seed: Self::DEFAULT_SEED,
+            process: Default::default(),
         }
     }
 }
@@ -98,6 +101,7 @@ impl LoadSettings {
             requests,
             duration,
             seed: seed.unwrap_or(Self::DEFAULT_SEED),
+            process: Default::default(),
         })
     }
 

@@ -69,14 +69,17 @@
 //! and counts what is still open as unfinished; chaos keys its random draws
 //! to each request so reruns match despite real interleaving.
 
+pub mod arrivals;
 pub mod build;
 pub mod calls;
 pub mod comparison;
 pub mod counts;
 pub mod expect;
+pub mod goodput;
 pub mod latency;
 pub mod load;
 pub mod overload;
+pub mod queueing;
 pub mod report;
 pub mod slots;
 pub mod timeline;

@@ -51,6 +51,10 @@ pub struct RunReport {
     /// The run was stopped early (Ctrl-C); the figures cover what happened.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Goodput over time and whether the run recovered after its fault:
+    /// present when a service queues or the scenario surges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<super::goodput::Goodput>,
     /// Simulator, for a topology with breakers: attempts with them and in
     /// the same run without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,6 +164,29 @@ pub struct ServiceReport {
     /// Simulator over trials: the spread of `received` (which is the median).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub received_quantiles: Option<Spread>,
+    /// Requests served after their caller had given up.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wasted: u64,
+    /// A service with workers and a queue: what the queue did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueReport>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What a service's queue did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueReport {
+    pub workers: u32,
+    pub capacity: u32,
+    /// Turned away, the queue full.
+    pub rejected: u64,
+    /// Dropped unserved, their deadline passed (`drop_expired`).
+    pub expired: u64,
+    /// The deepest the queue got.
+    pub max_depth: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

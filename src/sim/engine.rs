@@ -29,8 +29,10 @@ use super::slab::{Key, Slab};
 use crate::policy::{
     Admission, Breaker, Budget, HedgeSession, Outcome, RetrySession, Rng, seeded_rng,
 };
+use crate::run::arrivals::Schedule;
 use crate::run::counts::Counts;
 use crate::run::overload::{InFlight, Ticket};
+use crate::run::queueing::Station;
 
 /// Who waits for an invocation's result.
 #[derive(Debug, Clone, Copy)]
@@ -164,6 +166,10 @@ pub(crate) struct Engine<'m> {
     pub visits: Slab<Visit>,
     pub users: Slab<super::users::User>,
     pub in_flight: Vec<InFlight>,
+    /// Open loop: when user requests arrive (`crate::run::arrivals`).
+    pub arrivals: Option<Schedule>,
+    /// Per service with workers and a queue: its station (visits queued).
+    pub stations: Vec<Option<Station<Key>>>,
     /// Per slot.
     pub callers: Vec<CallerState>,
     /// Per closed-loop client (the client layer).
@@ -200,6 +206,8 @@ impl<'m> Engine<'m> {
             visits: Slab::default(),
             users: Slab::default(),
             in_flight: vec![InFlight::default(); m.services.len()],
+            stations: Vec::new(),
+            arrivals: None,
             callers: Vec::new(),
             client_callers: Vec::new(),
             executions: Vec::new(),
@@ -255,6 +263,14 @@ impl<'m> Engine<'m> {
     fn reset(&mut self, seed: u64) {
         self.now = 0;
         self.rng = seeded_rng(seed);
+        // Its own stream, so Poisson gaps do not shift the other draws.
+        self.arrivals = Schedule::new(
+            &self.m.load,
+            &self.m.plan,
+            crate::policy::derive_seed(seed, 1),
+        )
+        .ok()
+        .flatten();
         self.queue.clear();
         self.answers.clear();
         self.invs.clear();
@@ -262,6 +278,9 @@ impl<'m> Engine<'m> {
         self.visits.clear();
         self.users.clear();
         self.in_flight.fill(InFlight::default());
+        self.stations.clear();
+        self.stations
+            .extend(self.m.services.iter().map(|s| s.queueing.map(Station::new)));
         self.callers.clear();
         self.callers
             .extend(self.m.layers.iter().map(CallerState::of));
@@ -298,6 +317,11 @@ impl<'m> Engine<'m> {
     /// Queues the answer of an attempt's next hop for delivery.
     pub fn reply(&mut self, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
         self.answers.push_back((att, outcome, retry_after));
+    }
+
+    /// The current time as a `Duration`.
+    pub fn at(&self) -> Duration {
+        duration(self.now)
     }
 
     /// Counts an arrival at a fault target in the 100 ms timeline.

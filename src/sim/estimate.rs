@@ -92,11 +92,10 @@ pub(crate) fn estimate(
     let analysis = crate::analysis::Analysis::within_horizon(t, bounded.then_some(horizon));
     let healthy_time = healthy_time(t);
     let users = match load.arrival {
-        Arrival::Rate(r) => {
-            let by_time = if bounded {
-                (r * horizon.as_secs_f64()).ceil()
-            } else {
-                f64::INFINITY
+        Arrival::Rate(_) => {
+            let by_time = match crate::run::arrivals::Schedule::new(load, &m.plan, 0) {
+                Ok(Some(s)) if bounded => s.expected_count() as f64,
+                _ => f64::INFINITY,
             };
             load.requests.map_or(by_time, |q| by_time.min(q as f64))
         }
@@ -127,6 +126,8 @@ pub(crate) fn estimate(
     let in_flight = match load.arrival {
         Arrival::Clients(n) => f64::from(n),
         Arrival::Rate(r) => {
+            // The busiest rate: the load's, or a surge's.
+            let r = m.plan.surges().iter().map(|s| s.2).fold(r, f64::max);
             let worst_time = analysis.entry_worst.min(horizon);
             (r * worst_time.as_secs_f64()).ceil().max(1.0).min(users)
         }

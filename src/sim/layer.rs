@@ -321,6 +321,10 @@ impl<'m> Engine<'m> {
         let Some(a) = self.attempts.remove(att) else {
             return; // answered already
         };
+        if outcome == Outcome::Timeout {
+            let at = self.at();
+            self.counts.goodput.timed_out(at);
+        }
         if let Hop::Sidecar(inv) = a.hop {
             self.cancel(inv);
         }
@@ -467,6 +471,7 @@ impl<'m> Engine<'m> {
                 honored_retry_after,
             } => {
                 layer.retried(cause, honored_retry_after);
+                counts.goodput.retried(duration(now));
                 let at = now.saturating_add(super::model::nanos(wait));
                 queue.push(at, Phase::Start, Event::Attempt(key));
             }

@@ -89,6 +89,8 @@ pub enum SimError {
     Target(#[from] UnknownTarget),
     #[error("--trials must be at least 1")]
     NoTrials,
+    #[error(transparent)]
+    SurgeNeedsRate(#[from] crate::run::arrivals::SurgeNeedsRate),
     #[error("cannot start a simulation thread: {0}")]
     Thread(std::io::Error),
     /// Closed-loop user requests that take no virtual time would repeat

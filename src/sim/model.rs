@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::queue::Nanos;
-use crate::faults::{FaultPlan, Scenario, UnknownTarget};
+use crate::faults::{FaultPlan, Scenario};
 use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
 use crate::run::{Arrival, Layout, LoadSettings};
 use crate::topology::{Latency, Topology};
@@ -51,6 +51,8 @@ pub(crate) struct ServiceModel {
     pub latency: Latency,
     /// The topology's `capacity:`: the overload model at all times.
     pub capacity: Option<u32>,
+    /// Workers and a bounded queue (`capacity: { workers, queue }`).
+    pub queueing: Option<crate::topology::Queueing>,
     /// Honours an incoming deadline and propagates its own.
     pub deadline_propagation: bool,
     pub calls: Vec<CallModel>,
@@ -86,8 +88,9 @@ impl Model {
         t: &Topology,
         scenario: &Scenario,
         load: &LoadSettings,
-    ) -> Result<Self, UnknownTarget> {
+    ) -> Result<Self, super::SimError> {
         let plan = scenario.plan(t)?;
+        crate::run::arrivals::Schedule::new(load, &plan, 0)?;
         let layout = Layout::new(t);
         let mut layers = Vec::with_capacity(layout.slots());
         let client = t.client.as_ref();
@@ -141,6 +144,7 @@ impl Model {
             services.push(ServiceModel {
                 latency: s.latency,
                 capacity: s.capacity.map(|c| c.value),
+                queueing: s.queueing.map(|q| q.value),
                 deadline_propagation: s.deadline_propagation,
                 calls,
                 target: plan.is_target(id),

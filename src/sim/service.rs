@@ -11,6 +11,7 @@ use super::slab::Key;
 use crate::faults::Effect;
 use crate::policy::Outcome;
 use crate::policy::retry_after::whole_seconds;
+use crate::run::queueing::Admit;
 
 impl<'m> Engine<'m> {
     /// Attempt `att` reaches service `s` carrying `deadline`. Returns what the
@@ -95,7 +96,8 @@ impl<'m> Engine<'m> {
     }
 
     /// The request enters the service (after an injected delay, if any): the
-    /// deadline check, the overload model, duplicate counting, its own work.
+    /// deadline check, then a worker, the queue or a rejection when the
+    /// service queues (`crate::run::queueing`), and its work.
     pub fn enter(&mut self, v: Key) {
         let m = self.m;
         let now = self.now;
@@ -112,6 +114,60 @@ impl<'m> Engine<'m> {
             self.answer_visit(v, 504, Outcome::Status(504));
             return;
         }
+        let deadline = visit.deadline.map(super::engine::duration);
+        let at = self.at();
+        let Some(station) = self.stations[s].as_mut() else {
+            self.begin_work(v);
+            return;
+        };
+        match station.arrive(v, deadline) {
+            Admit::Start => self.begin_work(v),
+            Admit::Queued => {
+                let depth = station.depth() as u64;
+                self.queue_depth(s, depth);
+            }
+            Admit::Rejected => {
+                let spec = *station.spec();
+                self.counts.services[s].rejected += 1;
+                self.counts.goodput.rejected(at);
+                self.reject(v, spec.reject_status, spec.retry_after.map(whole_seconds));
+            }
+        }
+    }
+
+    /// A service's queue is `depth` deep now: its deepest, and the target's
+    /// depth over time.
+    fn queue_depth(&mut self, s: usize, depth: u64) {
+        let c = &mut self.counts.services[s];
+        c.max_queue = c.max_queue.max(depth);
+        if self.m.services[s].target {
+            let at = self.at();
+            self.counts.goodput.depth(at, depth);
+        }
+    }
+
+    /// The full queue turns the request away at once, with Retry-After when
+    /// the service sends one.
+    fn reject(&mut self, v: Key, status: u16, retry_after: Option<Duration>) {
+        let Some(visit) = self.visits.remove(v) else {
+            return;
+        };
+        let s = visit.service as usize;
+        self.counts.services[s].answered(status);
+        self.histograms.service(s).record(Duration::ZERO);
+        self.reply(visit.parent, Outcome::Status(status), retry_after);
+    }
+
+    /// The request starts its own work: the overload model, duplicate
+    /// counting, the latency draw.
+    fn begin_work(&mut self, v: Key) {
+        let m = self.m;
+        let now = self.now;
+        let Some(visit) = self.visits.get_mut(v) else {
+            return;
+        };
+        let s = visit.service as usize;
+        let svc = &m.services[s];
         visit.ticket = Some(self.in_flight[s].enter(visit.capacity.or(svc.capacity)));
         if let Some(e) = visit.execution {
             let n = &mut self.executions[e as usize];
@@ -128,9 +184,37 @@ impl<'m> Engine<'m> {
         self.queue.push(done, Phase::End, Event::WorkDone(v));
     }
 
-    /// The service's own work is done: its calls come next.
+    /// The service's own work is done: its worker (if it queues) goes to
+    /// the next request waiting, and its calls come next. Work done for a
+    /// caller that has already given up is wasted, and counted.
     pub fn work_done(&mut self, v: Key) {
+        if let Some(visit) = self.visits.get(v) {
+            let s = visit.service as usize;
+            if self.attempts.get(visit.parent).is_none() {
+                self.counts.services[s].wasted += 1;
+            }
+            self.release_worker(s);
+        }
         self.next_group(v);
+    }
+
+    /// A worker of service `s` is free: the next waiting request starts, and
+    /// waiting ones whose deadline passed are dropped on the way.
+    fn release_worker(&mut self, s: usize) {
+        let at = self.at();
+        let Some(station) = self.stations[s].as_mut() else {
+            return;
+        };
+        let released = station.release(at);
+        let depth = station.depth() as u64;
+        self.queue_depth(s, depth);
+        for expired in released.expired {
+            self.counts.services[s].expired += 1;
+            self.answer_visit(expired, 504, Outcome::Status(504));
+        }
+        if let Some(next) = released.next {
+            self.begin_work(next);
+        }
     }
 
     /// Starts the next call, or the next run of parallel calls; answers when

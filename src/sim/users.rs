@@ -40,9 +40,10 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// Open loop: schedules user request `i` when it is due at all.
+    /// Open loop: schedules user request `i` when the arrival schedule has
+    /// one more due at all.
     fn schedule_open(&mut self, i: u32) {
-        if let Some(due) = self.m.load.due(u64::from(i)) {
+        if let Some(due) = self.arrivals.as_mut().and_then(|a| a.next_due()) {
             let at = super::model::nanos(due);
             self.queue.push(at, Phase::Start, Event::User(i));
         }
@@ -67,6 +68,8 @@ impl<'m> Engine<'m> {
             }
         };
         self.started += 1;
+        let at = self.at();
+        self.counts.goodput.offered(at);
         let user = self.users.insert(User {
             intended: self.now,
             client,
@@ -112,6 +115,10 @@ impl<'m> Engine<'m> {
             .finished(outcome, super::engine::duration(self.now));
         let took = super::engine::duration(self.now - user.intended);
         self.histograms.end_to_end.record(took);
+        if outcome.is_success() {
+            let at = self.at();
+            self.counts.goodput.succeeded(at, took);
+        }
         if let Some(c) = user.client
             && !cut
         {

@@ -2,6 +2,7 @@
 //! every value with the file, line and column it came from. The located
 //! reading itself is `crate::source`'s.
 
+mod capacity_schema;
 mod containment_schema;
 pub mod graph;
 pub mod load;

@@ -37,22 +37,77 @@ pub struct Service {
     pub name: String,
     pub pos: Pos,
     pub latency: Latency,
+    /// DESIGN's overload model (`capacity: 64` or `{ overlap: 64 }`): over
+    /// this many in flight, everything in flight fails.
     pub capacity: Option<Located<u32>>,
+    /// Workers and a bounded queue (`capacity: { workers: 10, queue: 100 }`).
+    pub queueing: Option<Located<Queueing>>,
     pub deadline_propagation: bool,
     pub calls: Vec<Call>,
 }
 
-/// Own work per request: a log-normal-ish spread given by two quantiles; a fixed
-/// latency has p50 == p99.
+/// A service that works with a fixed number of workers and a bounded queue:
+/// a request waits for a free worker, holds it for its service time (its
+/// latency draw), and is rejected at once when the queue is full.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Queueing {
+    pub workers: u32,
+    /// Requests that may wait for a worker; more are rejected at once.
+    pub queue: u32,
+    pub discipline: Discipline,
+    /// The status a rejected request gets (default 503).
+    pub reject_status: u16,
+    /// Sent with a rejection as Retry-After, if set.
+    pub retry_after: Option<Duration>,
+    /// A queued request whose deadline has passed is dropped when its turn
+    /// comes instead of served (needs `deadline_propagation`).
+    pub drop_expired: bool,
+}
+
+/// Which waiting request a free worker takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discipline {
+    /// The oldest (the default).
+    Fifo,
+    /// The newest: the one whose caller is most likely still waiting.
+    Lifo,
+}
+
+/// Own work per request: a log-normal spread given by two quantiles (a fixed
+/// latency has p50 == p99), or an exponential distribution by its mean.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Latency {
     pub p50: Duration,
     pub p99: Duration,
     pub pos: Option<Pos>,
+    /// `Some(mean)`: exponential (p50 and p99 are its quantiles).
+    pub exponential_mean: Option<Duration>,
 }
 
 impl Latency {
     pub const DEFAULT: Duration = Duration::from_millis(1);
+
+    /// A fixed latency.
+    pub fn fixed(d: Duration, pos: Option<Pos>) -> Self {
+        Latency {
+            p50: d,
+            p99: d,
+            pos,
+            exponential_mean: None,
+        }
+    }
+
+    /// An exponential distribution with this mean: p50 = mean·ln 2, p99 =
+    /// mean·ln 100.
+    pub fn exponential(mean: Duration, pos: Option<Pos>) -> Self {
+        let q = |x: f64| Duration::from_secs_f64(mean.as_secs_f64() * x);
+        Latency {
+            p50: q(std::f64::consts::LN_2),
+            p99: q(100f64.ln()),
+            pos,
+            exponential_mean: Some(mean),
+        }
+    }
 
     /// z of the 99th percentile of the standard normal distribution.
     const Z99: f64 = 2.326_347_874_040_841;
@@ -62,6 +117,12 @@ impl Latency {
     /// (about one in 10⁷ with a wide spread) so one request cannot stall a run.
     pub fn sample(&self, rng: &mut crate::policy::Rng) -> Duration {
         use rand::RngExt;
+        if let Some(mean) = self.exponential_mean {
+            let u: f64 = 1.0 - rng.random::<f64>();
+            let secs = -mean.as_secs_f64() * u.ln();
+            let cap = self.p99.as_secs_f64() * 10.0;
+            return Duration::from_secs_f64(if secs.is_finite() { secs.min(cap) } else { cap });
+        }
         if self.p99 <= self.p50 || self.p50.is_zero() {
             return self.p50;
         }

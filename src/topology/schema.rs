@@ -233,12 +233,9 @@ fn read_service(
     let mut service = Service {
         name,
         pos: key.pos,
-        latency: Latency {
-            p50: Latency::DEFAULT,
-            p99: Latency::DEFAULT,
-            pos: None,
-        },
+        latency: Latency::fixed(Latency::DEFAULT, None),
         capacity: None,
+        queueing: None,
         deadline_propagation: false,
         calls: Vec::new(),
     };
@@ -252,11 +249,15 @@ fn read_service(
         service.latency.pos = Some(m.key_pos("latency"));
     }
     if let Some(v) = m.get("capacity") {
-        let c = f.int(v, "capacity", 1, i128::from(u32::MAX))?;
-        service.capacity = Some(Located {
-            value: c as u32,
-            pos: m.key_pos("capacity"),
-        });
+        let pos = m.key_pos("capacity");
+        match super::capacity_schema::read_capacity(f, v)? {
+            super::capacity_schema::Capacity::Overlap(c) => {
+                service.capacity = Some(Located { value: c, pos });
+            }
+            super::capacity_schema::Capacity::Queueing(q) => {
+                service.queueing = Some(Located { value: q, pos });
+            }
+        }
     }
     if let Some(v) = m.get("deadline_propagation") {
         service.deadline_propagation = f.bool(v, "deadline_propagation")?;
@@ -284,7 +285,34 @@ fn read_service(
 
 fn read_latency(f: Fields, node: &Node) -> Result<Latency, LoadError> {
     if let Value::Map(_) = node.value {
-        let m = f.map(node, "a latency", &["p50", "p99"])?;
+        let m = f.map(node, "a latency", &["p50", "p99", "distribution", "mean"])?;
+        if let Some(d) = m.get("distribution") {
+            let kind = f.str(d, "`distribution`")?;
+            if kind != "exponential" {
+                return Err(f
+                    .error(d.pos, format!("unknown latency distribution `{kind}`"))
+                    .with_help("write `distribution: exponential` with `mean:`, or give `p50` and `p99` for a log-normal spread"));
+            }
+            if let Some((k, _)) = m.entry("p50").or(m.entry("p99")) {
+                return Err(f
+                    .error(k.pos, "an exponential latency is given by its `mean` alone")
+                    .with_help(
+                        "remove `p50`/`p99`, or remove `distribution` for a log-normal spread",
+                    ));
+            }
+            let Some(mean) = m.get("mean") else {
+                return Err(f
+                    .error(node.pos, "an exponential latency needs `mean:`")
+                    .with_help("write `latency: { distribution: exponential, mean: 10ms }`"));
+            };
+            let mean = f.duration(mean, "mean")?;
+            return Ok(Latency::exponential(mean, Some(node.pos)));
+        }
+        if let Some((k, _)) = m.entry("mean") {
+            return Err(f
+                .error(k.pos, "`mean` goes with `distribution: exponential`")
+                .with_help("add `distribution: exponential`, or give `p50` and `p99` instead"));
+        }
         let p50 = m.get("p50").map(|v| f.duration(v, "p50")).transpose()?;
         let p99 = m.get("p99").map(|v| f.duration(v, "p99")).transpose()?;
         let (p50, p99) = match (p50, p99) {
@@ -306,14 +334,11 @@ fn read_latency(f: Fields, node: &Node) -> Result<Latency, LoadError> {
             p50,
             p99,
             pos: Some(node.pos),
+            exponential_mean: None,
         });
     }
     let d = f.duration(node, "latency")?;
-    Ok(Latency {
-        p50: d,
-        p99: d,
-        pos: Some(node.pos),
-    })
+    Ok(Latency::fixed(d, Some(node.pos)))
 }
 
 fn read_call(

@@ -1,0 +1,331 @@
+//! Goodput over time: per 100 ms, the user requests offered and those that
+//! succeeded, the rejections of full queues, the attempt timeouts, the
+//! retries and the queue depth at the fault target; per second, the latency
+//! of the successes. And a verdict: after the fault (a surge, an outage),
+//! did goodput come back within 10 % of its level before, and when — or is
+//! the system still collapsed, and for how long (metastable failure:
+//! Bronson et al., HotOS'21).
+//!
+//! One counter for both engines, bounded in memory like the timeline.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::latency::Latency;
+use super::timeline::{BUCKET, MAX_BUCKETS};
+
+/// Counts per 100 ms bucket, and success latencies per second.
+#[derive(Debug, Clone, Default)]
+pub struct GoodputCounts {
+    pub offered: Vec<u64>,
+    pub succeeded: Vec<u64>,
+    pub rejected: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub retries: Vec<u64>,
+    /// The deepest queue at the fault target(s) seen in the bucket.
+    pub queue_depth: Vec<u64>,
+    /// Per second.
+    pub success_latency: Vec<Latency>,
+}
+
+/// The most seconds of success latencies kept (an hour).
+const MAX_SECONDS: usize = 3600;
+
+fn bucket(at: Duration) -> Option<usize> {
+    let i = usize::try_from(at.as_nanos() / BUCKET.as_nanos()).unwrap_or(usize::MAX);
+    (i < MAX_BUCKETS).then_some(i)
+}
+
+fn bump(v: &mut Vec<u64>, at: Duration, n: u64) {
+    if let Some(i) = bucket(at) {
+        if v.len() <= i {
+            v.resize(i + 1, 0);
+        }
+        v[i] += n;
+    }
+}
+
+fn add_all(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+impl GoodputCounts {
+    pub fn offered(&mut self, at: Duration) {
+        bump(&mut self.offered, at, 1);
+    }
+
+    /// A user request succeeded at `at` after `latency`.
+    pub fn succeeded(&mut self, at: Duration, latency: Duration) {
+        bump(&mut self.succeeded, at, 1);
+        let s = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
+        if s < MAX_SECONDS {
+            if self.success_latency.len() <= s {
+                self.success_latency.resize_with(s + 1, Latency::compact);
+            }
+            self.success_latency[s].record(latency);
+        }
+    }
+
+    pub fn rejected(&mut self, at: Duration) {
+        bump(&mut self.rejected, at, 1);
+    }
+
+    pub fn timed_out(&mut self, at: Duration) {
+        bump(&mut self.timeouts, at, 1);
+    }
+
+    pub fn retried(&mut self, at: Duration) {
+        bump(&mut self.retries, at, 1);
+    }
+
+    /// The queue at the target is `depth` deep at `at`.
+    pub fn depth(&mut self, at: Duration, depth: u64) {
+        if let Some(i) = bucket(at) {
+            if self.queue_depth.len() <= i {
+                self.queue_depth.resize(i + 1, 0);
+            }
+            self.queue_depth[i] = self.queue_depth[i].max(depth);
+        }
+    }
+
+    pub fn add(&mut self, o: &GoodputCounts) {
+        add_all(&mut self.offered, &o.offered);
+        add_all(&mut self.succeeded, &o.succeeded);
+        add_all(&mut self.rejected, &o.rejected);
+        add_all(&mut self.timeouts, &o.timeouts);
+        add_all(&mut self.retries, &o.retries);
+        // Over trials: the sum of each trial's deepest, reported as the mean.
+        add_all(&mut self.queue_depth, &o.queue_depth);
+        if self.success_latency.len() < o.success_latency.len() {
+            self.success_latency
+                .resize_with(o.success_latency.len(), Latency::compact);
+        }
+        for (a, b) in self.success_latency.iter_mut().zip(&o.success_latency) {
+            a.merge(b);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        for v in [
+            &mut self.offered,
+            &mut self.succeeded,
+            &mut self.rejected,
+            &mut self.timeouts,
+            &mut self.retries,
+            &mut self.queue_depth,
+        ] {
+            v.clear();
+        }
+        self.success_latency.clear();
+    }
+}
+
+/// Goodput over time, as reports show it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Goodput {
+    pub bucket_ms: u64,
+    /// Per bucket (means per trial in a simulation).
+    pub offered: Vec<u64>,
+    pub goodput: Vec<u64>,
+    pub rejected: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub retries: Vec<u64>,
+    pub queue_depth: Vec<u64>,
+    pub per_second: Vec<Second>,
+    /// Absent without a fault window to judge recovery by, or without a
+    /// full second of goodput before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// One second of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Second {
+    pub offered: u64,
+    pub goodput: u64,
+    /// Latency of the successes, ms (0 without any).
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// Did goodput come back after the fault?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// `recovered` or `collapsed`.
+    pub state: String,
+    /// Successful user requests per second before the fault.
+    pub baseline_per_s: f64,
+    /// When the fault (the last phase) ended.
+    pub fault_end_ms: f64,
+    /// The start of the first second back within 10 % of the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_at_ms: Option<f64>,
+    /// How long goodput stayed below after the fault: to recovery, or to the
+    /// end of the run.
+    pub below_for_ms: f64,
+}
+
+/// Goodput within 10 % of the baseline counts as recovered.
+pub const RECOVERED_WITHIN: f64 = 0.1;
+
+/// The report of `c` (sums over `k` trials), over a run of `horizon`, whose
+/// fault is in force over `fault` (first start, last end), if any.
+pub fn report(
+    c: &GoodputCounts,
+    k: u64,
+    horizon: Duration,
+    fault: Option<(Duration, Duration)>,
+) -> Goodput {
+    let mean =
+        |v: &[u64]| -> Vec<u64> { v.iter().map(|&x| super::build::per_trial(x, k)).collect() };
+    // Whole seconds within the horizon.
+    let seconds = usize::try_from(horizon.as_secs())
+        .unwrap_or(usize::MAX)
+        .min(MAX_SECONDS)
+        .min(c.offered.len().max(c.succeeded.len()).div_ceil(10));
+    let per_bucket = |v: &[u64], s: usize| -> u64 { v.iter().skip(s * 10).take(10).sum() };
+    let per_second: Vec<Second> = (0..seconds)
+        .map(|s| {
+            let q = c
+                .success_latency
+                .get(s)
+                .filter(|l| !l.is_empty())
+                .map(Latency::quantiles);
+            Second {
+                offered: super::build::per_trial(per_bucket(&c.offered, s), k),
+                goodput: super::build::per_trial(per_bucket(&c.succeeded, s), k),
+                p50_ms: q.map_or(0.0, |q| q.p50),
+                p99_ms: q.map_or(0.0, |q| q.p99),
+            }
+        })
+        .collect();
+    let verdict = fault.and_then(|(start, end)| verdict(&per_second, start, end, horizon));
+    Goodput {
+        bucket_ms: BUCKET.as_millis() as u64,
+        offered: mean(&c.offered),
+        goodput: mean(&c.succeeded),
+        rejected: mean(&c.rejected),
+        timeouts: mean(&c.timeouts),
+        retries: mean(&c.retries),
+        queue_depth: mean(&c.queue_depth),
+        per_second,
+        verdict,
+    }
+}
+
+/// The baseline is the mean goodput of the whole seconds before the fault
+/// (the first second left out when there are more: it starts cold); the
+/// system has recovered at the first whole second after the fault whose
+/// goodput is within 10 % of it.
+fn verdict(
+    seconds: &[Second],
+    start: Duration,
+    end: Duration,
+    horizon: Duration,
+) -> Option<Verdict> {
+    let before = usize::try_from(start.as_secs()).ok()?.min(seconds.len());
+    let warm = if before > 1 { 1 } else { 0 };
+    let pre = &seconds[warm..before];
+    if pre.is_empty() {
+        return None;
+    }
+    let baseline = pre.iter().map(|s| s.goodput as f64).sum::<f64>() / pre.len() as f64;
+    if baseline <= 0.0 {
+        return None;
+    }
+    let first_after = usize::try_from(end.as_nanos().div_ceil(1_000_000_000)).ok()?;
+    let back = seconds
+        .iter()
+        .enumerate()
+        .skip(first_after)
+        .find(|(_, s)| s.goodput as f64 >= (1.0 - RECOVERED_WITHIN) * baseline)
+        .map(|(i, _)| i);
+    let end_ms = end.as_secs_f64() * 1e3;
+    Some(match back {
+        Some(i) => Verdict {
+            state: "recovered".into(),
+            baseline_per_s: baseline,
+            fault_end_ms: end_ms,
+            recovered_at_ms: Some(i as f64 * 1e3),
+            below_for_ms: (i as f64 * 1e3 - end_ms).max(0.0),
+        },
+        None => Verdict {
+            state: "collapsed".into(),
+            baseline_per_s: baseline,
+            fault_end_ms: end_ms,
+            recovered_at_ms: None,
+            below_for_ms: (horizon.as_secs_f64() * 1e3 - end_ms).max(0.0),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(goodput: &[u64]) -> Vec<Second> {
+        goodput
+            .iter()
+            .map(|&g| Second {
+                goodput: g,
+                ..Second::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovered_at_the_first_second_back_within_ten_percent() {
+        let s = secs(&[50, 100, 100, 10, 0, 40, 91, 100]);
+        let v = verdict(
+            &s,
+            Duration::from_secs(3),
+            Duration::from_secs(5),
+            Duration::from_secs(8),
+        )
+        .unwrap();
+        assert_eq!(v.state, "recovered");
+        assert_eq!(v.baseline_per_s, 100.0, "the cold first second left out");
+        assert_eq!(v.recovered_at_ms, Some(6000.0));
+        assert_eq!(v.below_for_ms, 1000.0);
+        let s = secs(&[100, 100, 100, 10, 0, 40, 89, 80]);
+        let v = verdict(
+            &s,
+            Duration::from_secs(3),
+            Duration::from_secs(5),
+            Duration::from_secs(8),
+        )
+        .unwrap();
+        assert_eq!((v.state.as_str(), v.below_for_ms), ("collapsed", 3000.0));
+        assert!(
+            verdict(
+                &s,
+                Duration::ZERO,
+                Duration::from_secs(5),
+                Duration::from_secs(8)
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn buckets_add_up_into_seconds() {
+        let mut c = GoodputCounts::default();
+        for ms in [0, 150, 999, 1000] {
+            c.offered(Duration::from_millis(ms));
+            c.succeeded(Duration::from_millis(ms), Duration::from_millis(5));
+        }
+        c.depth(Duration::from_millis(10), 3);
+        c.depth(Duration::from_millis(20), 2);
+        let g = report(&c, 1, Duration::from_secs(2), None);
+        assert_eq!(g.per_second.len(), 2);
+        assert_eq!((g.per_second[0].goodput, g.per_second[1].goodput), (3, 1));
+        assert_eq!(g.per_second[0].p50_ms, 5.0);
+        assert_eq!(g.queue_depth[0], 3);
+    }
+}
