@@ -49,6 +49,9 @@ pub struct RunArgs {
     /// More retry-policy presets: a directory of NAME.yaml files.
     #[arg(long, value_name = "DIR")]
     pub policies: Vec<PathBuf>,
+    /// Open loop: how user requests arrive at the rate [default: uniform].
+    #[arg(long, value_enum, conflicts_with = "clients")]
+    pub arrivals: Option<Arrivals>,
 }
 
 /// How a run's report is printed (the CLI's names for `report::RunFormat`).
@@ -93,8 +96,22 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
                 .map_err(|e| Failure::Usage(format!("--duration: {e}")))
         })
         .transpose()?;
-    let load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)
+    let mut load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    if let Some(Arrivals::Poisson) = args.arrivals {
+        load.process = retrylint::run::arrivals::Process::Poisson;
+    }
+    // A surge needs a rate to raise: refused before anything runs.
+    if load.clients().is_some()
+        && scenario
+            .phases
+            .iter()
+            .any(|p| matches!(p.inject, retrylint::faults::Inject::Surge(_)))
+    {
+        return Err(Failure::Usage(
+            retrylint::run::arrivals::SurgeNeedsRate.to_string(),
+        ));
+    }
     let gates = args
         .expect
         .iter()
@@ -151,4 +168,13 @@ impl From<RunFormat> for report::RunFormat {
             RunFormat::Json => report::RunFormat::Json,
         }
     }
+}
+
+/// How open-loop user requests are spaced.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Arrivals {
+    /// Evenly, at the rate.
+    Uniform,
+    /// A Poisson process at the rate: exponential gaps (seeded).
+    Poisson,
 }

@@ -12,6 +12,7 @@ pub mod probe_table;
 pub mod rules;
 pub mod run_containment;
 pub mod run_formats;
+pub mod run_goodput;
 pub mod run_json;
 pub mod run_markdown;
 pub mod run_table;

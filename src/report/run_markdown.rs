@@ -143,13 +143,23 @@ impl super::run_formats::RunReporter for RunMarkdown {
     }
 }
 
-/// Breakers and hedging, as a list, or nothing.
+/// Goodput over time (a block of sparklines), breakers and hedging (a
+/// list), or nothing.
 fn containment(r: &RunReport) -> String {
+    let mut out = String::new();
+    if let Some(g) = &r.goodput {
+        out += "\n**Goodput**\n\n```text\n";
+        for l in super::run_goodput::lines(g) {
+            out += &l;
+            out.push('\n');
+        }
+        out += "```\n";
+    }
     let lines = super::run_containment::lines(r);
     if lines.is_empty() {
-        return String::new();
+        return out;
     }
-    let mut out = String::from("\n**Breakers and hedging**\n\n");
+    out += "\n**Breakers and hedging**\n\n";
     for l in lines {
         out += &format!("- {}\n", escape(&l));
     }

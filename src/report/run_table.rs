@@ -22,6 +22,12 @@ pub fn render(r: &RunReport) -> String {
     if !layers.is_empty() {
         let _ = writeln!(out, "\nretry layers\n{layers}");
     }
+    if let Some(g) = &r.goodput {
+        let _ = writeln!(out, "\ngoodput");
+        for line in super::run_goodput::lines(g) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     let contained = super::run_containment::lines(r);
     if !contained.is_empty() {
         let _ = writeln!(out, "\nbreakers and hedging");

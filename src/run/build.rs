@@ -177,6 +177,28 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
                     rejected: count.map_or(0, |c| per_trial(c.rejected, k)),
                     expired: count.map_or(0, |c| per_trial(c.expired, k)),
                     max_depth: count.map_or(0, |c| per_trial(c.max_queue, k)),
+                    mean_wait_ms: count.map_or(0.0, |c| {
+                        if c.served == 0 {
+                            0.0
+                        } else {
+                            c.waited as f64 / c.served as f64 / 1e6
+                        }
+                    }),
+                    utilisation: count.map_or(0.0, |c| {
+                        // Over the horizon, or the run when it has none.
+                        let horizon = info.load.horizon();
+                        let span_s = if horizon < crate::policy::FOREVER {
+                            horizon.as_secs_f64()
+                        } else {
+                            info.elapsed_ms / 1e3
+                        };
+                        let worker_ns = span_s * 1e9 * f64::from(q.value.workers) * k as f64;
+                        if worker_ns > 0.0 {
+                            c.busy as f64 / worker_ns
+                        } else {
+                            0.0
+                        }
+                    }),
                 }),
             }
         })

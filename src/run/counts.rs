@@ -39,6 +39,11 @@ pub struct ServiceCount {
     pub expired: u64,
     /// The deepest its queue got (a maximum, not a sum, within one run).
     pub max_queue: u64,
+    /// A service with workers: requests that got one, the nanoseconds they
+    /// waited for it in all, and the nanoseconds its workers were busy.
+    pub served: u64,
+    pub waited: u64,
+    pub busy: u64,
 }
 
 impl ServiceCount {
@@ -60,6 +65,9 @@ impl ServiceCount {
         self.expired += o.expired;
         // Over trials, the sum of each trial's deepest: reported as the mean.
         self.max_queue += o.max_queue;
+        self.served += o.served;
+        self.waited = self.waited.saturating_add(o.waited);
+        self.busy = self.busy.saturating_add(o.busy);
     }
 
     pub fn clear(&mut self) {

@@ -105,6 +105,14 @@ impl LoadSettings {
         })
     }
 
+    /// Closed loop: the number of clients.
+    pub fn clients(&self) -> Option<u32> {
+        match self.arrival {
+            Arrival::Clients(n) => Some(n),
+            Arrival::Rate(_) => None,
+        }
+    }
+
     /// Reads `50`, `50/s`, `3000/m` or `3000/min` as requests per second.
     pub fn parse_rate(text: &str) -> Result<f64, LoadSettingsError> {
         let bad = || LoadSettingsError::Rate(text.to_owned());

@@ -187,6 +187,10 @@ pub struct QueueReport {
     pub expired: u64,
     /// The deepest the queue got.
     pub max_depth: u64,
+    /// Mean time a request waited for a worker, ms (those that got one).
+    pub mean_wait_ms: f64,
+    /// Share of the workers' time spent working, over the run.
+    pub utilisation: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -126,6 +126,9 @@ impl<'m> Engine<'m> {
 pub(crate) struct Visit {
     pub service: u32,
     pub arrived: Nanos,
+    /// When it entered the service (after an injected delay): its wait for
+    /// a worker counts from here.
+    pub entered: Nanos,
     /// The attempt waiting for the answer (a stale key once abandoned).
     pub parent: Key,
     /// The deadline the request carried, if the caller sent one.

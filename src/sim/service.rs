@@ -35,6 +35,7 @@ impl<'m> Engine<'m> {
         let mut visit = Visit {
             service: s,
             arrived: self.now,
+            entered: self.now,
             parent: att,
             deadline_in: deadline,
             deadline: None,
@@ -109,6 +110,7 @@ impl<'m> Engine<'m> {
         if svc.deadline_propagation {
             visit.deadline = visit.deadline_in;
         }
+        visit.entered = now;
         if visit.deadline.is_some_and(|d| now >= d) {
             // Nobody waits for the answer any more: do not start the work.
             self.answer_visit(v, 504, Outcome::Status(504));
@@ -180,6 +182,12 @@ impl<'m> Engine<'m> {
         let done = now.saturating_add(work);
         if svc.calls.is_empty() {
             visit.ends = Some(done);
+        }
+        if svc.queueing.is_some() {
+            let c = &mut self.counts.services[s];
+            c.served += 1;
+            c.waited = c.waited.saturating_add(now - visit.entered);
+            c.busy = c.busy.saturating_add(work);
         }
         self.queue.push(done, Phase::End, Event::WorkDone(v));
     }

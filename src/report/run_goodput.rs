@@ -1,0 +1,76 @@
+//! Goodput over time in words and sparklines, for the table and the
+//! Markdown report: one line per series, per second, and the verdict —
+//! recovered (and when) or collapsed (and for how long).
+
+use super::run_table::ms;
+use crate::run::goodput::Goodput;
+
+const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The lines, without trailing newlines.
+pub(crate) fn lines(g: &Goodput) -> Vec<String> {
+    let per_s = 1000 / g.bucket_ms.max(1) as usize;
+    let sum = |v: &[u64]| -> Vec<u64> { v.chunks(per_s.max(1)).map(|c| c.iter().sum()).collect() };
+    let max = |v: &[u64]| -> Vec<u64> {
+        v.chunks(per_s.max(1))
+            .map(|c| c.iter().copied().max().unwrap_or(0))
+            .collect()
+    };
+    let offered: Vec<u64> = g.per_second.iter().map(|s| s.offered).collect();
+    let goodput: Vec<u64> = g.per_second.iter().map(|s| s.goodput).collect();
+    let p99: Vec<u64> = g
+        .per_second
+        .iter()
+        .map(|s| s.p99_ms.round() as u64)
+        .collect();
+    let mut out = vec![format!(
+        "per second over {} s (each series scaled to its own peak)",
+        g.per_second.len()
+    )];
+    for (label, values, unit) in [
+        ("offered", offered, "/s"),
+        ("goodput", goodput, "/s"),
+        ("rejected", sum(&g.rejected), "/s"),
+        ("timeouts", sum(&g.timeouts), "/s"),
+        ("retries", sum(&g.retries), "/s"),
+        ("queue", max(&g.queue_depth), " deep"),
+        ("p99 ms", p99, " ms"),
+    ] {
+        out.push(format!(
+            "  {label:<9}│{}│ peak {}{unit}",
+            spark(&values),
+            values.iter().max().unwrap_or(&0)
+        ));
+    }
+    if let Some(v) = &g.verdict {
+        out.push(match v.recovered_at_ms {
+            Some(at) => format!(
+                "recovered: goodput back within 10 % of its {:.0}/s before the fault at {}, {} after the fault ended",
+                v.baseline_per_s,
+                ms(at),
+                ms(v.below_for_ms)
+            ),
+            None => format!(
+                "collapsed: goodput still below 90 % of its {:.0}/s before the fault {} after the fault ended, to the end of the run",
+                v.baseline_per_s,
+                ms(v.below_for_ms)
+            ),
+        });
+    }
+    out
+}
+
+/// A row of blocks, one per value, scaled to the largest.
+pub(crate) fn spark(values: &[u64]) -> String {
+    let top = values.iter().copied().max().unwrap_or(0);
+    values
+        .iter()
+        .map(|&v| {
+            if v == 0 || top == 0 {
+                ' '
+            } else {
+                BLOCKS[(((v as f64 / top as f64) * 7.0).round() as usize).min(7)]
+            }
+        })
+        .collect()
+}
