@@ -15,6 +15,11 @@
 //! model (anchors recorded as events, aliases replayed, merge values recorded and
 //! merged when their mapping ends) without serde in between. `parse_via_serde` (tests
 //! only) keeps the old path, and a differential test holds the two together.
+//!
+//! The parts: `reader` (the event loop over the parser), `event` (what it yields),
+//! `anchors` (recording and replay), `merge` (merge keys), `keys` (key identity),
+//! `budget` (the resource limits), `resolve` (tags and scalars) and `build` (the
+//! tree from the events).
 
 use std::fmt;
 
@@ -22,8 +27,13 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 use serde_saphyr::granit_parser::{ErrorKind, Marker, ScanError};
 
+mod anchors;
+mod budget;
 mod build;
+mod event;
 mod keys;
+mod merge;
+mod reader;
 mod resolve;
 
 /// A position in a source file, 1-based.
