@@ -35,6 +35,7 @@ mod keys;
 mod merge;
 mod reader;
 mod resolve;
+mod spans;
 
 /// A position in a source file, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -43,10 +44,43 @@ pub struct Pos {
     pub column: u32,
 }
 
+/// The bytes of a value in its source text: `start..end`, `end` just past the
+/// value's last character, for edits that replace a value in place.
+///
+/// - A scalar spans its text as written: quotes included, a plain scalar
+///   without trailing blanks, a block scalar from its `|` or `>` indicator to its
+///   last non-blank character. An empty value (`key:`) is an empty span just
+///   after the `:`.
+/// - A flow collection spans its brackets; a block collection runs from its
+///   first entry's `-` or key (the key's own anchor and tag included) to the end
+///   of its last entry. Comments after it are not part of it.
+/// - A node's own anchor and tag are not part of its span.
+/// - A node written as an alias (`*name`) spans the alias; the nodes inside it,
+///   and entries brought by a merge key, span their definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start >= self.end
+    }
+}
+
 /// A YAML node with its position.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
+    /// Where the node is used: its first character, or the alias or merge key
+    /// that brought it here.
     pub pos: Pos,
+    /// Where its text is (see [`Span`]).
+    pub span: Span,
     pub value: Value,
 }
 
@@ -88,6 +122,7 @@ impl From<Spanned<Value>> for Node {
     fn from(s: Spanned<Value>) -> Self {
         Node {
             pos: pos_of(&s),
+            span: Span::default(),
             value: s.value,
         }
     }
@@ -170,6 +205,13 @@ pub struct SyntaxError {
 /// Parses `text` into a located tree under a resource budget sized for large
 /// topologies but closed to alias bombs and pathological nesting.
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
+    if u32::try_from(text.len()).is_err() {
+        // Spans are 32-bit; files are refused long before this (64 MiB).
+        return Err(error(
+            Pos { line: 1, column: 1 },
+            "budget breached: ScalarBytes { total_scalar_bytes: over 4 GiB }",
+        ));
+    }
     build::Builder::new(text).run()
 }
 
@@ -231,5 +273,7 @@ pub(crate) fn parse_via_serde(text: &str) -> Result<Node, SyntaxError> {
     }
 }
 
+#[cfg(test)]
+mod span_tests;
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::budget::Budget;
 use super::event::{Event, EventKind, Origin};
-use super::{Pos, SyntaxError, error};
+use super::{Pos, Span, SyntaxError, error};
 
 /// An alias inside the node its anchor names, used where `pos` says.
 pub(super) fn recursive_alias_error(pos: Pos) -> SyntaxError {
@@ -27,11 +27,12 @@ struct Recording<'a> {
 
 /// Where the next events come from before the parser's.
 enum Replay<'a> {
-    /// An alias: its anchor's events, used at `at`.
+    /// An alias: its anchor's events, used at `at`, written at `span`.
     Alias {
         events: Rc<[Event<'a>]>,
         next: usize,
         at: Pos,
+        span: Span,
     },
     /// Recorded events: merged entries, a collection key.
     Recorded(std::vec::IntoIter<Event<'a>>),
@@ -63,13 +64,14 @@ impl<'a> Anchors<'a> {
         self.open.clear();
     }
 
-    /// Replays anchor `id` for an alias used at `at`.
-    pub(super) fn replay_alias(&mut self, id: usize, at: Pos) {
+    /// Replays anchor `id` for an alias used at `at`, written at `span`.
+    pub(super) fn replay_alias(&mut self, id: usize, at: Pos, span: Span) {
         if let Some(events) = self.stored.get(id).and_then(Option::as_ref) {
             self.replays.push(Replay::Alias {
                 events: events.clone(),
                 next: 0,
                 at,
+                span,
             });
         }
     }
@@ -94,12 +96,21 @@ impl<'a> Anchors<'a> {
                         self.replays.pop();
                     }
                 },
-                Some(Replay::Alias { events, next, at }) => {
+                Some(Replay::Alias {
+                    events,
+                    next,
+                    at,
+                    span,
+                }) => {
                     let Some(e) = events.get(*next) else {
                         self.replays.pop();
                         continue;
                     };
                     let mut e = e.clone();
+                    if *next == 0 {
+                        e.span = *span;
+                        e.is_alias_use = true;
+                    }
                     *next += 1;
                     e.origin = Origin::Alias(*at);
                     budget.replayed(&e, *at)?;

@@ -14,7 +14,7 @@ use super::keys::{
 use super::merge::{MergedEntry, merge_value_error, merged_entries};
 use super::reader::EventReader;
 use super::resolve::{resolve_scalar, scalar_is_null};
-use super::{Node, Pos, SyntaxError, Value, error};
+use super::{Node, Pos, Span, SyntaxError, Value, error};
 
 /// Where a mapping being built stands.
 enum MapState {
@@ -58,11 +58,13 @@ struct MapFrame<'a> {
 enum Frame<'a> {
     Seq {
         pos: Pos,
+        extent: Extent,
         items: Vec<Node>,
         errors_at: Option<Pos>,
     },
     Map {
         pos: Pos,
+        extent: Extent,
         map: MapFrame<'a>,
         errors_at: Option<Pos>,
     },
@@ -82,6 +84,30 @@ impl Frame<'_> {
             Frame::Seq { errors_at, .. }
             | Frame::Map { errors_at, .. }
             | Frame::MergeSeq { errors_at, .. } => *errors_at,
+        }
+    }
+}
+
+/// A collection's span while it is read: its start, and the furthest end of
+/// what has been written inside it. Copies (aliases, merges) come from earlier
+/// in the text, so they never reach further than what is written here.
+struct Extent {
+    span: Span,
+    /// A node written as an alias spans the alias, whatever it holds.
+    fixed: bool,
+}
+
+impl Extent {
+    fn new(event: &Event<'_>) -> Self {
+        Extent {
+            span: event.span,
+            fixed: event.is_alias_use,
+        }
+    }
+
+    fn reach(&mut self, end: u32) {
+        if !self.fixed && end > self.span.end {
+            self.span.end = end;
         }
     }
 }
@@ -138,6 +164,7 @@ impl<'a> Builder<'a> {
                 // A stream without documents is one null.
                 return Ok(Node {
                     pos: self.reader.last(),
+                    span: Span::default(),
                     value: Value::Null,
                 });
             };
@@ -152,11 +179,26 @@ impl<'a> Builder<'a> {
         }
         Ok(self.root.take().unwrap_or(Node {
             pos: self.reader.last(),
+            span: Span::default(),
             value: Value::Null,
         }))
     }
 
+    /// The innermost collection being built reaches to `end`.
+    fn reach(&mut self, end: u32) {
+        for frame in self.stack.iter_mut().rev() {
+            match frame {
+                Frame::Seq { extent, .. } | Frame::Map { extent, .. } => {
+                    extent.reach(end);
+                    return;
+                }
+                Frame::MergeSeq { .. } => {}
+            }
+        }
+    }
+
     fn handle(&mut self, event: Event<'a>) -> Result<(), SyntaxError> {
+        self.reach(event.span.end);
         if let Some(capture) = &mut self.capture {
             match event.kind {
                 EventKind::SeqStart(..) | EventKind::MapStart(..) => capture.depth += 1,
@@ -230,11 +272,16 @@ impl<'a> Builder<'a> {
             EventKind::Scalar(value, style, kind, _) => {
                 let value = resolve_scalar(value, style, kind, event.pos)
                     .map_err(|e| relocate(e, errors_at))?;
-                self.deliver(Node { pos: at, value })
+                self.deliver(Node {
+                    pos: at,
+                    span: event.span,
+                    value,
+                })
             }
             EventKind::SeqStart(..) => {
                 self.stack.push(Frame::Seq {
                     pos: at,
+                    extent: Extent::new(&event),
                     items: Vec::new(),
                     errors_at,
                 });
@@ -243,6 +290,7 @@ impl<'a> Builder<'a> {
             EventKind::MapStart(..) => {
                 self.stack.push(Frame::Map {
                     pos: at,
+                    extent: Extent::new(&event),
                     map: MapFrame {
                         entries: Vec::new(),
                         keys: KeySet::default(),
@@ -255,8 +303,11 @@ impl<'a> Builder<'a> {
                 Ok(())
             }
             EventKind::SeqEnd => match self.stack.pop() {
-                Some(Frame::Seq { pos, items, .. }) => self.deliver(Node {
+                Some(Frame::Seq {
+                    pos, extent, items, ..
+                }) => self.deliver(Node {
                     pos,
+                    span: extent.span,
                     value: Value::Seq(items),
                 }),
                 _ => Ok(()),
@@ -370,6 +421,7 @@ impl<'a> Builder<'a> {
         }
         let key = Node {
             pos: at,
+            span: event.span,
             value: resolve_scalar(Cow::Borrowed(value.as_ref()), style, kind, event.pos)?,
         };
         let fingerprint = fingerprint.as_ref();
@@ -408,8 +460,11 @@ impl<'a> Builder<'a> {
 
     fn finish_map(&mut self) -> Result<(), SyntaxError> {
         match self.stack.pop() {
-            Some(Frame::Map { pos, map, .. }) => self.deliver(Node {
+            Some(Frame::Map {
+                pos, extent, map, ..
+            }) => self.deliver(Node {
                 pos,
+                span: extent.span,
                 value: Value::Map(map.entries),
             }),
             _ => Ok(()),
@@ -418,6 +473,7 @@ impl<'a> Builder<'a> {
 
     /// Hands a finished node to its parent.
     fn deliver(&mut self, node: Node) -> Result<(), SyntaxError> {
+        self.reach(node.span.end);
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),

@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use serde_saphyr::granit_parser::{ScalarStyle, Tag};
 
-use super::Pos;
 use super::resolve::TagKind;
+use super::{Pos, Span};
 
 /// Where a node is used when that is not where it was written: at the alias that
 /// copied it, or at what it was merged from. That is its position in the tree.
@@ -50,7 +50,13 @@ pub(super) struct Event<'a> {
     pub(super) kind: EventKind<'a>,
     /// Where it was written.
     pub(super) pos: Pos,
+    /// Its text: a scalar's or an alias's, a flow collection's bracket, the
+    /// first entry of a block collection (empty at its end).
+    pub(super) span: Span,
     pub(super) origin: Origin,
+    /// The first event of a node written as an alias: `span` is the alias's,
+    /// and a collection it opens spans the alias whole.
+    pub(super) is_alias_use: bool,
 }
 
 impl Event<'_> {
@@ -75,6 +81,8 @@ impl Event<'_> {
         Event {
             kind: self.kind.clone(),
             pos: self.pos,
+            span: self.span,
+            is_alias_use: self.is_alias_use,
             origin: match self.origin {
                 Origin::Alias(p) => Origin::Alias(p),
                 _ => Origin::Merge(merged_at),

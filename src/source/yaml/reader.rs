@@ -2,16 +2,19 @@
 //! checked, aliases expanded through their anchors, and every event counted
 //! against the budget before the builder sees it.
 
-use serde_saphyr::granit_parser::{Event as ParserEvent, Parser, StrInput, Tag};
+use serde_saphyr::granit_parser::{Event as ParserEvent, Parser, StrInput, StructureStyle, Tag};
 
 use super::anchors::Anchors;
 use super::budget::Budget;
 use super::event::{Event, EventKind, Origin, tag_text};
 use super::resolve::{NodeKind, TagKind, check_tag};
-use super::{Pos, SyntaxError, error, pos_at, scan_error};
+use super::spans::SpanCursor;
+use super::{Pos, Span, SyntaxError, error, pos_at, scan_error};
 
 pub(super) struct EventReader<'a> {
+    text: &'a str,
     parser: Parser<'a, StrInput<'a>>,
+    spans: SpanCursor,
     anchors: Anchors<'a>,
     /// Anchors are only recorded when the text could hold an alias.
     keep_anchors: bool,
@@ -30,7 +33,9 @@ fn tag_len(tag: Option<&Tag>) -> usize {
 impl<'a> EventReader<'a> {
     pub(super) fn new(text: &'a str) -> Self {
         EventReader {
+            text,
             parser: Parser::new_from_str(text),
+            spans: SpanCursor::default(),
             anchors: Anchors::default(),
             keep_anchors: text.contains('*'),
             budget: Budget::default(),
@@ -57,12 +62,19 @@ impl<'a> EventReader<'a> {
             let Some(item) = self.parser.next() else {
                 return Ok(None);
             };
-            let (event, span) = item.map_err(|e| scan_error(&e))?;
-            let pos = pos_at(&span.start);
+            let (event, parser_span) = item.map_err(|e| scan_error(&e))?;
+            let pos = pos_at(&parser_span.start);
+            let offset = |m: &serde_saphyr::granit_parser::Marker| {
+                u32::try_from(m.byte_offset().unwrap_or(0)).unwrap_or(u32::MAX)
+            };
+            let span = Span {
+                start: offset(&parser_span.start),
+                end: offset(&parser_span.end),
+            };
             self.last = pos;
             self.budget.event(pos)?;
             let is_map = matches!(event, ParserEvent::MappingStart(..));
-            let (kind, anchor) = match event {
+            let (kind, anchor, span) = match event {
                 ParserEvent::Scalar(value, style, anchor, tag) => {
                     let tag = tag.as_deref();
                     self.budget.node(pos)?;
@@ -70,13 +82,15 @@ impl<'a> EventReader<'a> {
                     self.budget.anchor(anchor, pos)?;
                     let kind = TagKind::of(tag);
                     check_tag(tag, kind, NodeKind::Scalar, pos)?;
+                    let span = self.spans.scalar(self.text, span, style);
                     (
                         EventKind::Scalar(value, style, kind, tag_text(kind, tag)),
                         anchor,
+                        span,
                     )
                 }
-                ParserEvent::SequenceStart(_, anchor, tag)
-                | ParserEvent::MappingStart(_, anchor, tag) => {
+                ParserEvent::SequenceStart(style, anchor, tag)
+                | ParserEvent::MappingStart(style, anchor, tag) => {
                     let tag = tag.as_deref();
                     self.budget.node(pos)?;
                     self.budget.enter(pos)?;
@@ -84,29 +98,34 @@ impl<'a> EventReader<'a> {
                     self.budget.anchor(anchor, pos)?;
                     let kind = TagKind::of(tag);
                     let text = tag_text(kind, tag);
+                    let flow = style == StructureStyle::Flow;
+                    let span = self.spans.open(self.text, span, !is_map, flow);
                     if is_map {
                         check_tag(tag, kind, NodeKind::Map, pos)?;
-                        (EventKind::MapStart(kind, text), anchor)
+                        (EventKind::MapStart(kind, text), anchor, span)
                     } else {
                         check_tag(tag, kind, NodeKind::Seq, pos)?;
-                        (EventKind::SeqStart(kind, text), anchor)
+                        (EventKind::SeqStart(kind, text), anchor, span)
                     }
                 }
                 ParserEvent::SequenceEnd => {
                     self.budget.leave();
-                    (EventKind::SeqEnd, 0)
+                    (EventKind::SeqEnd, 0, self.spans.close(span))
                 }
                 ParserEvent::MappingEnd => {
                     self.budget.leave();
-                    (EventKind::MapEnd, 0)
+                    (EventKind::MapEnd, 0, self.spans.close(span))
                 }
                 ParserEvent::Alias(id) => {
                     self.budget.alias(pos)?;
+                    let span = self.spans.alias(span);
                     if self.anchors.is_recording(id) {
                         let e = Event {
                             kind: EventKind::RecursiveAlias(id),
                             pos,
+                            span,
                             origin: Origin::Written,
+                            is_alias_use: false,
                         };
                         self.anchors.record(&e, &mut self.budget)?;
                         return Ok(Some(e));
@@ -114,7 +133,7 @@ impl<'a> EventReader<'a> {
                     if !self.anchors.is_defined(id) {
                         return Err(error(pos, "alias references unknown anchor"));
                     }
-                    self.anchors.replay_alias(id, pos);
+                    self.anchors.replay_alias(id, pos, span);
                     continue;
                 }
                 ParserEvent::DocumentStart(..) | ParserEvent::DocumentEnd => {
@@ -126,7 +145,9 @@ impl<'a> EventReader<'a> {
             let e = Event {
                 kind,
                 pos,
+                span,
                 origin: Origin::Written,
+                is_alias_use: false,
             };
             if self.keep_anchors {
                 self.anchors.record_written(&e, anchor, &mut self.budget)?;
