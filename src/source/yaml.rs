@@ -31,11 +31,15 @@ mod anchors;
 mod budget;
 mod build;
 mod event;
+mod fast;
 mod keys;
 mod merge;
 mod reader;
 mod resolve;
 mod spans;
+mod text;
+
+pub use text::Text;
 
 /// A position in a source file, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -90,7 +94,7 @@ pub enum Value {
     Bool(bool),
     Int(i128),
     Float(f64),
-    Str(String),
+    Str(Text),
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -170,13 +174,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Float(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(v.into()))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
+        Ok(Value::Str(v.into()))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
-        Ok(Value::Str(String::from_utf8_lossy(v).into_owned()))
+        Ok(Value::Str(String::from_utf8_lossy(v).into_owned().into()))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
@@ -212,7 +216,21 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
             "budget breached: ScalarBytes { total_scalar_bytes: over 4 GiB }",
         ));
     }
-    build::Builder::new(text).run()
+    // The fast path takes the plain YAML configuration files are written in;
+    // on anything else, or any error, granit-parser reads the file again and
+    // has the last word.
+    if let Some(fast) = fast::FastScanner::new(text)
+        && let Ok(root) = build::Builder::new(text, reader::Events::Fast(fast)).run()
+    {
+        return Ok(root);
+    }
+    parse_with_granit(text)
+}
+
+/// Parses `text` with granit-parser alone (the fast path's reference).
+fn parse_with_granit(text: &str) -> Result<Node, SyntaxError> {
+    let parser = serde_saphyr::granit_parser::Parser::new_from_str(text);
+    build::Builder::new(text, reader::Events::Granit(parser)).run()
 }
 
 fn pos_at(m: &Marker) -> Pos {
@@ -273,6 +291,8 @@ pub(crate) fn parse_via_serde(text: &str) -> Result<Node, SyntaxError> {
     }
 }
 
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod span_tests;
 #[cfg(test)]

@@ -77,7 +77,7 @@ impl<'p> PolicyReader<'p> {
             return Ok(ReadPolicy {
                 policy,
                 spans: all_at(at),
-                preset: Some(name.clone()),
+                preset: Some(name.to_string()),
             });
         }
         let m = f.map(node, "a retry policy", POLICY_KEYS).map_err(|e| {
@@ -313,7 +313,7 @@ fn read_retry_on(f: Fields, node: &Node) -> Result<RetryOn, LoadError> {
     for item in f.list(node) {
         let text = match &item.value {
             Value::Int(n) => n.to_string(),
-            Value::Str(s) => s.clone(),
+            Value::Str(s) => s.to_string(),
             _ => return Err(f.expected(item, "a status code or outcome name in `retry_on`")),
         };
         let c: Condition = text.parse().map_err(|_| {

@@ -337,7 +337,7 @@ fn read_call(
                 parallel: false,
                 layers: vec![app_layer(node.pos, None, None)],
             },
-            to_name: to.clone(),
+            to_name: to.to_string(),
             to_pos: node.pos,
         });
     }
@@ -467,7 +467,7 @@ fn read_layer(
         let read = policies.read(f, node.pos, node)?;
         return Ok(Layer {
             kind,
-            name: name.clone(),
+            name: name.to_string(),
             pos: node.pos,
             timeout: None,
             policy: read.policy,

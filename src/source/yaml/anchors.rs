@@ -83,7 +83,18 @@ impl<'a> Anchors<'a> {
 
     /// The next replayed event, if a replay is in progress. Events an alias
     /// replays are counted at the alias and recorded into open anchors.
+    #[inline]
     pub(super) fn next_replayed(
+        &mut self,
+        budget: &mut Budget,
+    ) -> Result<Option<Event<'a>>, SyntaxError> {
+        if self.replays.is_empty() {
+            return Ok(None);
+        }
+        self.next_replayed_slow(budget)
+    }
+
+    fn next_replayed_slow(
         &mut self,
         budget: &mut Budget,
     ) -> Result<Option<Event<'a>>, SyntaxError> {
@@ -138,7 +149,21 @@ impl<'a> Anchors<'a> {
 
     /// Records an event read from the parser, `anchor` its anchor id (0 for
     /// none): opens, fills and closes anchored recordings.
+    #[inline]
     pub(super) fn record_written(
+        &mut self,
+        e: &Event<'a>,
+        anchor: usize,
+        budget: &mut Budget,
+    ) -> Result<(), SyntaxError> {
+        // Most events are outside every anchored node.
+        if anchor == 0 && self.open.is_empty() {
+            return Ok(());
+        }
+        self.record_written_slow(e, anchor, budget)
+    }
+
+    fn record_written_slow(
         &mut self,
         e: &Event<'a>,
         anchor: usize,

@@ -3,17 +3,16 @@
 //! values are captured as events and replayed; errors inside a node copied by an
 //! alias are reported at the alias, as serde-saphyr reports them.
 
-use std::borrow::Cow;
-
 use super::anchors::recursive_alias_error;
 use super::event::{Event, EventKind, Origin};
 use super::keys::{
-    Fingerprint, KeySet, ScalarFingerprint, duplicate_key_error, fingerprint_of_events,
-    fingerprint_unless_implied, node_fingerprint,
+    Fingerprint, FingerprintRef, KeySet, ScalarFingerprint, duplicate_key_error,
+    fingerprint_of_events, fingerprint_unless_implied, node_fingerprint,
 };
 use super::merge::{MergedEntry, merge_value_error, merged_entries};
-use super::reader::EventReader;
+use super::reader::{EventReader, Events};
 use super::resolve::{resolve_scalar, scalar_is_null};
+use super::text::Interner;
 use super::{Node, Pos, Span, SyntaxError, Value, error};
 
 /// Where a mapping being built stands.
@@ -43,7 +42,8 @@ enum MapState {
 }
 
 struct MapFrame<'a> {
-    entries: Vec<(Node, Node)>,
+    /// Its entries are `Builder::entries[entries_from..]` while it is built.
+    entries_from: usize,
     keys: KeySet,
     state: MapState,
     /// Entries its merge keys bring, added when it ends.
@@ -56,10 +56,11 @@ struct MapFrame<'a> {
 // mapping read.
 #[allow(clippy::large_enum_variant)]
 enum Frame<'a> {
+    /// Its items are `Builder::items[items_from..]` while it is built.
     Seq {
         pos: Pos,
         extent: Extent,
-        items: Vec<Node>,
+        items_from: usize,
         errors_at: Option<Pos>,
     },
     Map {
@@ -144,15 +145,23 @@ struct Capture<'a> {
 pub(super) struct Builder<'a> {
     reader: EventReader<'a>,
     stack: Vec<Frame<'a>>,
+    /// The items and entries of every open collection, innermost last: each
+    /// collection gets one allocation of its exact size when it ends.
+    items: Vec<Node>,
+    entries: Vec<(Node, Node)>,
+    interner: Interner<'a>,
     capture: Option<Capture<'a>>,
     root: Option<Node>,
 }
 
 impl<'a> Builder<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
+    pub(super) fn new(text: &'a str, events: Events<'a>) -> Self {
         Builder {
-            reader: EventReader::new(text),
+            reader: EventReader::new(text, events),
             stack: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
+            interner: Interner::default(),
             capture: None,
             root: None,
         }
@@ -270,7 +279,7 @@ impl<'a> Builder<'a> {
         let errors_at = alias_errors_at.or(enclosing_errors_at);
         match event.kind {
             EventKind::Scalar(value, style, kind, _) => {
-                let value = resolve_scalar(value, style, kind, event.pos)
+                let value = resolve_scalar(value, style, kind, event.pos, &mut self.interner)
                     .map_err(|e| relocate(e, errors_at))?;
                 self.deliver(Node {
                     pos: at,
@@ -282,7 +291,7 @@ impl<'a> Builder<'a> {
                 self.stack.push(Frame::Seq {
                     pos: at,
                     extent: Extent::new(&event),
-                    items: Vec::new(),
+                    items_from: self.items.len(),
                     errors_at,
                 });
                 Ok(())
@@ -292,7 +301,7 @@ impl<'a> Builder<'a> {
                     pos: at,
                     extent: Extent::new(&event),
                     map: MapFrame {
-                        entries: Vec::new(),
+                        entries_from: self.entries.len(),
                         keys: KeySet::default(),
                         state: MapState::Key,
                         merged: Vec::new(),
@@ -304,18 +313,34 @@ impl<'a> Builder<'a> {
             }
             EventKind::SeqEnd => match self.stack.pop() {
                 Some(Frame::Seq {
-                    pos, extent, items, ..
-                }) => self.deliver(Node {
                     pos,
-                    span: extent.span,
-                    value: Value::Seq(items),
-                }),
+                    extent,
+                    items_from,
+                    ..
+                }) => {
+                    let items = self.items.split_off(items_from);
+                    self.deliver(Node {
+                        pos,
+                        span: extent.span,
+                        value: Value::Seq(items),
+                    })
+                }
                 _ => Ok(()),
             },
             EventKind::MapEnd => self.end_map().map_err(|e| relocate(e, enclosing_errors_at)),
             EventKind::RecursiveAlias(_) => {
                 Err(relocate(recursive_alias_error(event.pos), errors_at))
             }
+        }
+    }
+
+    /// Whether the mapping being built has a key with this identity.
+    fn has_key(&self, fingerprint: FingerprintRef<'_>) -> bool {
+        match self.stack.last() {
+            Some(Frame::Map { map, .. }) => map
+                .keys
+                .contains(&self.entries[map.entries_from..], fingerprint),
+            _ => unreachable!("a mapping is being built"),
         }
     }
 
@@ -352,11 +377,10 @@ impl<'a> Builder<'a> {
         match capture.purpose {
             CapturePurpose::Key => {
                 let (fingerprint, _) = fingerprint_of_events(&capture.events, 0);
-                let map = self.top_map();
-                if map.keys.contains(&map.entries, fingerprint.as_ref()) {
+                if self.has_key(fingerprint.as_ref()) {
                     return Err(duplicate_key_error(None, capture.events[0].pos));
                 }
-                map.state = MapState::CollectionKey { fingerprint };
+                self.top_map().state = MapState::CollectionKey { fingerprint };
                 self.reader.replay(capture.events);
                 Ok(())
             }
@@ -412,8 +436,7 @@ impl<'a> Builder<'a> {
             unreachable!("a scalar key")
         };
         let fingerprint = ScalarFingerprint::new(&value, style, kind, text.as_ref());
-        let map = self.top_map();
-        if map.keys.contains(&map.entries, fingerprint.as_ref()) {
+        if self.has_key(fingerprint.as_ref()) {
             return Err(duplicate_key_error(
                 kind.can_parse_into_string().then_some(&*value),
                 event.pos,
@@ -422,7 +445,7 @@ impl<'a> Builder<'a> {
         let key = Node {
             pos: at,
             span: event.span,
-            value: resolve_scalar(Cow::Borrowed(value.as_ref()), style, kind, event.pos)?,
+            value: resolve_scalar(value.clone(), style, kind, event.pos, &mut self.interner)?,
         };
         let fingerprint = fingerprint.as_ref();
         let fingerprint = (node_fingerprint(&key) != Some(fingerprint))
@@ -446,9 +469,10 @@ impl<'a> Builder<'a> {
         let Some(Frame::Map { map, .. }) = self.stack.last_mut() else {
             return Ok(());
         };
+        let entries = &self.entries[map.entries_from..];
         for entry in map.merging.by_ref() {
             let (fingerprint, _) = fingerprint_of_events(&entry.events, 0);
-            if map.keys.contains(&map.entries, fingerprint.as_ref()) {
+            if map.keys.contains(entries, fingerprint.as_ref()) {
                 continue;
             }
             map.state = MapState::MergedKey { fingerprint };
@@ -462,11 +486,14 @@ impl<'a> Builder<'a> {
         match self.stack.pop() {
             Some(Frame::Map {
                 pos, extent, map, ..
-            }) => self.deliver(Node {
-                pos,
-                span: extent.span,
-                value: Value::Map(map.entries),
-            }),
+            }) => {
+                let entries = self.entries.split_off(map.entries_from);
+                self.deliver(Node {
+                    pos,
+                    span: extent.span,
+                    value: Value::Map(entries),
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -476,7 +503,7 @@ impl<'a> Builder<'a> {
         self.reach(node.span.end);
         match self.stack.last_mut() {
             None => self.root = Some(node),
-            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Seq { .. }) => self.items.push(node),
             Some(Frame::MergeSeq { .. }) => {}
             Some(Frame::Map { map, .. }) => {
                 match std::mem::replace(&mut map.state, MapState::Key) {
@@ -488,8 +515,9 @@ impl<'a> Builder<'a> {
                         };
                     }
                     MapState::Value { key, fingerprint } => {
-                        map.entries.push((key, node));
-                        map.keys.push(&map.entries, fingerprint);
+                        self.entries.push((key, node));
+                        map.keys
+                            .push(&self.entries[map.entries_from..], fingerprint);
                     }
                     MapState::MergedKey { fingerprint } => {
                         map.state = MapState::MergedValue {
@@ -499,8 +527,9 @@ impl<'a> Builder<'a> {
                     }
                     MapState::MergedValue { key, fingerprint } => {
                         let fingerprint = fingerprint_unless_implied(&key, fingerprint);
-                        map.entries.push((key, node));
-                        map.keys.push(&map.entries, fingerprint);
+                        self.entries.push((key, node));
+                        map.keys
+                            .push(&self.entries[map.entries_from..], fingerprint);
                         return self.merge_next();
                     }
                     MapState::Key | MapState::Merge => {}

@@ -159,6 +159,16 @@ impl<'a> ScalarFingerprint<'a> {
         kind: TagKind,
         text: Option<&Rc<str>>,
     ) -> Self {
+        // Most keys are untagged words: neither integers nor nulls.
+        if kind == TagKind::None
+            && (style != ScalarStyle::Plain
+                || value
+                    .as_bytes()
+                    .first()
+                    .is_some_and(|&b| b.is_ascii_alphabetic() && b != b'n' && b != b'N'))
+        {
+            return ScalarFingerprint::Str(value);
+        }
         if kind == TagKind::Int || (kind == TagKind::None && style == ScalarStyle::Plain) {
             let t = yaml_trim(value);
             let parsed = if t.starts_with('-') {

@@ -1,19 +1,32 @@
-//! The event loop: granit-parser's events turned into ours, tags classified and
+//! The event loop: the parser's events turned into ours, tags classified and
 //! checked, aliases expanded through their anchors, and every event counted
-//! against the budget before the builder sees it.
+//! against the budget before the builder sees it. The parser is granit-parser,
+//! or the fast path (`fast.rs`) for the plain YAML it takes.
 
 use serde_saphyr::granit_parser::{Event as ParserEvent, Parser, StrInput, StructureStyle, Tag};
 
 use super::anchors::Anchors;
 use super::budget::Budget;
 use super::event::{Event, EventKind, Origin, tag_text};
+use super::fast::FastScanner;
 use super::resolve::{NodeKind, TagKind, check_tag};
 use super::spans::SpanCursor;
 use super::{Pos, Span, SyntaxError, error, pos_at, scan_error};
 
+/// Where the events come from.
+// One per parse: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Events<'a> {
+    Fast(FastScanner<'a>),
+    Granit(Parser<'a, StrInput<'a>>),
+}
+
+/// The fast path gave up: the text is parsed again by granit-parser.
+pub(super) const FAST_PATH_GAVE_UP: &str = "left to granit-parser";
+
 pub(super) struct EventReader<'a> {
     text: &'a str,
-    parser: Parser<'a, StrInput<'a>>,
+    events: Events<'a>,
     spans: SpanCursor,
     anchors: Anchors<'a>,
     /// Anchors are only recorded when the text could hold an alias.
@@ -31,10 +44,10 @@ fn tag_len(tag: Option<&Tag>) -> usize {
 }
 
 impl<'a> EventReader<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
+    pub(super) fn new(text: &'a str, events: Events<'a>) -> Self {
         EventReader {
             text,
-            parser: Parser::new_from_str(text),
+            events,
             spans: SpanCursor::default(),
             anchors: Anchors::default(),
             keep_anchors: text.contains('*'),
@@ -59,17 +72,26 @@ impl<'a> EventReader<'a> {
             if let Some(e) = self.anchors.next_replayed(&mut self.budget)? {
                 return Ok(Some(e));
             }
-            let Some(item) = self.parser.next() else {
-                return Ok(None);
-            };
-            let (event, parser_span) = item.map_err(|e| scan_error(&e))?;
-            let pos = pos_at(&parser_span.start);
-            let offset = |m: &serde_saphyr::granit_parser::Marker| {
-                u32::try_from(m.byte_offset().unwrap_or(0)).unwrap_or(u32::MAX)
-            };
-            let span = Span {
-                start: offset(&parser_span.start),
-                end: offset(&parser_span.end),
+            let (event, pos, span) = match &mut self.events {
+                Events::Fast(fast) => match fast.next() {
+                    None => return Ok(None),
+                    Some(Ok(e)) => e,
+                    Some(Err(_)) => return Err(error(self.last, FAST_PATH_GAVE_UP)),
+                },
+                Events::Granit(parser) => {
+                    let Some(item) = parser.next() else {
+                        return Ok(None);
+                    };
+                    let (event, parser_span) = item.map_err(|e| scan_error(&e))?;
+                    let offset = |m: &serde_saphyr::granit_parser::Marker| {
+                        u32::try_from(m.byte_offset().unwrap_or(0)).unwrap_or(u32::MAX)
+                    };
+                    let span = Span {
+                        start: offset(&parser_span.start),
+                        end: offset(&parser_span.end),
+                    };
+                    (event, pos_at(&parser_span.start), span)
+                }
             };
             self.last = pos;
             self.budget.event(pos)?;
@@ -80,14 +102,17 @@ impl<'a> EventReader<'a> {
                     self.budget.node(pos)?;
                     self.budget.scalar_bytes(value.len() + tag_len(tag), pos)?;
                     self.budget.anchor(anchor, pos)?;
-                    let kind = TagKind::of(tag);
-                    check_tag(tag, kind, NodeKind::Scalar, pos)?;
+                    let (kind, text) = match tag {
+                        // Most scalars have no tag.
+                        None => (TagKind::None, None),
+                        Some(_) => {
+                            let kind = TagKind::of(tag);
+                            check_tag(tag, kind, NodeKind::Scalar, pos)?;
+                            (kind, tag_text(kind, tag))
+                        }
+                    };
                     let span = self.spans.scalar(self.text, span, style);
-                    (
-                        EventKind::Scalar(value, style, kind, tag_text(kind, tag)),
-                        anchor,
-                        span,
-                    )
+                    (EventKind::Scalar(value, style, kind, text), anchor, span)
                 }
                 ParserEvent::SequenceStart(style, anchor, tag)
                 | ParserEvent::MappingStart(style, anchor, tag) => {
