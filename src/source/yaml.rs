@@ -29,6 +29,7 @@ use serde_saphyr::granit_parser::{ErrorKind, Marker, ScanError};
 
 mod anchors;
 mod budget;
+mod hints;
 mod build;
 mod event;
 mod fast;
@@ -39,6 +40,7 @@ mod resolve;
 mod spans;
 mod text;
 
+pub use budget::{Breach, Limit};
 pub use text::Text;
 
 /// A position in a source file, 1-based.
@@ -204,33 +206,65 @@ impl<'de> Visitor<'de> for ValueVisitor {
 pub struct SyntaxError {
     pub pos: Pos,
     pub message: String,
+    /// What to write instead, when the reader can tell.
+    pub help: Option<String>,
+    /// The resource limit crossed, with the figures.
+    pub breach: Option<Breach>,
 }
 
 /// Parses `text` into a located tree under a resource budget sized for large
 /// topologies but closed to alias bombs and pathological nesting.
+///
+/// Mode are read as serde-saphyr reads them: a custom tag (`!Ref x`) is dropped
+/// and its value kept. Configuration files use [`parse_config`].
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
+    parse_with(text, Mode::AsSerdeSaphyr)
+}
+
+/// Parses a configuration file: as [`parse`], but a custom tag (`!Ref`,
+/// `!!python/object`) is an error where it is written rather than silently
+/// dropped, nesting too deep is reported at the bracket that crossed the limit,
+/// and an error caused by a key indented one space off its siblings says which
+/// indentation to use.
+pub fn parse_config(text: &str) -> Result<Node, SyntaxError> {
+    parse_with(text, Mode::Config).map_err(|e| hints::with_indentation_hint(text, e))
+}
+
+/// How a document is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// As serde-saphyr reads it: any tag (custom ones dropped), its error
+    /// positions.
+    AsSerdeSaphyr,
+    /// As a configuration file: the core schema's tags only, and errors placed
+    /// where a user fixes them (the bracket that nests too deep).
+    Config,
+}
+
+fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
     if u32::try_from(text.len()).is_err() {
         // Spans are 32-bit; files are refused long before this (64 MiB).
-        return Err(error(
+        return Err(budget::breached(
             Pos { line: 1, column: 1 },
-            "budget breached: ScalarBytes { total_scalar_bytes: over 4 GiB }",
+            Limit::ScalarBytes,
+            text.len(),
         ));
     }
     // The fast path takes the plain YAML configuration files are written in;
     // on anything else, or any error, granit-parser reads the file again and
     // has the last word.
     if let Some(fast) = fast::FastScanner::new(text)
-        && let Ok(root) = build::Builder::new(text, reader::Events::Fast(fast)).run()
+        && let Ok(root) = build::Builder::new(text, reader::Events::Fast(fast), mode).run()
     {
         return Ok(root);
     }
-    parse_with_granit(text)
+    parse_with_granit(text, mode)
 }
 
 /// Parses `text` with granit-parser alone (the fast path's reference).
-fn parse_with_granit(text: &str) -> Result<Node, SyntaxError> {
+fn parse_with_granit(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
     let parser = serde_saphyr::granit_parser::Parser::new_from_str(text);
-    build::Builder::new(text, reader::Events::Granit(parser)).run()
+    build::Builder::new(text, reader::Events::Granit(parser), mode).run()
 }
 
 fn pos_at(m: &Marker) -> Pos {
@@ -245,6 +279,8 @@ fn error(pos: Pos, message: impl fmt::Display) -> SyntaxError {
     SyntaxError {
         pos,
         message: format!("{message} at line {}, column {}", pos.line, pos.column),
+        help: None,
+        breach: None,
     }
 }
 
@@ -286,7 +322,12 @@ pub(crate) fn parse_via_serde(text: &str) -> Result<Node, SyntaxError> {
             let mut opts = serde_saphyr::RenderOptions::default();
             opts.snippets = serde_saphyr::SnippetMode::Off;
             let message = e.render_with_options(opts);
-            Err(SyntaxError { pos, message })
+            Err(SyntaxError {
+                pos,
+                message,
+                help: None,
+                breach: None,
+            })
         }
     }
 }

@@ -131,8 +131,8 @@ impl<'p> PolicyReader<'p> {
                 )),
             });
         };
-        let pf = Fields { file: &source.file };
-        let root = yaml::parse(&source.text)
+        let pf = Fields::new(&source.file, &source.text);
+        let root = yaml::parse_config(&source.text)
             .map_err(|e| crate::source::read::syntax_error(&source.file, e))?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {

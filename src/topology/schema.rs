@@ -70,7 +70,7 @@ pub fn read(
     presets: &Presets,
     default_name: &str,
 ) -> Result<Topology, LoadError> {
-    let f = Fields { file };
+    let f = Fields::new(file, source);
     let mut policies = PolicyReader::new(presets);
     if matches!(root.value, Value::Null) {
         return Err(f
@@ -86,7 +86,10 @@ pub fn read(
         let version = f.int(v, "version", i128::MIN, i128::MAX)?;
         if version != 1 {
             return Err(f
-                .error(v.pos, format!("unsupported schema version {version}"))
+                .error(
+                    v.pos,
+                    format!("unsupported schema version {}", f.written(v, version)),
+                )
                 .with_help("this retrylint reads `version: 1`"));
         }
     }
@@ -116,7 +119,9 @@ pub fn read(
     for (i, (k, _)) in entries.iter().enumerate() {
         let name = f.str(k, "a service name")?;
         if name.trim().is_empty() {
-            return Err(f.error(k.pos, "a service name is empty"));
+            return Err(f
+                .error(k.pos, "a service name is empty")
+                .with_help("name the service, e.g. `api: {}`; calls reach it with `to: api`"));
         }
         ids.insert(name, i);
     }

@@ -13,7 +13,7 @@ use super::merge::{MergedEntry, merge_value_error, merged_entries};
 use super::reader::{EventReader, Events};
 use super::resolve::{resolve_scalar, scalar_is_null};
 use super::text::Interner;
-use super::{Node, Pos, Span, SyntaxError, Value, error};
+use super::{Node, Pos, Span, SyntaxError, Mode, Value, error};
 
 /// Where a mapping being built stands.
 enum MapState {
@@ -121,7 +121,11 @@ fn relocate(e: SyntaxError, at: Option<Pos>) -> SyntaxError {
                 Some(i) => &e.message[..i],
                 None => &e.message,
             };
-            error(at, message)
+            SyntaxError {
+                help: e.help.clone(),
+                breach: e.breach,
+                ..error(at, message)
+            }
         }
         _ => e,
     }
@@ -155,9 +159,9 @@ pub(super) struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    pub(super) fn new(text: &'a str, events: Events<'a>) -> Self {
+    pub(super) fn new(text: &'a str, events: Events<'a>, mode: Mode) -> Self {
         Builder {
-            reader: EventReader::new(text, events),
+            reader: EventReader::new(text, events, mode),
             stack: Vec::new(),
             items: Vec::new(),
             entries: Vec::new(),

@@ -64,7 +64,7 @@ fn agrees(text: &str) -> Result<bool, String> {
             granit.get(i)
         ));
     }
-    let (a, b) = (parse(text), parse_with_granit(text));
+    let (a, b) = (parse(text), parse_with_granit(text, Mode::AsSerdeSaphyr));
     match (a, b) {
         (Ok(a), Ok(b)) if a == b => Ok(true),
         (Err(_), Err(_)) => Ok(true),
@@ -136,7 +136,7 @@ fn gives_up_on_what_it_does_not_read() {
     ] {
         assert!(fast(text).is_none(), "took {text:?}");
         // And the whole parse agrees with granit alone.
-        let (a, b) = (parse(text), parse_with_granit(text));
+        let (a, b) = (parse(text), parse_with_granit(text, Mode::AsSerdeSaphyr));
         match (a, b) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{text:?}"),
             (Err(a), Err(b)) => {

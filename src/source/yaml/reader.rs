@@ -3,7 +3,9 @@
 //! against the budget before the builder sees it. The parser is granit-parser,
 //! or the fast path (`fast.rs`) for the plain YAML it takes.
 
-use serde_saphyr::granit_parser::{Event as ParserEvent, Parser, StrInput, StructureStyle, Tag};
+use serde_saphyr::granit_parser::{
+    ErrorKind, Event as ParserEvent, Parser, StrInput, StructureStyle, Tag,
+};
 
 use super::anchors::Anchors;
 use super::budget::Budget;
@@ -11,7 +13,8 @@ use super::event::{Event, EventKind, Origin, tag_text};
 use super::fast::FastScanner;
 use super::resolve::{NodeKind, TagKind, check_tag};
 use super::spans::SpanCursor;
-use super::{Pos, Span, SyntaxError, error, pos_at, scan_error};
+use super::budget::{Limit, breached};
+use super::{Pos, Span, SyntaxError, Mode, error, pos_at, scan_error};
 
 /// Where the events come from.
 // One per parse: its size does not matter.
@@ -32,8 +35,16 @@ pub(super) struct EventReader<'a> {
     /// Anchors are only recorded when the text could hold an alias.
     keep_anchors: bool,
     budget: Budget,
-    /// The position of the last event read from the parser.
+    mode: Mode,
+    /// The position of the last event read from the parser, and the bytes of
+    /// its text.
     last: Pos,
+    last_span: Span,
+}
+
+/// A custom tag where only plain values are read; `pos` is the tag's.
+fn custom_tag(tag: &Tag, pos: Pos) -> SyntaxError {
+    error(pos, format!("custom tag `{}`", tag.original()))
 }
 
 fn tag_len(tag: Option<&Tag>) -> usize {
@@ -44,7 +55,7 @@ fn tag_len(tag: Option<&Tag>) -> usize {
 }
 
 impl<'a> EventReader<'a> {
-    pub(super) fn new(text: &'a str, events: Events<'a>) -> Self {
+    pub(super) fn new(text: &'a str, events: Events<'a>, mode: Mode) -> Self {
         EventReader {
             text,
             events,
@@ -52,7 +63,9 @@ impl<'a> EventReader<'a> {
             anchors: Anchors::default(),
             keep_anchors: text.contains('*'),
             budget: Budget::default(),
+            mode,
             last: Pos { line: 1, column: 1 },
+            last_span: Span::default(),
         }
     }
 
@@ -66,12 +79,90 @@ impl<'a> EventReader<'a> {
         self.anchors.replay(events);
     }
 
+    /// Refuses a tag outside the core schema where only plain values are read.
+    fn check_custom(&self, tag: &Tag, kind: TagKind, pos: Pos) -> Result<(), SyntaxError> {
+        match (self.mode, kind) {
+            (Mode::Config, TagKind::Other | TagKind::Include) => Err(custom_tag(tag, pos)),
+            _ => Ok(()),
+        }
+    }
+
+    /// `e` (about an anchor) moved onto the `&name` before the node at byte
+    /// `node`: the parser places a node after its anchor and tag.
+    fn at_anchor(&self, mut e: SyntaxError, node: u32) -> SyntaxError {
+        let text = self.text.as_bytes();
+        let mut i = node as usize;
+        let anchor = loop {
+            while i > 0 && matches!(text[i - 1], b' ' | b'\n') {
+                i -= 1;
+            }
+            let end = i;
+            while i > 0 && !matches!(text[i - 1], b' ' | b'\n') {
+                i -= 1;
+            }
+            match text.get(i) {
+                Some(b'&') => break i,
+                Some(b'!') if i < end => continue,
+                _ => return e,
+            }
+        };
+        let lines_between = text[anchor..node as usize]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let line_start = text[..anchor]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let column = self.text[line_start..anchor].chars().count() + 1;
+        e.pos = Pos {
+            line: e.pos.line.saturating_sub(lines_between as u32),
+            column: column as u32,
+        };
+        e
+    }
+
+    /// granit-parser stops at its own nesting limit, which it may reach
+    /// scanning ahead, past the bracket that crossed ours: find that bracket,
+    /// counting from the last event read, and report the depth there.
+    fn too_deep(&self, e: &serde_saphyr::granit_parser::ScanError) -> SyntaxError {
+        let text = self.text.as_bytes();
+        let (mut line, mut column) = (self.last.line, self.last.column);
+        let mut depth = self.budget.depth();
+        let from = self.last_span.start as usize;
+        let counted_from = self.last_span.end as usize;
+        for (i, &b) in text.iter().enumerate().skip(from) {
+            if i >= counted_from {
+                match b {
+                    b'[' | b'{' => {
+                        depth += 1;
+                        if depth > Limit::Depth.max() {
+                            return breached(Pos { line, column }, Limit::Depth, depth);
+                        }
+                    }
+                    b']' | b'}' => depth = depth.saturating_sub(1),
+                    // Quotes and comments: leave it to the parser's position.
+                    b'"' | b'\'' | b'#' => break,
+                    _ => {}
+                }
+            }
+            if b == b'\n' {
+                line += 1;
+                column = 1;
+            } else if b & 0xC0 != 0x80 {
+                column += 1;
+            }
+        }
+        breached(pos_at(e.marker()), Limit::Depth, depth + 1)
+    }
+
     /// The next event: replayed ones first, then the parser's.
     pub(super) fn next(&mut self) -> Result<Option<Event<'a>>, SyntaxError> {
         loop {
             if let Some(e) = self.anchors.next_replayed(&mut self.budget)? {
                 return Ok(Some(e));
             }
+            let mut tag_pos = None;
             let (event, pos, span) = match &mut self.events {
                 Events::Fast(fast) => match fast.next() {
                     None => return Ok(None),
@@ -82,7 +173,17 @@ impl<'a> EventReader<'a> {
                     let Some(item) = parser.next() else {
                         return Ok(None);
                     };
-                    let (event, parser_span) = item.map_err(|e| scan_error(&e))?;
+                    let (event, parser_span) = match item {
+                        Ok(item) => item,
+                        Err(e)
+                            if self.mode == Mode::Config
+                                && matches!(e.kind(), ErrorKind::RecursionLimitExceeded) =>
+                        {
+                            return Err(self.too_deep(&e));
+                        }
+                        Err(e) => return Err(scan_error(&e)),
+                    };
+                    tag_pos = parser_span.tag_start.as_ref().map(pos_at);
                     let offset = |m: &serde_saphyr::granit_parser::Marker| {
                         u32::try_from(m.byte_offset().unwrap_or(0)).unwrap_or(u32::MAX)
                     };
@@ -94,6 +195,7 @@ impl<'a> EventReader<'a> {
                 }
             };
             self.last = pos;
+            self.last_span = span;
             self.budget.event(pos)?;
             let is_map = matches!(event, ParserEvent::MappingStart(..));
             let (kind, anchor, span) = match event {
@@ -101,12 +203,15 @@ impl<'a> EventReader<'a> {
                     let tag = tag.as_deref();
                     self.budget.node(pos)?;
                     self.budget.scalar_bytes(value.len() + tag_len(tag), pos)?;
-                    self.budget.anchor(anchor, pos)?;
+                    self.budget
+                        .anchor(anchor, pos)
+                        .map_err(|e| self.at_anchor(e, span.start))?;
                     let (kind, text) = match tag {
                         // Most scalars have no tag.
                         None => (TagKind::None, None),
-                        Some(_) => {
+                        Some(t) => {
                             let kind = TagKind::of(tag);
+                            self.check_custom(t, kind, tag_pos.unwrap_or(pos))?;
                             check_tag(tag, kind, NodeKind::Scalar, pos)?;
                             (kind, tag_text(kind, tag))
                         }
@@ -120,8 +225,13 @@ impl<'a> EventReader<'a> {
                     self.budget.node(pos)?;
                     self.budget.enter(pos)?;
                     self.budget.scalar_bytes(tag_len(tag), pos)?;
-                    self.budget.anchor(anchor, pos)?;
+                    self.budget
+                        .anchor(anchor, pos)
+                        .map_err(|e| self.at_anchor(e, span.start))?;
                     let kind = TagKind::of(tag);
+                    if let Some(t) = tag {
+                        self.check_custom(t, kind, tag_pos.unwrap_or(pos))?;
+                    }
                     let text = tag_text(kind, tag);
                     let flow = style == StructureStyle::Flow;
                     let span = self.spans.open(self.text, span, !is_map, flow);
