@@ -414,7 +414,10 @@ fn nesting_too_deep_points_at_the_bracket_that_crossed_the_limit() {
         "deep_map.yaml",
         format!("a: {}{}\n", "{b: ".repeat(70), "}".repeat(70)),
     );
-    assert!(first_line(&e).starts_with("error: deep_map.yaml:1:256: YAML nested deeper than 64 levels"), "{e}");
+    assert!(
+        first_line(&e).starts_with("error: deep_map.yaml:1:256: YAML nested deeper than 64 levels"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -471,8 +474,15 @@ fn many_anchors_are_not_an_alias_bomb() {
 fn an_alias_bomb_says_so_with_the_figure() {
     let mut y = String::from("a: &a [x,x,x,x,x,x,x,x,x]\n");
     for i in 1..10 {
-        let prev = if i == 1 { "a".to_owned() } else { format!("b{}", i - 1) };
-        y.push_str(&format!("b{i}: &b{i} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+        let prev = if i == 1 {
+            "a".to_owned()
+        } else {
+            format!("b{}", i - 1)
+        };
+        y.push_str(&format!(
+            "b{i}: &b{i} [{}]\n",
+            vec![format!("*{prev}"); 9].join(",")
+        ));
     }
     let e = rejected("bomb_figures.yaml", y);
     assert!(
@@ -489,7 +499,64 @@ fn an_alias_bomb_says_so_with_the_figure() {
     y.push_str("]\n");
     let e = rejected("replay.yaml", y);
     assert!(
-        first_line(&e).contains("YAML refused: aliases expand to more than 2,000,000 events (an alias bomb?)"),
+        first_line(&e).contains(
+            "YAML refused: aliases expand to more than 2,000,000 events (an alias bomb?)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_ten_thousand_service_cycle_is_one_short_line() {
+    let mut y = String::from("version: 1\nentry: s0\nservices:\n");
+    for i in 0..10_000 {
+        y.push_str(&format!(
+            "  s{i}: {{ calls: [ {{ to: s{} }} ] }}\n",
+            (i + 1) % 10_000
+        ));
+    }
+    let e = rejected("cycle10k.yaml", y);
+    let first = first_line(&e);
+    assert_eq!(
+        first,
+        "error: cycle10k.yaml:10003:23: cycle in the call graph: s0 → s1 → s2 → s3 → … 9993 more … → s9997 → s9998 → s9999 → s0 (10000 services); calls must form a DAG: remove the call from `s9999` to `s0` or break the cycle elsewhere"
+    );
+    assert!(e.len() < 1_000, "{} bytes", e.len());
+}
+
+#[test]
+fn an_empty_service_name_says_what_to_write() {
+    let e = rejected("empty_name.yaml", "version: 1\nservices:\n  \"\": {}\n");
+    assert_eq!(
+        first_line(&e),
+        "error: empty_name.yaml:3:3: a service name is empty; name the service, e.g. `api: {}`; calls reach it with `to: api`"
+    );
+}
+
+#[test]
+fn numbers_in_messages_are_the_literals_as_written() {
+    let e = rejected(
+        "literal_capacity.yaml",
+        "version: 1\nservices:\n  web: { capacity: 1e20 }\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: literal_capacity.yaml:3:20: `capacity: 1e20` is out of range; it must be between 1 and 4294967295"
+    );
+    let e = rejected(
+        "literal_ratio.yaml",
+        "version: 1\nservices:\n  web: { calls: [ { to: api, retry: { max_attempts: 2, budget: { kind: ratio, ratio: 12345678901234567890 } } } ] }\n  api: {}\n",
+    );
+    assert!(
+        first_line(&e).contains("`ratio` is 12345678901234567890, outside 0..=1"),
+        "{e}"
+    );
+    let e = rejected(
+        "literal_timeout.yaml",
+        "version: 1\nservices:\n  web: { calls: [ { to: api, timeout: 2.50 } ] }\n  api: {}\n",
+    );
+    assert!(
+        first_line(&e).contains("`timeout: 2.50` has no unit; write `timeout: 2.50s`"),
         "{e}"
     );
 }

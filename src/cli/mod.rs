@@ -7,6 +7,7 @@ mod outcome;
 mod rules;
 mod run_args;
 mod simulate;
+mod values;
 
 use std::process::ExitCode;
 

@@ -6,6 +6,10 @@ use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit};
 use super::run_args::{RunArgs, RunFormat, finish, load_target, prepare};
+use super::values::whole;
+
+/// More threads than this would only wait on each other.
+const MAX_THREADS: u16 = 1024;
 use retrylint::{report, sim, topology};
 
 #[derive(Args)]
@@ -17,12 +21,14 @@ pub struct SimulateArgs {
     pub run: RunArgs,
     /// Seeded trials (trial i uses seed + i); figures are medians and quantiles
     /// over them, a single trial reports exact counts.
-    #[arg(long, default_value_t = 100, value_name = "K")]
+    #[arg(long, default_value_t = 100, value_name = "K", allow_negative_numbers = true,
+          value_parser = whole(1u32, u32::MAX))]
     pub trials: u32,
     /// Threads to spread trials over [default: all cores]; results do not
     /// depend on it.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole(1u16, MAX_THREADS))]
+    pub threads: Option<u16>,
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
@@ -39,13 +45,25 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let sim_error = |e: sim::SimError| Failure::Usage(e.to_string());
     if let [t] = topologies.as_slice() {
-        let report =
-            sim::run(t, &p.scenario, &p.load, args.trials, args.threads).map_err(sim_error)?;
+        let report = sim::run(
+            t,
+            &p.scenario,
+            &p.load,
+            args.trials,
+            args.threads.map(usize::from),
+        )
+        .map_err(sim_error)?;
         return finish(report, &p.gates, args.run.format, false);
     }
     let refs: Vec<&topology::Topology> = topologies.iter().collect();
-    let rows =
-        sim::compare(&refs, &p.scenario, &p.load, args.trials, args.threads).map_err(sim_error)?;
+    let rows = sim::compare(
+        &refs,
+        &p.scenario,
+        &p.load,
+        args.trials,
+        args.threads.map(usize::from),
+    )
+    .map_err(sim_error)?;
     emit(&match args.run.format.unwrap_or(RunFormat::Table) {
         RunFormat::Table => report::sim_compare_table::render(&rows),
         RunFormat::Markdown => report::sim_compare_markdown::render(&rows),

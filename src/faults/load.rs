@@ -387,7 +387,11 @@ mod tests {
             e.to_string().starts_with("f.yaml:2:5: this phase (5s to 6s) overlaps the phase at f.yaml:5:5 (0s to the end of the run)"),
             "{e}"
         );
-        assert!(e.to_string().ends_with("give the other phase a `for:` that ends it by 5s"), "{e}");
+        assert!(
+            e.to_string()
+                .ends_with("give the other phase a `for:` that ends it by 5s"),
+            "{e}"
+        );
         // Touching phases and empty ones are fine.
         load_str(
             "phases:\n  - for: 1s\n    inject: { kind: hang }\n  - after: 1s\n    inject: { kind: down }\n  - after: 2s\n    for: 0s\n    inject: { kind: hang }\n",

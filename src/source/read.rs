@@ -21,8 +21,22 @@ pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, Loa
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(io(format!("is a directory, not a {} file", kind.noun())));
     }
+    read_limited(file, shown, kind)
+}
+
+/// The name errors give standard input (`retrylint check -`).
+pub const STDIN: &str = "<stdin>";
+
+/// Reads standard input as UTF-8 text within the size limit.
+pub fn read_stdin(kind: FileKind) -> Result<String, LoadError> {
+    read_limited(std::io::stdin().lock(), STDIN, kind)
+}
+
+/// Reads everything from `from` as UTF-8 text within the size limit.
+fn read_limited(from: impl Read, shown: &str, kind: FileKind) -> Result<String, LoadError> {
+    let io = |msg: String| LoadError::new(ErrorKind::Io, shown, None, msg);
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    from.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| io(format!("cannot read: {e}")))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -96,11 +110,15 @@ fn breach_message(b: Breach) -> (String, String) {
     let count = thousands(b.count);
     let message = match b.limit {
         Limit::Depth => format!("YAML nested deeper than {max} levels"),
-        Limit::Anchors => format!("YAML refused: {count} anchors (`&name`), over the limit of {max}"),
-        Limit::Aliases => format!("YAML refused: {count} aliases (`*name`), over the limit of {max}"),
-        Limit::AliasReplay => format!(
-            "YAML refused: aliases expand to more than {max} events (an alias bomb?)"
-        ),
+        Limit::Anchors => {
+            format!("YAML refused: {count} anchors (`&name`), over the limit of {max}")
+        }
+        Limit::Aliases => {
+            format!("YAML refused: {count} aliases (`*name`), over the limit of {max}")
+        }
+        Limit::AliasReplay => {
+            format!("YAML refused: aliases expand to more than {max} events (an alias bomb?)")
+        }
         Limit::RecordedAnchorEvents => format!(
             "YAML refused: anchored nodes copy more than {max} events in all, aliases inside anchors included (an alias bomb?)"
         ),

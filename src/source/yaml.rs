@@ -29,10 +29,10 @@ use serde_saphyr::granit_parser::{ErrorKind, Marker, ScanError};
 
 mod anchors;
 mod budget;
-mod hints;
 mod build;
 mod event;
 mod fast;
+mod hints;
 mod keys;
 mod merge;
 mod reader;

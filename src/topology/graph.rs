@@ -144,7 +144,10 @@ mod tests {
     #[test]
     fn a_long_cycle_names_its_ends_and_counts_the_rest() {
         assert_eq!(cycle_text(&["a", "b", "a"]), "a → b → a");
-        let names: Vec<String> = (0..10_000).map(|i| format!("s{i}")).chain(["s0".into()]).collect();
+        let names: Vec<String> = (0..10_000)
+            .map(|i| format!("s{i}"))
+            .chain(["s0".into()])
+            .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         assert_eq!(
             cycle_text(&names),

@@ -13,7 +13,7 @@ use super::merge::{MergedEntry, merge_value_error, merged_entries};
 use super::reader::{EventReader, Events};
 use super::resolve::{resolve_scalar, scalar_is_null};
 use super::text::Interner;
-use super::{Node, Pos, Span, SyntaxError, Mode, Value, error};
+use super::{Mode, Node, Pos, Span, SyntaxError, Value, error};
 
 /// Where a mapping being built stands.
 enum MapState {

@@ -26,7 +26,9 @@ fn key_line(line: &str) -> Option<(usize, &str)> {
     if rest.starts_with(['#', '-', '[', '{', '?', '&', '*', '!', '|', '>']) {
         return None;
     }
-    let colon = rest.find(": ").or_else(|| rest.ends_with(':').then(|| rest.len() - 1))?;
+    let colon = rest
+        .find(": ")
+        .or_else(|| rest.ends_with(':').then(|| rest.len() - 1))?;
     let key = rest[..colon].trim_end();
     (!key.is_empty()).then_some((column, key))
 }
@@ -55,7 +57,13 @@ pub(super) fn with_indentation_hint(text: &str, mut e: SyntaxError) -> SyntaxErr
     if here.trim_start().starts_with("- ") || at.abs_diff(sibling_at) != 1 {
         return e;
     }
-    let spaces = |n: usize| if n == 1 { "1 space".to_owned() } else { format!("{n} spaces") };
+    let spaces = |n: usize| {
+        if n == 1 {
+            "1 space".to_owned()
+        } else {
+            format!("{n} spaces")
+        }
+    };
     e.help = Some(format!(
         "`{key}` is indented {} and `{sibling}` above it {}: keys of one mapping line up, so indent `{key}` by {} like `{sibling}`",
         spaces(at),

@@ -9,12 +9,12 @@ use serde_saphyr::granit_parser::{
 
 use super::anchors::Anchors;
 use super::budget::Budget;
+use super::budget::{Limit, breached};
 use super::event::{Event, EventKind, Origin, tag_text};
 use super::fast::FastScanner;
 use super::resolve::{NodeKind, TagKind, check_tag};
 use super::spans::SpanCursor;
-use super::budget::{Limit, breached};
-use super::{Pos, Span, SyntaxError, Mode, error, pos_at, scan_error};
+use super::{Mode, Pos, Span, SyntaxError, error, pos_at, scan_error};
 
 /// Where the events come from.
 // One per parse: its size does not matter.
