@@ -368,3 +368,196 @@ fn common_yaml_slips_come_with_a_fix() {
         "error: number.yaml:3:23: expected a string for `to`, found an integer; quote a value YAML would read as a number or true/false: `\"123\"`"
     );
 }
+
+#[test]
+fn custom_yaml_tags_are_refused_where_they_are_written() {
+    let e = rejected(
+        "tag_ref.yaml",
+        "version: 1\nservices:\n  web: { calls: [ { to: !Ref ApiService } ] }\n  api: {}\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: tag_ref.yaml:3:25: unsupported YAML tag `!Ref`; retrylint reads plain values and resolves no tags (CloudFormation's `!Ref`, `!!python/object`, …): remove the tag and write the value itself"
+    );
+    let e = rejected(
+        "tag_python.yaml",
+        "version: 1\nservices:\n  web: !!python/object:os.system { latency: 1ms }\n",
+    );
+    assert!(
+        first_line(&e).starts_with(
+            "error: tag_python.yaml:3:8: unsupported YAML tag `!!python/object:os.system`"
+        ),
+        "{e}"
+    );
+    // The core schema's own tags are values like any other.
+    let path = write(
+        "tag_core.yaml",
+        "version: !!int 1\nservices:\n  web: { latency: !!str 5ms }\n",
+    );
+    Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn nesting_too_deep_points_at_the_bracket_that_crossed_the_limit() {
+    // `a:` is level 1; the 64th `[` (column 67) is level 65.
+    let e = rejected("deep_col.yaml", format!("a: {}\n", "[".repeat(100_000)));
+    assert_eq!(
+        first_line(&e),
+        "error: deep_col.yaml:1:67: YAML nested deeper than 64 levels; retrylint files need no deep nesting; a topology is a few levels deep"
+    );
+    let e = rejected(
+        "deep_map.yaml",
+        format!("a: {}{}\n", "{b: ".repeat(70), "}".repeat(70)),
+    );
+    assert!(
+        first_line(&e).starts_with("error: deep_map.yaml:1:256: YAML nested deeper than 64 levels"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_key_one_space_short_of_its_siblings_says_where_it_belongs() {
+    let e = rejected(
+        "indent.yaml",
+        "version: 1\nservices:\n  web:\n    latency: 1ms\n   capacity: 4\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: indent.yaml:5:4: invalid YAML: while parsing a block mapping, did not find expected key; `capacity` is indented 3 spaces and `latency` above it 4 spaces: keys of one mapping line up, so indent `capacity` by 4 spaces like `latency`"
+    );
+    let e = rejected(
+        "indent_call.yaml",
+        "version: 1\nservices:\n  web:\n    calls:\n      - to: api\n       timeout: 1s\n  api: {}\n",
+    );
+    assert!(
+        first_line(&e).starts_with("error: indent_call.yaml:6:8: ")
+            && first_line(&e).ends_with("so indent `timeout` by 8 spaces like `to`"),
+        "{e}"
+    );
+}
+
+/// `n` distinct anchors, each used once.
+fn anchors(n: usize) -> String {
+    let mut y = String::from("version: 1\nservices:\n  web: {}\nx-anchors:\n");
+    for i in 0..n {
+        y.push_str(&format!("  a{i}: &a{i} {i}\n"));
+    }
+    y
+}
+
+#[test]
+fn many_anchors_are_not_an_alias_bomb() {
+    // 50,000 distinct anchors are within the limit.
+    let path = write("anchors_ok.yaml", anchors(50_000));
+    Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(0);
+    // One more is refused as what it is, with the figures.
+    let e = rejected("anchors.yaml", anchors(50_001));
+    assert_eq!(
+        first_line(&e),
+        "error: anchors.yaml:50005:11: YAML refused: 50,001 anchors (`&name`), over the limit of 50,000; share defaults through a few anchors (`x-defaults: &defaults`, `<<: *defaults`) rather than one per value"
+    );
+    assert!(!e.contains("bomb"), "{e}");
+}
+
+#[test]
+fn an_alias_bomb_says_so_with_the_figure() {
+    let mut y = String::from("a: &a [x,x,x,x,x,x,x,x,x]\n");
+    for i in 1..10 {
+        let prev = if i == 1 {
+            "a".to_owned()
+        } else {
+            format!("b{}", i - 1)
+        };
+        y.push_str(&format!(
+            "b{i}: &b{i} [{}]\n",
+            vec![format!("*{prev}"); 9].join(",")
+        ));
+    }
+    let e = rejected("bomb_figures.yaml", y);
+    assert!(
+        first_line(&e).contains(
+            "YAML refused: anchored nodes copy more than 1,000,000 events in all, aliases inside anchors included (an alias bomb?)"
+        ),
+        "{e}"
+    );
+    // Aliases expanded outside any anchor hit the replay limit instead.
+    let mut y = String::from("a: &a [");
+    y.push_str(&vec!["x"; 2_000].join(","));
+    y.push_str("]\nb: [");
+    y.push_str(&vec!["*a"; 1_500].join(","));
+    y.push_str("]\n");
+    let e = rejected("replay.yaml", y);
+    assert!(
+        first_line(&e).contains(
+            "YAML refused: aliases expand to more than 2,000,000 events (an alias bomb?)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_ten_thousand_service_cycle_is_one_short_line() {
+    let mut y = String::from("version: 1\nentry: s0\nservices:\n");
+    for i in 0..10_000 {
+        y.push_str(&format!(
+            "  s{i}: {{ calls: [ {{ to: s{} }} ] }}\n",
+            (i + 1) % 10_000
+        ));
+    }
+    let e = rejected("cycle10k.yaml", y);
+    let first = first_line(&e);
+    assert_eq!(
+        first,
+        "error: cycle10k.yaml:10003:23: cycle in the call graph: s0 → s1 → s2 → s3 → … 9993 more … → s9997 → s9998 → s9999 → s0 (10000 services); calls must form a DAG: remove the call from `s9999` to `s0` or break the cycle elsewhere"
+    );
+    assert!(e.len() < 1_000, "{} bytes", e.len());
+}
+
+#[test]
+fn an_empty_service_name_says_what_to_write() {
+    let e = rejected("empty_name.yaml", "version: 1\nservices:\n  \"\": {}\n");
+    assert_eq!(
+        first_line(&e),
+        "error: empty_name.yaml:3:3: a service name is empty; name the service, e.g. `api: {}`; calls reach it with `to: api`"
+    );
+}
+
+#[test]
+fn numbers_in_messages_are_the_literals_as_written() {
+    let e = rejected(
+        "literal_capacity.yaml",
+        "version: 1\nservices:\n  web: { capacity: 1e20 }\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: literal_capacity.yaml:3:20: `capacity: 1e20` is out of range; it must be between 1 and 4294967295"
+    );
+    let e = rejected(
+        "literal_ratio.yaml",
+        "version: 1\nservices:\n  web: { calls: [ { to: api, retry: { max_attempts: 2, budget: { kind: ratio, ratio: 12345678901234567890 } } } ] }\n  api: {}\n",
+    );
+    assert!(
+        first_line(&e).contains("`ratio` is 12345678901234567890, outside 0..=1"),
+        "{e}"
+    );
+    let e = rejected(
+        "literal_timeout.yaml",
+        "version: 1\nservices:\n  web: { calls: [ { to: api, timeout: 2.50 } ] }\n  api: {}\n",
+    );
+    assert!(
+        first_line(&e).contains("`timeout: 2.50` has no unit; write `timeout: 2.50s`"),
+        "{e}"
+    );
+}

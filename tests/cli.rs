@@ -524,3 +524,146 @@ fn ctrl_c_stops_simulate_and_reports_the_trials_completed() {
     let trials = v["trials"].as_u64().unwrap();
     assert!(trials > 0 && trials < 1_000_000, "{trials} trials");
 }
+
+/// Runs with `stdin` as standard input.
+fn retrylint_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(args)
+        .write_stdin(stdin.as_bytes().to_vec())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_reads_standard_input_as_dash() {
+    let clean = std::fs::read_to_string("examples/clean.yaml").unwrap();
+    let (code, out, err) = retrylint_with_stdin(&["check", "-", "--format", "json"], &clean);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["file"], "<stdin>");
+    let (code, out, err) = retrylint_with_stdin(
+        &["check", "-"],
+        "version: 1\nservices:\n  web: { calls: [ { to: nope } ] }\n",
+    );
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert_eq!(
+        err.lines().next().unwrap(),
+        "error: <stdin>:3:25: `web` calls unknown service `nope`; define `nope` under `services:` or call an existing service"
+    );
+    // The line under the message comes from standard input too.
+    assert!(
+        err.contains("3 |   web: { calls: [ { to: nope } ] }"),
+        "{err}"
+    );
+    let (code, _, err) = retrylint_with_stdin(&["check", "-"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: <stdin>:1:1: the file is empty"),
+        "{err}"
+    );
+}
+
+#[test]
+fn numbers_given_to_flags_are_refused_with_their_range() {
+    for (args, says) in [
+        (
+            &["simulate", "examples/clean.yaml", "--threads", "0"][..],
+            "error: invalid value '0' for '--threads <N>': 0 is below 1; write a whole number from 1 to 1024",
+        ),
+        (
+            &["simulate", "examples/clean.yaml", "--clients", "-1"][..],
+            "error: invalid value '-1' for '--clients <N>': -1 is below 1; write a whole number from 1 to 4294967295",
+        ),
+        (
+            &["simulate", "examples/clean.yaml", "--seed", "-5"][..],
+            "error: invalid value '-5' for '--seed <S>': -5 is below 0; write a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            &["simulate", "examples/clean.yaml", "--requests", "0"][..],
+            "error: invalid value '0' for '--requests <M>': 0 is below 1; write a whole number from 1 to 18446744073709551615",
+        ),
+        (
+            &["simulate", "examples/clean.yaml", "--trials", "-2"][..],
+            "error: invalid value '-2' for '--trials <K>': -2 is below 1; write a whole number from 1 to 4294967295",
+        ),
+        (
+            &["check", "examples/clean.yaml", "--max-amplification", "-1"][..],
+            "error: invalid value '-1' for '--max-amplification <N>': -1 is below 1; write a number of at least 1",
+        ),
+        (
+            &["simulate", "examples/clean.yaml", "--rate", "-1"][..],
+            "error: --rate `-1` is not a rate above 0; write e.g. `--rate 50` or `--rate 50/s` (requests per second, more than 0)",
+        ),
+        (
+            &["chaos", "examples/clean.yaml", "--rate", "-1"][..],
+            "error: --rate `-1` is not a rate above 0; write e.g. `--rate 50` or `--rate 50/s` (requests per second, more than 0)",
+        ),
+        (
+            &["simulate", "examples/clean.yaml", "--duration", "-1s"][..],
+            "error: --duration `-1s` is negative; write a time above 0, e.g. `--duration 5s`",
+        ),
+    ] {
+        let (code, out, err) = retrylint(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}");
+        assert_eq!(err.lines().next().unwrap(), says, "{args:?}");
+        assert!(!err.contains("-- -"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_negative_expectation_is_refused() {
+    let (code, _, err) = retrylint(&["simulate", "examples/clean.yaml", "--expect", "p99 <= -1ms"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        "error: invalid --expect `p99 <= -1ms`: `-1` is below 0: `p99` is a latency, never negative; write e.g. `p99 <= 500ms`"
+    );
+}
+
+#[test]
+fn fault_files_that_are_not_faults_are_refused_where_written() {
+    let status = temp_file(
+        "ok_status.yaml",
+        "target: all\nphases:\n  - inject: { kind: status, status: 200 }\n",
+    );
+    let (code, _, err) = retrylint(&[
+        "simulate",
+        "examples/clean.yaml",
+        "--fault",
+        status.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let first = err.lines().next().unwrap();
+    assert!(
+        first.ends_with("ok_status.yaml:3:37: `status: 200` is not a fault: only 4xx and 5xx answers fail a request; write the error to inject, e.g. `status: 503` or `status: 429` with `retry_after: 1s`; for a run without faults use `--fault none`"),
+        "{err}"
+    );
+    let overlap = temp_file(
+        "overlap.yaml",
+        "target: all\nphases:\n  - after: 1s\n    for: 2s\n    inject: { kind: hang }\n  - after: 2s\n    for: 1s\n    inject: { kind: down }\n",
+    );
+    let (code, _, err) = retrylint(&[
+        "simulate",
+        "examples/clean.yaml",
+        "--fault",
+        overlap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let first = err.lines().next().unwrap();
+    let dir = overlap.parent().unwrap().display().to_string();
+    assert_eq!(
+        first,
+        format!(
+            "error: {dir}/overlap.yaml:6:5: this phase (2s to 3s) overlaps the phase at {dir}/overlap.yaml:3:5 (1s to 3s); the target has one fault at a time; start this phase at 3s or later, or end the other one by 2s"
+        )
+    );
+}

@@ -5,14 +5,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::outcome::{Failure, Outcome, emit, load_error, presets};
+use super::outcome::{Failure, Outcome, emit_with, load_error, presets};
+use super::values::at_least;
 use retrylint::lint::{self, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
+use retrylint::source::read::{FileKind, STDIN, read_stdin};
 use retrylint::topology;
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The topology file (schema version 1).
+    /// The topology file (schema version 1); `-` reads standard input.
     pub topology: PathBuf,
     /// Output format [default: table].
     #[arg(long, value_enum)]
@@ -30,7 +32,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum)]
     fail_on: Option<FailOn>,
     /// RL001 fires above this worst-case amplification [default: 10].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least(1.0))]
     max_amplification: Option<f64>,
     /// More retry-policy presets: a directory of NAME.yaml files.
     #[arg(long, value_name = "DIR")]
@@ -77,7 +79,13 @@ impl From<Format> for CheckFormat {
 
 pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     let presets = presets(&args.policies)?;
-    let t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    let t = if args.topology.as_os_str() == "-" {
+        let text = read_stdin(FileKind::Topology).map_err(|e| Failure::Input(Box::new(e), None))?;
+        topology::load_str(&text, STDIN, "stdin", &presets)
+            .map_err(|e| Failure::Input(Box::new(e), Some(text)))?
+    } else {
+        topology::load(&args.topology, &presets).map_err(load_error)?
+    };
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
     for (codes, level) in [
@@ -111,14 +119,16 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     let style = Style {
         color: std::io::stdout().is_terminal(),
     };
-    emit(&report::render_check(
-        args.format.map_or(CheckFormat::Table, CheckFormat::from),
-        &report,
-        style,
-    ));
-    Ok(if report.failed() && !args.exit_zero {
+    let format = args.format.map_or(CheckFormat::Table, CheckFormat::from);
+    emit_with(|out| report::write_check(format, &report, style, out));
+    let outcome = if report.failed() && !args.exit_zero {
         Outcome::Failed
     } else {
         Outcome::Clean
-    })
+    };
+    // The process ends next: freeing a large topology and its findings one
+    // allocation at a time would only delay the exit.
+    std::mem::forget(report);
+    std::mem::forget(t);
+    Ok(outcome)
 }

@@ -8,6 +8,7 @@ mod probe;
 mod rules;
 mod run_args;
 mod simulate;
+mod values;
 
 use std::process::ExitCode;
 

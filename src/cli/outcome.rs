@@ -44,8 +44,14 @@ impl Outcome {
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 pub fn emit(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    emit_with(|out| out.write_all(text.as_bytes()));
+}
+
+/// Lets `write` print to stdout as it produces the output, buffered; a closed
+/// pipe is not an error.
+pub fn emit_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let _ = write(&mut out).and_then(|()| out.flush());
 }
 
 pub fn load_error(e: LoadError) -> Failure {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit, load_error, presets};
+use super::values::whole;
 use retrylint::faults;
 use retrylint::report;
 use retrylint::run::{Expectation, LoadSettings, RunReport, evaluate_all};
@@ -24,20 +25,28 @@ pub struct RunArgs {
     #[arg(long, value_name = "SERVICE")]
     pub target: Option<String>,
     /// Open loop: user requests per second (`50`, `50/s`, `3000/m`) [default: 20/s].
-    #[arg(long, value_name = "R", conflicts_with = "clients")]
+    #[arg(
+        long,
+        value_name = "R",
+        conflicts_with = "clients",
+        allow_hyphen_values = true
+    )]
     pub rate: Option<String>,
     /// Closed loop: this many callers, each sending its next request when the
     /// previous one finished.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole(1u32, u32::MAX))]
     pub clients: Option<u32>,
     /// Send at most this many user requests in total.
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_negative_numbers = true,
+          value_parser = whole(1u64, u64::MAX))]
     pub requests: Option<u64>,
     /// No attempt starts after this time (`10s`) [default: 5s, or 60s with --requests].
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
     pub duration: Option<String>,
     /// Seed of every random draw: the same seed replays the same run.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true,
+          value_parser = whole(0u64, u64::MAX))]
     pub seed: Option<u64>,
     /// Output format [default: table].
     #[arg(long, value_enum)]
@@ -92,8 +101,15 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
         .duration
         .as_deref()
         .map(|d| {
-            retrylint::source::duration::parse(d)
-                .map_err(|e| Failure::Usage(format!("--duration: {e}")))
+            retrylint::source::duration::parse(d).map_err(|e| {
+                Failure::Usage(if d.trim().starts_with('-') {
+                    format!(
+                        "--duration `{d}` is negative; write a time above 0, e.g. `--duration 5s`"
+                    )
+                } else {
+                    format!("--duration: {e}")
+                })
+            })
         })
         .transpose()?;
     let mut load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)

@@ -9,6 +9,10 @@ use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit};
 use super::run_args::{RunArgs, finish, load_target, prepare};
+use super::values::whole;
+
+/// More threads than this would only wait on each other.
+const MAX_THREADS: u16 = 1024;
 use retrylint::{report, sim, topology};
 
 #[derive(Args)]
@@ -20,16 +24,19 @@ pub struct SimulateArgs {
     pub run: RunArgs,
     /// Seeded trials (trial i uses seed + i); figures are medians and quantiles
     /// over them, a single trial reports exact counts.
-    #[arg(long, default_value_t = 100, value_name = "K")]
+    #[arg(long, default_value_t = 100, value_name = "K", allow_negative_numbers = true,
+          value_parser = whole(1u32, u32::MAX))]
     pub trials: u32,
     /// Threads to spread trials over [default: all cores]; results do not
     /// depend on it.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole(1u16, MAX_THREADS))]
+    pub threads: Option<u16>,
     /// Work budget: the attempts the simulation may make over all its trials
     /// (about 3 million a second on 2 cores). A run estimated past it is
     /// refused up front with the figures and the flags that make it fit.
-    #[arg(long, value_name = "ATTEMPTS", default_value_t = sim::WorkBudget::DEFAULT.attempts)]
+    #[arg(long, value_name = "ATTEMPTS", default_value_t = sim::WorkBudget::DEFAULT.attempts,
+          allow_negative_numbers = true, value_parser = whole(1u64, u64::MAX))]
     pub budget: u64,
 }
 
@@ -51,7 +58,7 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
     let options = sim::SimOptions {
         trials: args.trials,
-        threads: args.threads,
+        threads: args.threads.map(usize::from),
         budget: sim::WorkBudget {
             attempts: args.budget,
             ..sim::WorkBudget::DEFAULT

@@ -65,7 +65,7 @@ pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
 /// A scenario from text; `file` is the name errors show. Without `name:` the
 /// name is the file stem of `file`.
 pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
-    let f = Fields { file };
+    let f = Fields::new(file, text);
     let at_start = Pos { line: 1, column: 1 };
     if text.trim().is_empty() {
         return Err(
@@ -74,7 +74,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
             ),
         );
     }
-    let root = yaml::parse(text).map_err(|e| syntax_error(file, e))?;
+    let root = yaml::parse_config(text).map_err(|e| syntax_error(file, e))?;
     let top = f.map(&root, "a fault scenario", TOP_KEYS)?;
     let stem = Path::new(file)
         .file_stem()
@@ -116,6 +116,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
         .iter()
         .map(|n| read_phase(f, n))
         .collect::<Result<Vec<_>, _>>()?;
+    no_overlap(f, &phases, items)?;
     Ok(Scenario {
         name,
         description,
@@ -123,6 +124,57 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
         target_at,
         phases,
     })
+}
+
+/// `after` to the end of a phase, as a message shows it.
+fn stretch(p: &Phase) -> String {
+    let at = crate::source::duration::format;
+    match p.end() {
+        Some(end) => format!("{} to {}", at(p.after), at(end)),
+        None => format!("{} to the end of the run", at(p.after)),
+    }
+}
+
+/// Refuses two phases in force at once: the scenario's target has one fault
+/// at a time, and which one would win is nowhere written.
+fn no_overlap(f: Fields, phases: &[Phase], nodes: &[Node]) -> Result<(), LoadError> {
+    // An empty phase (`for: 0s`) is never in force.
+    let mut order: Vec<usize> = (0..phases.len())
+        .filter(|&i| phases[i].length != Some(Duration::ZERO))
+        .collect();
+    order.sort_by_key(|&i| (phases[i].after, i));
+    // If any two overlap, two neighbours in start order do.
+    for pair in order.windows(2) {
+        let (first, next) = (&phases[pair[0]], &phases[pair[1]]);
+        if first.end().is_none_or(|end| end > next.after) {
+            let other = nodes[pair[0]].pos;
+            let fix = match first.end() {
+                Some(end) => format!(
+                    "start this phase at {} or later, or end the other one by {}",
+                    crate::source::duration::format(end),
+                    crate::source::duration::format(next.after)
+                ),
+                None => format!(
+                    "give the other phase a `for:` that ends it by {}",
+                    crate::source::duration::format(next.after)
+                ),
+            };
+            return Err(f
+                .error(
+                    nodes[pair[1]].pos,
+                    format!(
+                        "this phase ({}) overlaps the phase at {}:{}:{} ({}); the target has one fault at a time",
+                        stretch(next),
+                        f.file,
+                        other.line,
+                        other.column,
+                        stretch(first)
+                    ),
+                )
+                .with_help(fix));
+        }
+    }
+    Ok(())
 }
 
 fn read_phase(f: Fields, node: &Node) -> Result<Phase, LoadError> {
@@ -294,6 +346,40 @@ mod tests {
             assert!(e.starts_with(&format!("f.yaml:{at}")), "{text:?} → {e}");
             assert!(e.contains(says), "{text:?} → {e}");
         }
+    }
+
+    #[test]
+    fn overlapping_phases_name_both() {
+        let e = load_str(
+            "target: db\nphases:\n  - after: 1s\n    for: 2s\n    inject: { kind: hang }\n  - after: 2s\n    inject: { kind: status, status: 503 }\n",
+            "f.yaml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f.yaml:6:5: this phase (2s to the end of the run) overlaps the phase at f.yaml:3:5 (1s to 3s); the target has one fault at a time; start this phase at 3s or later, or end the other one by 2s"
+        );
+        // Written out of order, and one without an end.
+        let e = load_str(
+            "phases:\n  - after: 5s\n    for: 1s\n    inject: { kind: hang }\n  - inject: { kind: down }\n",
+            "f.yaml",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("f.yaml:2:5: this phase (5s to 6s) overlaps the phase at f.yaml:5:5 (0s to the end of the run)"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .ends_with("give the other phase a `for:` that ends it by 5s"),
+            "{e}"
+        );
+        // Touching phases and empty ones are fine.
+        load_str(
+            "phases:\n  - for: 1s\n    inject: { kind: hang }\n  - after: 1s\n    inject: { kind: down }\n  - after: 2s\n    for: 0s\n    inject: { kind: hang }\n",
+            "f.yaml",
+        )
+        .unwrap();
     }
 
     #[test]

@@ -27,6 +27,19 @@ impl FaultKind for Status {
                 .with_help("add e.g. `status: 503`"));
         };
         let status = f.int(node, "status", 100, 599)? as u16;
+        if status < 400 {
+            return Err(f
+                .error(
+                    node.pos,
+                    format!(
+                        "`status: {}` is not a fault: only 4xx and 5xx answers fail a request",
+                        f.written(node, status)
+                    ),
+                )
+                .with_help(
+                    "write the error to inject, e.g. `status: 503` or `status: 429` with `retry_after: 1s`; for a run without faults use `--fault none`",
+                ));
+        }
         let retry_after = m
             .get("retry_after")
             .map(|n| f.duration(n, "retry_after"))
@@ -94,5 +107,14 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("f.yaml:1:"), "{e}");
+        let e = load_str(
+            "phases: [{ inject: { kind: status, status: 200 } }]\n",
+            "f.yaml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f.yaml:1:44: `status: 200` is not a fault: only 4xx and 5xx answers fail a request; write the error to inject, e.g. `status: 503` or `status: 429` with `retry_after: 1s`; for a run without faults use `--fault none`"
+        );
     }
 }

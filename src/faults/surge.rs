@@ -30,7 +30,7 @@ impl FaultKind for Surge {
         let text = match &node.value {
             Value::Int(n) => n.to_string(),
             Value::Float(x) => x.to_string(),
-            Value::Str(s) => s.clone(),
+            Value::Str(s) => s.to_string(),
             _ => return Err(f.expected(node, "a rate such as `2500` or `2500/s`")),
         };
         let rate = crate::run::LoadSettings::parse_rate(&text).map_err(|_| {

@@ -23,6 +23,8 @@ pub mod sim_compare_table;
 pub mod snippet;
 pub mod table;
 
+use std::io::{self, Write};
+
 use crate::lint::CheckReport;
 
 pub use run_formats::{RunFormat, render_comparison, render_run};
@@ -53,6 +55,12 @@ pub struct Style {
 /// A format of `check` results.
 pub trait CheckReporter {
     fn render(&self, report: &CheckReport, style: Style) -> String;
+
+    /// Writes the rendering to `out`. A format whose output grows with the
+    /// findings writes it as it goes, so that its memory does not.
+    fn write(&self, report: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(self.render(report, style).as_bytes())
+    }
 }
 
 fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
@@ -68,4 +76,14 @@ fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
 /// Renders `report` in `format`.
 pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style) -> String {
     reporter(format).render(report, style)
+}
+
+/// Writes `report` in `format` to `out`, as it is produced.
+pub fn write_check(
+    format: CheckFormat,
+    report: &CheckReport,
+    style: Style,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    reporter(format).write(report, style, out)
 }

@@ -9,6 +9,7 @@
 //! keeps an alert the same alert while unrelated lines move.
 
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
@@ -22,15 +23,60 @@ pub struct Sarif;
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 impl CheckReporter for Sarif {
-    fn render(&self, r: &CheckReport, _: Style) -> String {
-        let mut out = serde_json::to_string_pretty(&log(r)).unwrap_or_default();
-        out.push('\n');
-        out
+    fn render(&self, r: &CheckReport, style: Style) -> String {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.write(r, style, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The log as `serde_json::to_string_pretty` prints it (keys sorted, two
+    /// spaces a level), one result at a time: a 10,000-service chain's tens of
+    /// MB of results never sit in memory at once.
+    fn write(&self, r: &CheckReport, _: Style, out: &mut dyn Write) -> io::Result<()> {
+        let pretty = |v: &Value, indent: &str| {
+            serde_json::to_string_pretty(v)
+                .unwrap_or_default()
+                .replace('\n', &format!("\n{indent}"))
+        };
+        let schema = serde_json::to_string(SCHEMA).unwrap_or_default();
+        write!(
+            out,
+            "{{\n  \"$schema\": {schema},\n  \"runs\": [\n    {{\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": ["
+        )?;
+        let indent = " ".repeat(8);
+        let mut first = true;
+        for result in results(r) {
+            out.write_all(if first { b"\n" } else { b",\n" })?;
+            first = false;
+            write!(out, "{indent}{}", pretty(&result, &indent))?;
+        }
+        if !first {
+            out.write_all(b"\n      ")?;
+        }
+        write!(
+            out,
+            "],\n      \"tool\": {}\n    }}\n  ],\n  \"version\": \"2.1.0\"\n}}\n",
+            pretty(&json!({ "driver": driver() }), "      ")
+        )
     }
 }
 
-/// The whole SARIF log of one `check`.
+/// The whole SARIF log of one `check`, as one value (`write` streams the same).
 pub fn log(r: &CheckReport) -> Value {
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver() },
+            "columnKind": "unicodeCodePoints",
+            "results": results(r).collect::<Vec<_>>(),
+        }],
+    })
+}
+
+/// `tool.driver`: retrylint and every rule's documentation.
+fn driver() -> Value {
     let mut driver = json!({
         "name": "retrylint",
         "version": env!("CARGO_PKG_VERSION"),
@@ -51,27 +97,19 @@ pub fn log(r: &CheckReport) -> Value {
     if !repository.is_empty() {
         driver["informationUri"] = json!(repository);
     }
+    driver
+}
+
+/// One result per finding, made as they are asked for.
+fn results(r: &CheckReport) -> impl Iterator<Item = Value> + '_ {
     let lines = Lines::new(&r.source);
     let mut seen = HashMap::new();
-    let results: Vec<Value> = r
-        .findings
-        .iter()
-        .map(|f| {
-            let text = lines.get(f.line.max(1));
-            let hash = line_hash(text, f.code);
-            let n = seen.entry(hash).or_insert(0u32);
-            *n += 1;
-            result(f, text, &format!("{hash:016x}:{n}"))
-        })
-        .collect();
-    json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": driver },
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+    r.findings.iter().map(move |f| {
+        let text = lines.get(f.line.max(1));
+        let hash = line_hash(text, f.code);
+        let n = seen.entry(hash).or_insert(0u32);
+        *n += 1;
+        result(f, text, &format!("{hash:016x}:{n}"))
     })
 }
 
@@ -185,6 +223,23 @@ mod tests {
             line_hash("retry: istio-default", "RL003"),
             line_hash("retry: istio-default", "RL010")
         );
+    }
+
+    #[test]
+    fn the_streamed_log_is_the_pretty_printed_value() {
+        let presets = crate::topology::Presets::embedded();
+        for text in [
+            "version: 1\nservices:\n  a: {}\n",
+            "version: 1\nservices:\n  a: { calls: [ { to: b, retry: { max_attempts: 9 } } ] }\n  b: { calls: [ { to: c, retry: { max_attempts: 9 } } ] }\n  c: {}\n",
+        ] {
+            let t = crate::topology::load_str(text, "t.yaml", "t", &presets).unwrap();
+            let config =
+                crate::lint::Config::resolve(&t, &crate::lint::CliLevels::default()).unwrap();
+            let r = crate::lint::check(&t, &config);
+            let mut whole = serde_json::to_string_pretty(&log(&r)).unwrap();
+            whole.push('\n');
+            assert_eq!(Sarif.render(&r, Style::default()), whole);
+        }
     }
 
     #[test]

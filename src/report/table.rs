@@ -7,6 +7,7 @@
 //! snapshots see the same bytes.
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use annotate_snippets::Level;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
@@ -20,26 +21,39 @@ pub struct Table;
 
 impl CheckReporter for Table {
     fn render(&self, r: &CheckReport, style: Style) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.write(r, style, &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The findings as they are drawn, then the summary and the table.
+    fn write(&self, r: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
         let lines = Lines::new(&r.source);
         for f in &r.findings {
-            out.push_str(&finding(&lines, f, style.color));
-            out.push_str("\n\n");
+            out.write_all(finding(&lines, f, style.color).as_bytes())?;
+            out.write_all(b"\n\n")?;
         }
-        let summary = figures::summary_line(r);
-        let _ = writeln!(out, "{}", paint(&summary, r, style.color));
-        out.push('\n');
-        let _ = writeln!(
-            out,
-            "amplification: attempts reaching each service per user request to `{}` when every call fails (limit {})",
-            r.entry,
-            figures::limit(r)
-        );
-        out.push_str(&amplification(r));
-        out.push('\n');
-        let _ = writeln!(out, "{}", figures::request_line(r));
-        out
+        out.write_all(tail(r, style).as_bytes())
     }
+}
+
+/// Everything after the findings.
+fn tail(r: &CheckReport, style: Style) -> String {
+    let mut out = String::new();
+    let summary = figures::summary_line(r);
+    let _ = writeln!(out, "{}", paint(&summary, r, style.color));
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "amplification: attempts reaching each service per user request to `{}` when every call fails (limit {})",
+        r.entry,
+        figures::limit(r)
+    );
+    out.push_str(&amplification(r));
+    out.push('\n');
+    let _ = writeln!(out, "{}", figures::request_line(r));
+    out
 }
 
 fn level(s: Severity) -> Level<'static> {

@@ -98,6 +98,8 @@ pub enum ExpectErrorKind {
     Unit,
     /// Names a service the report does not have (found when evaluating).
     UnknownService,
+    /// A threshold the metric can never take (a negative latency or count).
+    Range,
 }
 
 /// Why an `--expect` expression cannot be used; the CLI exits 2.
@@ -222,6 +224,20 @@ impl Expectation {
             .ok()
             .filter(|v: &f64| v.is_finite())
             .ok_or_else(|| err(ExpectErrorKind::Syntax, format!("`{rhs}` is not a number")))?;
+        if value < 0.0 {
+            let what = if is_latency(&metric) {
+                format!("`{metric}` is a latency, never negative; write e.g. `{metric} {op} 500ms`")
+            } else if metric == "success" {
+                "`success` is a share of requests from 0 to 1; write e.g. `success >= 0.99`"
+                    .to_owned()
+            } else {
+                format!("`{metric}` is never negative; write 0 or more, e.g. `{metric} {op} 0`")
+            };
+            return Err(err(
+                ExpectErrorKind::Range,
+                format!("`{num}` is below 0: {what}"),
+            ));
+        }
         let threshold = if is_latency(&metric) {
             let scale = match unit {
                 "us" | "µs" => 1e-3,
@@ -476,6 +492,13 @@ mod tests {
         assert_eq!(kind("success >= 99"), ExpectErrorKind::Unit);
         assert_eq!(kind("duplicates == 0ms"), ExpectErrorKind::Unit);
         assert_eq!(kind("duplicates == lots"), ExpectErrorKind::Syntax);
+        assert_eq!(kind("p99 <= -1ms"), ExpectErrorKind::Range);
+        assert_eq!(kind("success >= -5%"), ExpectErrorKind::Range);
+        assert_eq!(kind("received(db) > -3"), ExpectErrorKind::Range);
+        assert_eq!(
+            Expectation::parse("p99 <= -1ms").unwrap_err().to_string(),
+            "invalid --expect `p99 <= -1ms`: `-1` is below 0: `p99` is a latency, never negative; write e.g. `p99 <= 500ms`"
+        );
         let e = Expectation::parse("amplificaton(db) <= 3").unwrap_err();
         assert!(
             e.to_string().contains("did you mean `amplification`"),

@@ -38,7 +38,7 @@ pub struct LoadSettings {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LoadSettingsError {
     #[error(
-        "--rate `{0}` is not a rate; write e.g. `--rate 50` or `--rate 50/s` (requests per second, above 0)"
+        "--rate `{0}` is not a rate above 0; write e.g. `--rate 50` or `--rate 50/s` (requests per second, more than 0)"
     )]
     Rate(String),
     #[error("--clients must be at least 1")]

@@ -61,20 +61,42 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 /// `1.5s`, `250ms`, `40us`: the shortest exact form for reports and messages.
 pub fn format(d: Duration) -> String {
     let ns = d.as_nanos();
-    if ns == 0 {
-        "0s".into()
-    } else if ns.is_multiple_of(1_000_000_000) {
-        let s = ns / 1_000_000_000;
-        if s.is_multiple_of(60) && s >= 60 {
-            format!("{}m", s / 60)
+    // Whole milliseconds (nearly every duration a report shows) are written
+    // with integers alone: thousands of findings format thousands of them.
+    if let Ok(ms) = u64::try_from(ns / 1_000_000)
+        && ns.is_multiple_of(1_000_000)
+    {
+        let mut digits = itoa::Buffer::new();
+        let mut out = String::with_capacity(12);
+        if ms == 0 {
+            out.push_str("0s");
+        } else if ms.is_multiple_of(60_000) {
+            out.push_str(digits.format(ms / 60_000));
+            out.push('m');
+        } else if ms.is_multiple_of(1000) {
+            out.push_str(digits.format(ms / 1000));
+            out.push('s');
+        } else if ms >= 1000 {
+            out.push_str(digits.format(ms / 1000));
+            out.push('.');
+            let frac = ms % 1000;
+            let frac = [frac / 100, frac / 10 % 10, frac % 10];
+            let kept = if frac[2] != 0 {
+                3
+            } else if frac[1] != 0 {
+                2
+            } else {
+                1
+            };
+            out.extend(frac[..kept].iter().map(|&d| char::from(b'0' + d as u8)));
+            out.push('s');
         } else {
-            format!("{s}s")
+            out.push_str(digits.format(ms));
+            out.push_str("ms");
         }
-    } else if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
-        format!("{}s", trim(d.as_secs_f64()))
-    } else if ns.is_multiple_of(1_000_000) {
-        format!("{}ms", ns / 1_000_000)
-    } else if ns >= 1_000_000 {
+        return out;
+    }
+    if ns >= 1_000_000 {
         format!("{}ms", trim(ns as f64 / 1e6))
     } else if ns.is_multiple_of(1000) {
         format!("{}us", ns / 1000)
@@ -122,5 +144,22 @@ mod tests {
         assert_eq!(format(ms(120_000)), "2m");
         assert_eq!(format(Duration::from_micros(40)), "40us");
         assert_eq!(format(Duration::from_micros(1500)), "1.5ms");
+        assert_eq!(format(ms(1560)), "1.56s");
+        assert_eq!(format(ms(1005)), "1.005s");
+        assert_eq!(format(ms(60_500)), "60.5s");
+        assert_eq!(format(ms(0)), "0s");
+        assert_eq!(format(Duration::from_nanos(1_234_567)), "1.235ms");
+        assert_eq!(format(Duration::from_nanos(7)), "7ns");
+        // The same as the float form it replaces, for every millisecond count
+        // up to an hour.
+        for n in (0..3_600_000u64).step_by(7) {
+            let d = ms(n);
+            let float = if n >= 1000 && n % 1000 != 0 {
+                format!("{}s", trim(d.as_secs_f64()))
+            } else {
+                format(d)
+            };
+            assert_eq!(format(d), float, "{n} ms");
+        }
     }
 }

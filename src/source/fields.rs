@@ -7,10 +7,12 @@ use super::duration;
 use super::error::{ErrorKind, LoadError, nearest};
 use super::yaml::{Node, Pos, Value};
 
-/// Reads one file: every error names it.
+/// Reads one file: every error names it, and echoes values as written in it.
 #[derive(Clone, Copy)]
 pub struct Fields<'f> {
     pub file: &'f str,
+    /// The file's text.
+    pub text: &'f str,
 }
 
 /// A mapping whose keys have been checked against the keys its place allows.
@@ -43,6 +45,19 @@ impl<'a> MapView<'a> {
 }
 
 impl<'f> Fields<'f> {
+    pub fn new(file: &'f str, text: &'f str) -> Self {
+        Fields { file, text }
+    }
+
+    /// `node`'s value as written (`1e20`, not `100000000000000000000`), or
+    /// `shown` when the text is not at hand.
+    pub fn written(&self, node: &Node, shown: impl std::fmt::Display) -> String {
+        match self.text.get(node.span.range()) {
+            Some(w) if !w.is_empty() => w.to_owned(),
+            _ => shown.to_string(),
+        }
+    }
+
     pub fn error(&self, pos: Pos, message: impl Into<String>) -> LoadError {
         LoadError::new(ErrorKind::Schema, self.file, Some(pos), message)
     }
@@ -118,7 +133,10 @@ impl<'f> Fields<'f> {
         if n < min || n > max {
             return Err(self.error(
                 node.pos,
-                format!("`{key}: {n}` is out of range; it must be between {min} and {max}"),
+                format!(
+                    "`{key}: {}` is out of range; it must be between {min} and {max}",
+                    self.written(node, n)
+                ),
             ));
         }
         Ok(n)
@@ -148,7 +166,10 @@ impl<'f> Fields<'f> {
         };
         if !(0.0..=1.0).contains(&r) {
             return Err(self
-                .error(node.pos, format!("`{key}` is {r}, outside 0..=1"))
+                .error(
+                    node.pos,
+                    format!("`{key}` is {}, outside 0..=1", self.written(node, r)),
+                )
                 .with_help(format!(
                     "a ratio is a share between 0 and 1: write `{key}: 0.1` for 10 %"
                 )));
@@ -164,14 +185,23 @@ impl<'f> Fields<'f> {
             Value::Int(0) => Ok(Duration::ZERO),
             Value::Int(n) if *n < 0 => Err(self.error(
                 node.pos,
-                format!("`{key}: {n}` is negative; durations are zero or more, e.g. `100ms`"),
+                format!(
+                    "`{key}: {}` is negative; durations are zero or more, e.g. `100ms`",
+                    self.written(node, n)
+                ),
             )),
-            Value::Int(n) => Err(self
-                .error(node.pos, format!("`{key}: {n}` has no unit"))
-                .with_help(format!("write `{key}: {n}ms` or `{key}: {n}s`"))),
-            Value::Float(f) => Err(self
-                .error(node.pos, format!("`{key}: {f}` has no unit"))
-                .with_help(format!("write `{key}: {f}s`"))),
+            Value::Int(n) => {
+                let n = self.written(node, n);
+                Err(self
+                    .error(node.pos, format!("`{key}: {n}` has no unit"))
+                    .with_help(format!("write `{key}: {n}ms` or `{key}: {n}s`")))
+            }
+            Value::Float(f) => {
+                let f = self.written(node, f);
+                Err(self
+                    .error(node.pos, format!("`{key}: {f}` has no unit"))
+                    .with_help(format!("write `{key}: {f}s`")))
+            }
             _ => Err(self.expected(node, &format!("a duration such as `100ms` for `{key}`"))),
         }
     }

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::error::{ErrorKind, LoadError};
-use super::yaml::{self, Pos};
+use super::yaml::{self, Breach, Limit, Pos};
 
 /// Files over this many bytes are refused before parsing (DESIGN: 64 MiB).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -21,8 +21,22 @@ pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, Loa
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(io(format!("is a directory, not a {} file", kind.noun())));
     }
+    read_limited(file, shown, kind)
+}
+
+/// The name errors give standard input (`retrylint check -`).
+pub const STDIN: &str = "<stdin>";
+
+/// Reads standard input as UTF-8 text within the size limit.
+pub fn read_stdin(kind: FileKind) -> Result<String, LoadError> {
+    read_limited(std::io::stdin().lock(), STDIN, kind)
+}
+
+/// Reads everything from `from` as UTF-8 text within the size limit.
+fn read_limited(from: impl Read, shown: &str, kind: FileKind) -> Result<String, LoadError> {
+    let io = |msg: String| LoadError::new(ErrorKind::Io, shown, None, msg);
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    from.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| io(format!("cannot read: {e}")))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -77,6 +91,59 @@ impl FileKind {
     }
 }
 
+/// `n` with thousands separators: `1,000,001`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A resource limit crossed, with the figures, and what to do.
+fn breach_message(b: Breach) -> (String, String) {
+    let max = thousands(b.limit.max());
+    let count = thousands(b.count);
+    let message = match b.limit {
+        Limit::Depth => format!("YAML nested deeper than {max} levels"),
+        Limit::Anchors => {
+            format!("YAML refused: {count} anchors (`&name`), over the limit of {max}")
+        }
+        Limit::Aliases => {
+            format!("YAML refused: {count} aliases (`*name`), over the limit of {max}")
+        }
+        Limit::AliasReplay => {
+            format!("YAML refused: aliases expand to more than {max} events (an alias bomb?)")
+        }
+        Limit::RecordedAnchorEvents => format!(
+            "YAML refused: anchored nodes copy more than {max} events in all, aliases inside anchors included (an alias bomb?)"
+        ),
+        Limit::Nodes => format!("YAML refused: more than {max} values (nodes), over the limit"),
+        Limit::Events => format!("YAML refused: more than {max} parser events, over the limit"),
+        Limit::ScalarBytes => format!(
+            "YAML refused: more than {} MiB of text in values, aliases expanded",
+            b.limit.max() / (1024 * 1024)
+        ),
+    };
+    let help = match b.limit {
+        Limit::Depth => "retrylint files need no deep nesting; a topology is a few levels deep",
+        Limit::Anchors | Limit::Aliases => {
+            "share defaults through a few anchors (`x-defaults: &defaults`, `<<: *defaults`) rather than one per value"
+        }
+        Limit::AliasReplay | Limit::RecordedAnchorEvents => {
+            "each alias copies its anchor's whole node, and aliases inside anchors multiply: copy less, or write the values out"
+        }
+        Limit::Nodes | Limit::Events | Limit::ScalarBytes => {
+            "check that this is the file you meant; a 10,000-service topology is far below the limit"
+        }
+    };
+    (message, help.to_owned())
+}
+
 /// A YAML syntax error as a load error, in words a user can act on.
 pub fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
     // The parser appends " at line L, column C"; we lead with file:line:col.
@@ -84,9 +151,10 @@ pub fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
         Some(i) => e.message[..i].to_owned(),
         None => e.message.clone(),
     };
-    let limits = "retrylint files need neither deep nesting (the limit is 64 levels) nor mass \
-                  alias expansion";
-    let (message, help) = if let Some(rest) = message.strip_prefix("duplicate mapping key") {
+    let (message, help) = if let Some(b) = e.breach {
+        let (message, help) = breach_message(b);
+        (message, Some(help))
+    } else if let Some(rest) = message.strip_prefix("duplicate mapping key") {
         // "duplicate mapping key: KEY", or no key when the key is a list or mapping.
         let message = match rest.strip_prefix(": ") {
             Some(key) => format!("duplicate key `{key}`"),
@@ -96,34 +164,35 @@ pub fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
             message,
             Some("each key appears once per mapping; merge the two entries".to_owned()),
         )
-    } else if message.contains("recursion limit") || message.contains("Depth") {
+    } else if let Some(tag) = message.strip_prefix("custom tag ") {
         (
-            "YAML nested deeper than 64 levels".to_owned(),
-            Some(limits.to_owned()),
+            format!("unsupported YAML tag {tag}"),
+            Some(
+                "retrylint reads plain values and resolves no tags (CloudFormation's `!Ref`, `!!python/object`, …): remove the tag and write the value itself"
+                    .to_owned(),
+            ),
         )
-    } else if message.contains("budget breached") {
-        let what = if message.contains("Alias")
-            || message.contains("Anchor")
-            || message.contains("Replay")
-        {
-            "too many alias expansions (an alias bomb?)"
-        } else {
-            "too many YAML nodes or events"
-        };
-        (format!("YAML refused: {what}"), Some(limits.to_owned()))
+    } else if message.contains("recursion limit") {
+        let (message, help) = breach_message(Breach {
+            limit: Limit::Depth,
+            count: Limit::Depth.max() + 1,
+        });
+        (message, Some(help))
     } else {
-        let help = if message.contains("tab") {
-            Some("indent with spaces; YAML does not allow tabs there")
+        let help = if e.help.is_some() {
+            e.help.clone()
+        } else if message.contains("tab") {
+            Some("indent with spaces; YAML does not allow tabs there".to_owned())
         } else if message.contains("unknown anchor") {
-            Some("define the anchor (`&name`) before the alias (`*name`) that uses it")
+            Some("define the anchor (`&name`) before the alias (`*name`) that uses it".to_owned())
         } else if message.contains("':'") || message.contains("mapping values") {
-            Some("check the indentation, and quote a value that contains `: `")
+            Some("check the indentation, and quote a value that contains `: `".to_owned())
         } else if message.contains("non-finite") {
-            Some("write a finite number")
+            Some("write a finite number".to_owned())
         } else {
             None
         };
-        (format!("invalid YAML: {message}"), help.map(str::to_owned))
+        (format!("invalid YAML: {message}"), help)
     };
     let err = LoadError::new(ErrorKind::Syntax, file, Some(e.pos), message);
     match help {

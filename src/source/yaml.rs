@@ -15,6 +15,11 @@
 //! model (anchors recorded as events, aliases replayed, merge values recorded and
 //! merged when their mapping ends) without serde in between. `parse_via_serde` (tests
 //! only) keeps the old path, and a differential test holds the two together.
+//!
+//! The parts: `reader` (the event loop over the parser), `event` (what it yields),
+//! `anchors` (recording and replay), `merge` (merge keys), `keys` (key identity),
+//! `budget` (the resource limits), `resolve` (tags and scalars) and `build` (the
+//! tree from the events).
 
 use std::fmt;
 
@@ -22,9 +27,21 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 use serde_saphyr::granit_parser::{ErrorKind, Marker, ScanError};
 
+mod anchors;
+mod budget;
 mod build;
+mod event;
+mod fast;
+mod hints;
 mod keys;
+mod merge;
+mod reader;
 mod resolve;
+mod spans;
+mod text;
+
+pub use budget::{Breach, Limit};
+pub use text::Text;
 
 /// A position in a source file, 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -33,10 +50,43 @@ pub struct Pos {
     pub column: u32,
 }
 
+/// The bytes of a value in its source text: `start..end`, `end` just past the
+/// value's last character, for edits that replace a value in place.
+///
+/// - A scalar spans its text as written: quotes included, a plain scalar
+///   without trailing blanks, a block scalar from its `|` or `>` indicator to its
+///   last non-blank character. An empty value (`key:`) is an empty span just
+///   after the `:`.
+/// - A flow collection spans its brackets; a block collection runs from its
+///   first entry's `-` or key (the key's own anchor and tag included) to the end
+///   of its last entry. Comments after it are not part of it.
+/// - A node's own anchor and tag are not part of its span.
+/// - A node written as an alias (`*name`) spans the alias; the nodes inside it,
+///   and entries brought by a merge key, span their definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start >= self.end
+    }
+}
+
 /// A YAML node with its position.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
+    /// Where the node is used: its first character, or the alias or merge key
+    /// that brought it here.
     pub pos: Pos,
+    /// Where its text is (see [`Span`]).
+    pub span: Span,
     pub value: Value,
 }
 
@@ -46,7 +96,7 @@ pub enum Value {
     Bool(bool),
     Int(i128),
     Float(f64),
-    Str(String),
+    Str(Text),
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -78,6 +128,7 @@ impl From<Spanned<Value>> for Node {
     fn from(s: Spanned<Value>) -> Self {
         Node {
             pos: pos_of(&s),
+            span: Span::default(),
             value: s.value,
         }
     }
@@ -125,13 +176,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Float(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(v.into()))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
+        Ok(Value::Str(v.into()))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
-        Ok(Value::Str(String::from_utf8_lossy(v).into_owned()))
+        Ok(Value::Str(String::from_utf8_lossy(v).into_owned().into()))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
@@ -155,12 +206,65 @@ impl<'de> Visitor<'de> for ValueVisitor {
 pub struct SyntaxError {
     pub pos: Pos,
     pub message: String,
+    /// What to write instead, when the reader can tell.
+    pub help: Option<String>,
+    /// The resource limit crossed, with the figures.
+    pub breach: Option<Breach>,
 }
 
 /// Parses `text` into a located tree under a resource budget sized for large
 /// topologies but closed to alias bombs and pathological nesting.
+///
+/// Mode are read as serde-saphyr reads them: a custom tag (`!Ref x`) is dropped
+/// and its value kept. Configuration files use [`parse_config`].
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
-    build::Builder::new(text).run()
+    parse_with(text, Mode::AsSerdeSaphyr)
+}
+
+/// Parses a configuration file: as [`parse`], but a custom tag (`!Ref`,
+/// `!!python/object`) is an error where it is written rather than silently
+/// dropped, nesting too deep is reported at the bracket that crossed the limit,
+/// and an error caused by a key indented one space off its siblings says which
+/// indentation to use.
+pub fn parse_config(text: &str) -> Result<Node, SyntaxError> {
+    parse_with(text, Mode::Config).map_err(|e| hints::with_indentation_hint(text, e))
+}
+
+/// How a document is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// As serde-saphyr reads it: any tag (custom ones dropped), its error
+    /// positions.
+    AsSerdeSaphyr,
+    /// As a configuration file: the core schema's tags only, and errors placed
+    /// where a user fixes them (the bracket that nests too deep).
+    Config,
+}
+
+fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
+    if u32::try_from(text.len()).is_err() {
+        // Spans are 32-bit; files are refused long before this (64 MiB).
+        return Err(budget::breached(
+            Pos { line: 1, column: 1 },
+            Limit::ScalarBytes,
+            text.len(),
+        ));
+    }
+    // The fast path takes the plain YAML configuration files are written in;
+    // on anything else, or any error, granit-parser reads the file again and
+    // has the last word.
+    if let Some(fast) = fast::FastScanner::new(text)
+        && let Ok(root) = build::Builder::new(text, reader::Events::Fast(fast), mode).run()
+    {
+        return Ok(root);
+    }
+    parse_with_granit(text, mode)
+}
+
+/// Parses `text` with granit-parser alone (the fast path's reference).
+fn parse_with_granit(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
+    let parser = serde_saphyr::granit_parser::Parser::new_from_str(text);
+    build::Builder::new(text, reader::Events::Granit(parser), mode).run()
 }
 
 fn pos_at(m: &Marker) -> Pos {
@@ -175,6 +279,8 @@ fn error(pos: Pos, message: impl fmt::Display) -> SyntaxError {
     SyntaxError {
         pos,
         message: format!("{message} at line {}, column {}", pos.line, pos.column),
+        help: None,
+        breach: None,
     }
 }
 
@@ -216,10 +322,19 @@ pub(crate) fn parse_via_serde(text: &str) -> Result<Node, SyntaxError> {
             let mut opts = serde_saphyr::RenderOptions::default();
             opts.snippets = serde_saphyr::SnippetMode::Off;
             let message = e.render_with_options(opts);
-            Err(SyntaxError { pos, message })
+            Err(SyntaxError {
+                pos,
+                message,
+                help: None,
+                breach: None,
+            })
         }
     }
 }
 
+#[cfg(test)]
+mod fast_tests;
+#[cfg(test)]
+mod span_tests;
 #[cfg(test)]
 mod tests;

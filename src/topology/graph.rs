@@ -52,7 +52,7 @@ pub fn check_acyclic(t: &Topology) -> Result<(), LoadError> {
                         ErrorKind::Graph,
                         &t.file,
                         Some(call.pos),
-                        format!("cycle in the call graph: {}", names.join(" → ")),
+                        format!("cycle in the call graph: {}", cycle_text(&names)),
                     )
                     .with_help(format!(
                         "calls must form a DAG: remove the call from `{}` to `{}` or break the cycle elsewhere",
@@ -64,6 +64,22 @@ pub fn check_acyclic(t: &Topology) -> Result<(), LoadError> {
         }
     }
     Ok(())
+}
+
+/// A cycle as `a → b → c → a`; a long one by its first and last few services
+/// and a count of the rest, so that the message stays one readable line.
+fn cycle_text(names: &[&str]) -> String {
+    const SHOWN: usize = 4;
+    if names.len() <= 2 * SHOWN + 1 {
+        return names.join(" → ");
+    }
+    let hidden = names.len() - 2 * SHOWN;
+    format!(
+        "{} → … {hidden} more … → {} ({} services)",
+        names[..SHOWN].join(" → "),
+        names[names.len() - SHOWN..].join(" → "),
+        names.len() - 1
+    )
 }
 
 /// The one service nobody calls.
@@ -119,4 +135,23 @@ pub fn topo_order(t: &Topology) -> Vec<ServiceId> {
         }
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cycle_text;
+
+    #[test]
+    fn a_long_cycle_names_its_ends_and_counts_the_rest() {
+        assert_eq!(cycle_text(&["a", "b", "a"]), "a → b → a");
+        let names: Vec<String> = (0..10_000)
+            .map(|i| format!("s{i}"))
+            .chain(["s0".into()])
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(
+            cycle_text(&names),
+            "s0 → s1 → s2 → s3 → … 9993 more … → s9997 → s9998 → s9999 → s0 (10000 services)"
+        );
+    }
 }

@@ -35,6 +35,6 @@ pub fn load_str(
         )
         .with_help("a topology starts with `version: 1` and a `services:` map; see examples/"));
     }
-    let root = yaml::parse(text).map_err(|e| syntax_error(file, e))?;
+    let root = yaml::parse_config(text).map_err(|e| syntax_error(file, e))?;
     super::schema::read(file, text, &root, presets, default_name)
 }

@@ -79,7 +79,7 @@ impl<'p> PolicyReader<'p> {
             return Ok(ReadPolicy {
                 policy,
                 spans: all_at(at),
-                preset: Some(name.clone()),
+                preset: Some(name.to_string()),
             });
         }
         let m = f.map(node, "a retry policy", POLICY_KEYS).map_err(|e| {
@@ -133,8 +133,8 @@ impl<'p> PolicyReader<'p> {
                 )),
             });
         };
-        let pf = Fields { file: &source.file };
-        let root = yaml::parse(&source.text)
+        let pf = Fields::new(&source.file, &source.text);
+        let root = yaml::parse_config(&source.text)
             .map_err(|e| crate::source::read::syntax_error(&source.file, e))?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {
@@ -341,7 +341,7 @@ pub(super) fn read_retry_on(f: Fields, node: &Node) -> Result<RetryOn, LoadError
     for item in f.list(node) {
         let text = match &item.value {
             Value::Int(n) => n.to_string(),
-            Value::Str(s) => s.clone(),
+            Value::Str(s) => s.to_string(),
             _ => return Err(f.expected(item, "a status code or outcome name in `retry_on`")),
         };
         let c: Condition = text.parse().map_err(|_| {

@@ -72,7 +72,7 @@ pub fn read(
     presets: &Presets,
     default_name: &str,
 ) -> Result<Topology, LoadError> {
-    let f = Fields { file };
+    let f = Fields::new(file, source);
     let mut policies = PolicyReader::new(presets);
     if matches!(root.value, Value::Null) {
         return Err(f
@@ -88,7 +88,10 @@ pub fn read(
         let version = f.int(v, "version", i128::MIN, i128::MAX)?;
         if version != 1 {
             return Err(f
-                .error(v.pos, format!("unsupported schema version {version}"))
+                .error(
+                    v.pos,
+                    format!("unsupported schema version {}", f.written(v, version)),
+                )
                 .with_help("this retrylint reads `version: 1`"));
         }
     }
@@ -118,7 +121,9 @@ pub fn read(
     for (i, (k, _)) in entries.iter().enumerate() {
         let name = f.str(k, "a service name")?;
         if name.trim().is_empty() {
-            return Err(f.error(k.pos, "a service name is empty"));
+            return Err(f
+                .error(k.pos, "a service name is empty")
+                .with_help("name the service, e.g. `api: {}`; calls reach it with `to: api`"));
         }
         ids.insert(name, i);
     }
@@ -364,7 +369,7 @@ fn read_call(
                 parallel: false,
                 layers: vec![app_layer(node.pos, None, None, None, None)],
             },
-            to_name: to.clone(),
+            to_name: to.to_string(),
             to_pos: node.pos,
         });
     }
@@ -534,7 +539,7 @@ fn read_layer(
         let read = policies.read(f, node.pos, node)?;
         return Ok(Layer {
             kind,
-            name: name.clone(),
+            name: name.to_string(),
             pos: node.pos,
             timeout: None,
             policy: read.policy,

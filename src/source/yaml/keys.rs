@@ -8,75 +8,137 @@ use std::rc::Rc;
 
 use serde_saphyr::granit_parser::ScalarStyle;
 
+use super::event::{Event, EventKind};
 use super::resolve::{TagKind, parse_int_signed, parse_int_unsigned, scalar_is_nullish, yaml_trim};
-use super::{Node, Value};
+use super::{Node, Pos, SyntaxError, Value, error};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(super) enum FpTag {
-    Sem(TagKind),
+/// The tag part of a key's identity: what it means, or a custom tag's spelling.
+pub(super) enum FingerprintTag {
+    Semantic(TagKind),
     Custom(Rc<str>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(super) enum Fp {
-    Recursive(usize),
+/// A key's identity: two keys are one key when their fingerprints are equal.
+pub(super) enum Fingerprint {
+    RecursiveAlias(usize),
+    /// (negative, magnitude)
     Int(bool, u128),
-    Scalar(String, FpTag),
-    Seq(FpTag, Vec<Fp>),
-    Map(FpTag, Vec<(Fp, Fp)>),
+    Scalar(String, FingerprintTag),
+    Seq(FingerprintTag, Vec<Fingerprint>),
+    Map(FingerprintTag, Vec<(Fingerprint, Fingerprint)>),
 }
 
 /// A fingerprint seen through a borrow; `Scalar(_, String)` and `Int` are normalised
 /// so they compare equal to the ones derived from a node's value.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum FpRef<'a> {
+pub(super) enum FingerprintRef<'a> {
     Int(bool, u128),
     Str(&'a str),
-    Other(&'a Fp),
+    Other(&'a Fingerprint),
 }
 
-impl Fp {
-    pub(super) fn as_ref(&self) -> FpRef<'_> {
+impl Fingerprint {
+    pub(super) fn as_ref(&self) -> FingerprintRef<'_> {
         match self {
-            Fp::Int(n, m) => FpRef::Int(*n, *m),
-            Fp::Scalar(s, FpTag::Sem(TagKind::String)) => FpRef::Str(s),
-            other => FpRef::Other(other),
+            Fingerprint::Int(n, m) => FingerprintRef::Int(*n, *m),
+            Fingerprint::Scalar(s, FingerprintTag::Semantic(TagKind::String)) => {
+                FingerprintRef::Str(s)
+            }
+            other => FingerprintRef::Other(other),
         }
     }
 }
 
-impl FpRef<'_> {
-    pub(super) fn to_owned_fp(self) -> Fp {
+impl FingerprintRef<'_> {
+    pub(super) fn to_owned_fingerprint(self) -> Fingerprint {
         match self {
-            FpRef::Int(n, m) => Fp::Int(n, m),
-            FpRef::Str(s) => Fp::Scalar(s.to_owned(), FpTag::Sem(TagKind::String)),
-            FpRef::Other(fp) => fp.clone(),
+            FingerprintRef::Int(n, m) => Fingerprint::Int(n, m),
+            FingerprintRef::Str(s) => {
+                Fingerprint::Scalar(s.to_owned(), FingerprintTag::Semantic(TagKind::String))
+            }
+            FingerprintRef::Other(fp) => fp.clone(),
         }
+    }
+}
+
+/// The fingerprint of the node whose events start at `i`, and the index past it.
+pub(super) fn fingerprint_of_events(events: &[Event<'_>], i: usize) -> (Fingerprint, usize) {
+    match &events[i].kind {
+        EventKind::Scalar(v, style, kind, text) => (
+            match ScalarFingerprint::new(v, *style, *kind, text.as_ref()) {
+                ScalarFingerprint::Int(n, m) => Fingerprint::Int(n, m),
+                ScalarFingerprint::Str(s) => {
+                    Fingerprint::Scalar(s.to_owned(), FingerprintTag::Semantic(TagKind::String))
+                }
+                ScalarFingerprint::Owned(fp) => fp,
+            },
+            i + 1,
+        ),
+        EventKind::RecursiveAlias(id) => (Fingerprint::RecursiveAlias(*id), i + 1),
+        EventKind::SeqStart(kind, text) => {
+            let tag = canonical_tag(*kind, text.as_ref(), TagKind::Seq);
+            let mut items = Vec::new();
+            let mut j = i + 1;
+            while j < events.len() && !matches!(events[j].kind, EventKind::SeqEnd) {
+                let (fp, next) = fingerprint_of_events(events, j);
+                items.push(fp);
+                j = next;
+            }
+            (Fingerprint::Seq(tag, items), j + 1)
+        }
+        EventKind::MapStart(kind, text) => {
+            let tag = canonical_tag(*kind, text.as_ref(), TagKind::Map);
+            let mut entries = Vec::new();
+            let mut j = i + 1;
+            while j < events.len() && !matches!(events[j].kind, EventKind::MapEnd) {
+                let (k, next) = fingerprint_of_events(events, j);
+                let (v, next) = fingerprint_of_events(events, next);
+                entries.push((k, v));
+                j = next;
+            }
+            entries.sort();
+            (Fingerprint::Map(tag, entries), j + 1)
+        }
+        EventKind::SeqEnd | EventKind::MapEnd => (Fingerprint::RecursiveAlias(usize::MAX), i + 1),
+    }
+}
+
+/// A key written twice in one mapping; `text` names it when it is a scalar.
+pub(super) fn duplicate_key_error(text: Option<&str>, pos: Pos) -> SyntaxError {
+    match text {
+        Some(k) => error(pos, format!("duplicate mapping key: {k}")),
+        None => error(pos, "duplicate mapping key"),
     }
 }
 
 /// The fingerprint a key's value implies, for the common keys (strings, integers).
-pub(super) fn node_fp(node: &Node) -> Option<FpRef<'_>> {
+pub(super) fn node_fingerprint(node: &Node) -> Option<FingerprintRef<'_>> {
     match &node.value {
-        Value::Str(s) => Some(FpRef::Str(s)),
-        Value::Int(v) => Some(FpRef::Int(*v < 0, v.unsigned_abs())),
+        Value::Str(s) => Some(FingerprintRef::Str(s)),
+        Value::Int(v) => Some(FingerprintRef::Int(*v < 0, v.unsigned_abs())),
         _ => None,
     }
 }
 
 /// The fingerprint to keep beside a key: only what its value does not imply.
-pub(super) fn exception(key: &Node, fp: Fp) -> Option<Fp> {
-    (node_fp(key) != Some(fp.as_ref())).then_some(fp)
+pub(super) fn fingerprint_unless_implied(key: &Node, fp: Fingerprint) -> Option<Fingerprint> {
+    (node_fingerprint(key) != Some(fp.as_ref())).then_some(fp)
 }
 
-pub(super) fn canonical_tag(kind: TagKind, text: Option<&Rc<str>>, implicit: TagKind) -> FpTag {
+pub(super) fn canonical_tag(
+    kind: TagKind,
+    text: Option<&Rc<str>>,
+    implicit: TagKind,
+) -> FingerprintTag {
     if let Some(text) = text
         && (kind == TagKind::Other
             || (implicit == TagKind::Map && kind == TagKind::Map && &**text == "!map"))
     {
-        return FpTag::Custom(text.clone());
+        return FingerprintTag::Custom(text.clone());
     }
-    FpTag::Sem(match kind {
+    FingerprintTag::Semantic(match kind {
         TagKind::None | TagKind::NonSpecific => implicit,
         k if implicit == TagKind::String && k.can_parse_into_string() => TagKind::String,
         k => k,
@@ -84,19 +146,29 @@ pub(super) fn canonical_tag(kind: TagKind, text: Option<&Rc<str>>, implicit: Tag
 }
 
 /// A scalar key's fingerprint, borrowing its text.
-pub(super) enum ScalarFp<'a> {
+pub(super) enum ScalarFingerprint<'a> {
     Int(bool, u128),
     Str(&'a str),
-    Owned(Fp),
+    Owned(Fingerprint),
 }
 
-impl<'a> ScalarFp<'a> {
+impl<'a> ScalarFingerprint<'a> {
     pub(super) fn new(
         value: &'a str,
         style: ScalarStyle,
         kind: TagKind,
         text: Option<&Rc<str>>,
     ) -> Self {
+        // Most keys are untagged words: neither integers nor nulls.
+        if kind == TagKind::None
+            && (style != ScalarStyle::Plain
+                || value
+                    .as_bytes()
+                    .first()
+                    .is_some_and(|&b| b.is_ascii_alphabetic() && b != b'n' && b != b'N'))
+        {
+            return ScalarFingerprint::Str(value);
+        }
         if kind == TagKind::Int || (kind == TagKind::None && style == ScalarStyle::Plain) {
             let t = yaml_trim(value);
             let parsed = if t.starts_with('-') {
@@ -105,7 +177,7 @@ impl<'a> ScalarFp<'a> {
                 parse_int_unsigned(t).map(|v| (false, v))
             };
             if let Some((n, m)) = parsed {
-                return ScalarFp::Int(n, m);
+                return ScalarFingerprint::Int(n, m);
             }
         }
         let kind = if kind == TagKind::None && scalar_is_nullish(value, style) {
@@ -114,16 +186,16 @@ impl<'a> ScalarFp<'a> {
             kind
         };
         match canonical_tag(kind, text, TagKind::String) {
-            FpTag::Sem(TagKind::String) => ScalarFp::Str(value),
-            t => ScalarFp::Owned(Fp::Scalar(value.to_owned(), t)),
+            FingerprintTag::Semantic(TagKind::String) => ScalarFingerprint::Str(value),
+            t => ScalarFingerprint::Owned(Fingerprint::Scalar(value.to_owned(), t)),
         }
     }
 
-    pub(super) fn as_ref(&self) -> FpRef<'_> {
+    pub(super) fn as_ref(&self) -> FingerprintRef<'_> {
         match self {
-            ScalarFp::Int(n, m) => FpRef::Int(*n, *m),
-            ScalarFp::Str(s) => FpRef::Str(s),
-            ScalarFp::Owned(fp) => fp.as_ref(),
+            ScalarFingerprint::Int(n, m) => FingerprintRef::Int(*n, *m),
+            ScalarFingerprint::Str(s) => FingerprintRef::Str(s),
+            ScalarFingerprint::Owned(fp) => fp.as_ref(),
         }
     }
 }
@@ -133,7 +205,7 @@ impl<'a> ScalarFp<'a> {
 #[derive(Default)]
 pub(super) struct KeySet {
     /// (entry index, fingerprint), in index order.
-    exc: Vec<(u32, Fp)>,
+    exceptions: Vec<(u32, Fingerprint)>,
     index: Option<Index>,
 }
 
@@ -166,32 +238,38 @@ impl Hasher for IdHasher {
 const INDEX_FROM: usize = 16;
 
 impl KeySet {
-    fn fp_at<'e>(&'e self, entries: &'e [(Node, Node)], i: usize) -> Option<FpRef<'e>> {
-        if !self.exc.is_empty()
-            && let Ok(j) = self.exc.binary_search_by_key(&(i as u32), |(k, _)| *k)
+    fn fingerprint_at<'e>(
+        &'e self,
+        entries: &'e [(Node, Node)],
+        i: usize,
+    ) -> Option<FingerprintRef<'e>> {
+        if !self.exceptions.is_empty()
+            && let Ok(j) = self
+                .exceptions
+                .binary_search_by_key(&(i as u32), |(k, _)| *k)
         {
-            return Some(self.exc[j].1.as_ref());
+            return Some(self.exceptions[j].1.as_ref());
         }
-        node_fp(&entries[i].0)
+        node_fingerprint(&entries[i].0)
     }
 
-    pub(super) fn contains(&self, entries: &[(Node, Node)], fp: FpRef<'_>) -> bool {
+    pub(super) fn contains(&self, entries: &[(Node, Node)], fp: FingerprintRef<'_>) -> bool {
         if let Some(index) = &self.index {
             match index.first.get(&index.seed.hash_one(fp)) {
                 None => return false,
-                Some(&i) if self.fp_at(entries, i as usize) == Some(fp) => return true,
+                Some(&i) if self.fingerprint_at(entries, i as usize) == Some(fp) => return true,
                 // Two keys with one hash: look at them all.
                 Some(_) => {}
             }
         }
-        (0..entries.len()).any(|i| self.fp_at(entries, i) == Some(fp))
+        (0..entries.len()).any(|i| self.fingerprint_at(entries, i) == Some(fp))
     }
 
     /// Records the key of the entry just pushed at `entries.len() - 1`.
-    pub(super) fn push(&mut self, entries: &[(Node, Node)], exc: Option<Fp>) {
+    pub(super) fn push(&mut self, entries: &[(Node, Node)], exception: Option<Fingerprint>) {
         let i = entries.len() - 1;
-        if let Some(fp) = exc {
-            self.exc.push((i as u32, fp));
+        if let Some(fp) = exception {
+            self.exceptions.push((i as u32, fp));
         }
         // A new index takes in every key so far; an existing one the new key.
         let (mut index, from) = match self.index.take() {
@@ -206,7 +284,7 @@ impl KeySet {
             None => return,
         };
         for j in from..=i {
-            if let Some(fp) = self.fp_at(entries, j) {
+            if let Some(fp) = self.fingerprint_at(entries, j) {
                 index
                     .first
                     .entry(index.seed.hash_one(fp))

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde_saphyr::granit_parser::{ScalarStyle, Tag};
 
+use super::text::{Interner, Text};
 use super::{Pos, SyntaxError, Value, error};
 
 /// serde-saphyr's spelling of `yaml.org` tags.
@@ -356,11 +357,24 @@ fn typed_float(value: f64, raw: &str, pos: Pos) -> Result<Value, SyntaxError> {
     }
 }
 
-pub(super) fn resolve_scalar(
-    value: Cow<'_, str>,
+/// Every byte an integer or float below may hold: digits, signs, `_`, `.`, the
+/// radix prefixes, hexadecimal digits and exponents, and `.inf` / `.nan`.
+const NUMBER_BYTES: &[u8] = b"0123456789abcdefABCDEF_+-.xXoOiInN";
+
+/// The shared text of a string scalar.
+fn text<'a>(value: Cow<'a, str>, interner: &mut Interner<'a>) -> Text {
+    match value {
+        Cow::Borrowed(s) => interner.intern(s),
+        Cow::Owned(s) => Text::from(s),
+    }
+}
+
+pub(super) fn resolve_scalar<'a>(
+    value: Cow<'a, str>,
     style: ScalarStyle,
     tag: TagKind,
     pos: Pos,
+    interner: &mut Interner<'a>,
 ) -> Result<Value, SyntaxError> {
     match tag {
         TagKind::Null => return Ok(Value::Null),
@@ -402,25 +416,35 @@ pub(super) fn resolve_scalar(
         if tag == TagKind::Binary {
             let bytes =
                 decode_base64(&value).ok_or_else(|| error(pos, "invalid !!binary base64"))?;
-            return String::from_utf8(bytes).map(Value::Str).map_err(|_| {
-                error(
-                    pos,
-                    "!!binary scalar is not valid UTF-8 so cannot be stored into string",
-                )
-            });
+            return String::from_utf8(bytes)
+                .map(|s| Value::Str(s.into()))
+                .map_err(|_| {
+                    error(
+                        pos,
+                        "!!binary scalar is not valid UTF-8 so cannot be stored into string",
+                    )
+                });
         }
         if !tag.can_parse_into_string() {
             return Err(error(pos, "cannot deserialize tagged scalar into string"));
         }
-        return Ok(Value::Str(value.into_owned()));
+        return Ok(Value::Str(text(value, interner)));
     }
-    // Most plain scalars are words: a letter that starts no boolean cannot start a
-    // number either (`inf` and `nan` are strings here).
-    if value.as_bytes().first().is_some_and(|b| {
-        b.is_ascii_alphabetic()
-            && !matches!(b.to_ascii_lowercase(), b't' | b'f' | b'y' | b'n' | b'o')
-    }) {
-        return Ok(Value::Str(value.into_owned()));
+    // Most plain scalars are words: a letter starts no number (`inf` and `nan`
+    // are strings here), so a word is a boolean or a string.
+    if value
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
+    {
+        return Ok(match parse_yaml11_bool(&value) {
+            Some(b) => Value::Bool(b),
+            None => Value::Str(text(value, interner)),
+        });
+    }
+    // Durations and the like (`250ms`): a character no number has.
+    if !value.bytes().all(|b| NUMBER_BYTES.contains(&b)) {
+        return Ok(Value::Str(text(value, interner)));
     }
     if let Some(b) = parse_yaml11_bool(&value) {
         return Ok(Value::Bool(b));
@@ -429,7 +453,7 @@ pub(super) fn resolve_scalar(
     let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
     let uppercase_radix = matches!(unsigned.as_bytes(), [b'0', b'X' | b'O' | b'B', ..]);
     if uppercase_radix || is_signed_nan(t) {
-        return Ok(Value::Str(value.into_owned()));
+        return Ok(Value::Str(text(value, interner)));
     }
     if t.starts_with('-') {
         if !leading_zero_decimal(t)
@@ -443,7 +467,7 @@ pub(super) fn resolve_scalar(
     if let Some(v) = try_parse_float(&value, tag) {
         return typed_float(v, &value, pos);
     }
-    Ok(Value::Str(value.into_owned()))
+    Ok(Value::Str(text(value, interner)))
 }
 
 /// `!!binary` text: base64 with ASCII whitespace allowed anywhere.
