@@ -48,6 +48,28 @@ fn github_ecommerce() {
     insta::assert_snapshot!(render(CheckFormat::Github, &ecommerce()));
 }
 
+/// A topology with breakers and a hedged call: the `with breakers` and
+/// `healthy` columns, which the other snapshots leave out.
+fn breakers_hedging() -> CheckReport {
+    report("tests/fixtures/breakers-hedging.yaml")
+}
+
+#[test]
+fn table_breakers_hedging() {
+    insta::assert_snapshot!(render(CheckFormat::Table, &breakers_hedging()));
+}
+
+#[test]
+fn markdown_breakers_hedging() {
+    insta::assert_snapshot!(render(CheckFormat::Markdown, &breakers_hedging()));
+}
+
+#[test]
+fn json_amplification_breakers_hedging() {
+    let v: Value = serde_json::from_str(&render(CheckFormat::Json, &breakers_hedging())).unwrap();
+    insta::assert_snapshot!(serde_json::to_string_pretty(&v["amplification"]).unwrap());
+}
+
 #[test]
 fn table_clean() {
     insta::assert_snapshot!(render(CheckFormat::Table, &report("examples/clean.yaml")));
@@ -244,7 +266,7 @@ fn github_prints_one_command_per_finding_then_a_summary() {
         lines
             .last()
             .unwrap()
-            .starts_with("retrylint: 11 errors, 25 warnings in ecommerce")
+            .starts_with("retrylint: 11 errors, 25 warnings, 7 infos in ecommerce")
     );
 }
 

@@ -8,8 +8,14 @@
 //! O(services + calls), never path enumeration (a ladder of 64 diamonds has 2⁶⁴
 //! paths). Counts saturate at u128::MAX; durations at `policy::FOREVER`.
 //!
-//! Attempts bounded by time (huge and `unlimited` counts) are `time_bound`'s.
+//! Attempts bounded by time (huge and `unlimited` counts) are `time_bound`'s;
+//! the sustained-outage figure with circuit breakers is `breakers`', the
+//! healthy-load figure with hedging `healthy`'s.
 
+mod breakers;
+mod healthy;
+pub mod normal;
+mod response_time;
 mod time_bound;
 
 use std::time::Duration;
@@ -17,6 +23,8 @@ use std::time::Duration;
 use crate::policy::FOREVER;
 use crate::topology::{Layer, ServiceId, Topology, graph};
 
+pub use breakers::{REFERENCE_RATE, admitted_share, probes_per_second};
+pub use response_time::ResponseTime;
 pub use time_bound::{
     Basis, BoundBy, LayerAttempts, PerLayer, TIME_BOUNDED_ABOVE, TimeBound, time_bounds,
 };
@@ -108,6 +116,17 @@ pub struct Analysis {
     pub worst_case: Vec<Count>,
     /// The same with every budget in its steady state.
     pub with_budgets: Vec<f64>,
+    /// The same once every circuit breaker is open, half-open probes
+    /// counted, at [`REFERENCE_RATE`] user requests per second.
+    pub with_breakers: Vec<f64>,
+    /// Attempts reaching each service per user request when nothing fails:
+    /// one per call path, times the expected copies of each hedged call.
+    pub healthy: Vec<f64>,
+    /// Expected copies each call sends per time its caller makes it when
+    /// nothing fails (1 unless it hedges): `[service][call]`.
+    pub healthy_copies: Vec<Vec<f64>>,
+    /// Each service's response time when nothing fails.
+    pub response: Vec<ResponseTime>,
     /// For each service, the incoming call that contributes most to its worst
     /// case, as (caller, index in the caller's calls): the hot path backwards.
     pub hottest_caller: Vec<Option<(ServiceId, usize)>>,
@@ -266,6 +285,9 @@ impl Analysis {
             (Some(l), Some(a)) => layer_worst_case(l, a, service_worst[t.entry]),
             _ => service_worst[t.entry],
         };
+        let with_breakers =
+            breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts);
+        let healthy = healthy::healthy(t, &order);
 
         Analysis {
             order,
@@ -275,6 +297,10 @@ impl Analysis {
             reachable,
             worst_case,
             with_budgets,
+            with_breakers,
+            healthy: healthy.attempts,
+            healthy_copies: healthy.copies,
+            response: healthy.response,
             hottest_caller,
             service_worst,
             call_worst,

@@ -30,6 +30,13 @@ pub struct AmplificationRow {
     pub saturated: bool,
     /// The same with every retry budget in its steady state.
     pub with_budgets: f64,
+    /// The same under a sustained total outage once every circuit breaker is
+    /// open, half-open probes counted, at `CheckReport::reference_rate` user
+    /// requests per second; equal to `with_budgets` without breakers.
+    pub with_breakers: f64,
+    /// Attempts reaching the service per user request when nothing fails:
+    /// one per call path, times the expected copies of each hedged call.
+    pub healthy: f64,
     /// Worst-case time for the service to answer, in milliseconds.
     pub worst_response_ms: f64,
     pub reachable: bool,
@@ -95,6 +102,13 @@ pub struct CheckReport {
     /// Worst case of one user request through the client layer.
     pub entry_worst: Duration,
     pub deadline: Option<Duration>,
+    /// User requests per second into the entry that `with_breakers` assumes.
+    pub reference_rate: f64,
+    /// Some layer has a circuit breaker (`with_breakers` differs from
+    /// `with_budgets` somewhere only then).
+    pub has_breakers: bool,
+    /// Some call hedges (`healthy` counts more than call paths only then).
+    pub has_hedging: bool,
 }
 
 impl CheckReport {
@@ -173,6 +187,9 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
         max_amplification: config.max_amplification,
         entry_worst: analysis.entry_worst,
         deadline: t.deadline.map(|d| d.value),
+        reference_rate: analysis::REFERENCE_RATE,
+        has_breakers: t.layers().any(|(_, l)| l.breaker.is_some()),
+        has_hedging: t.layers().any(|(_, l)| l.hedging.is_some()),
     }
 }
 
@@ -188,6 +205,8 @@ fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
                 worst_case_exact: c.exact.to_string(),
                 saturated: c.saturated,
                 with_budgets: a.with_budgets[s],
+                with_breakers: a.with_breakers[s],
+                healthy: a.healthy[s],
                 worst_response_ms: a.service_worst[s].as_secs_f64() * 1000.0,
                 reachable: a.reachable[s],
             }

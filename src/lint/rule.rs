@@ -254,3 +254,23 @@ pub fn attempts_text(
         _ => layer.policy.attempts_text(),
     }
 }
+
+/// Expected copies as messages state them: `3 copies`, `1 copy`, `about
+/// 1.42 copies`, `slightly more than 1 copy`.
+pub fn copies_text(x: f64) -> String {
+    let noun = |n: &str| if n == "1" { "copy" } else { "copies" };
+    let whole = x.round();
+    if (x - whole).abs() < 1e-9 {
+        let n = format!("{whole}");
+        return format!("{n} {}", noun(&n));
+    }
+    let s = format!("{x:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.contains('.') {
+        format!("about {s} copies")
+    } else if x > whole {
+        format!("slightly more than {s} {}", noun(s))
+    } else {
+        format!("slightly fewer than {s} copies")
+    }
+}

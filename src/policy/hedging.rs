@@ -34,12 +34,13 @@ impl HedgingPolicy {
     /// it is the same for two copies and an upper bound beyond, since the
     /// copies sent in between can answer first.
     pub fn expected_copies(&self, late: impl Fn(Duration) -> f64) -> f64 {
+        // Πⱼ₌₀..ₖ₋₁ late((k − j) × delay) = Πₘ₌₁..ₖ late(m × delay): a
+        // running product, one tail value per copy.
         let mut total = 1.0;
+        let mut all_late = 1.0;
         for k in 1..self.max_attempts.max(1) {
-            let p: f64 = (0..k)
-                .map(|j| late(self.delay.saturating_mul(k - j)))
-                .product();
-            total += p;
+            all_late *= late(self.delay.saturating_mul(k));
+            total += all_late;
         }
         total
     }

@@ -50,12 +50,20 @@ pub fn worst_case(row: &AmplificationRow) -> String {
     }
 }
 
-/// A factor that may be fractional (`with_budgets`): `343.8×`, `1.1×`, `2×`.
+/// A factor that may be fractional (`with_budgets`): `343.8×`, `1.1×`, `2×`;
+/// below 1 (`with_breakers`) to three significant digits: `0.0121×`.
 pub fn factor(x: f64) -> String {
     if !x.is_finite() || x >= 1e15 {
         format!("{x:.1e}×")
+    } else if x > 0.0 && x < 1e-6 {
+        format!("{x:.2e}×")
     } else {
-        let s = format!("{x:.2}");
+        let decimals = if x > 0.0 && x < 1.0 {
+            (2.0 - x.log10().floor()) as usize
+        } else {
+            2
+        };
+        let s = format!("{x:.decimals$}");
         format!("{}×", s.trim_end_matches('0').trim_end_matches('.'))
     }
 }
@@ -103,6 +111,25 @@ pub fn request_line(r: &CheckReport) -> String {
     )
 }
 
+/// What the optional amplification columns mean, one line each (none when
+/// neither is shown): `with breakers` needs a rate, and says which.
+pub fn column_notes(r: &CheckReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    if r.has_breakers {
+        lines.push(format!(
+            "with breakers: the same under a sustained outage once every circuit breaker is open, half-open probes counted, at {} user requests/s into `{}`",
+            factor(r.reference_rate).trim_end_matches('×'),
+            r.entry
+        ));
+    }
+    if r.has_hedging {
+        lines.push(
+            "healthy: attempts per user request when nothing fails, each hedged call counted at its expected copies".to_owned(),
+        );
+    }
+    lines
+}
+
 /// The reachable service the most attempts reach (the first of equals).
 pub fn worst_service(r: &CheckReport) -> Option<&AmplificationRow> {
     r.amplification
@@ -141,6 +168,11 @@ mod tests {
         assert_eq!(factor(0.1 * 11.0), "1.1×");
         assert_eq!(factor(1.21), "1.21×");
         assert_eq!(factor(1.8e19), "1.8e19×");
+        assert_eq!(factor(0.011), "0.011×");
+        assert_eq!(factor(0.0121), "0.0121×");
+        assert_eq!(factor(0.3), "0.3×");
+        assert_eq!(factor(0.999_9), "1×");
+        assert_eq!(factor(1.234e-9), "1.23e-9×");
         assert_eq!(millis(25.0), "25ms");
         assert_eq!(millis(6210.0), "6.21s");
         assert_eq!(millis(0.5), "500us");

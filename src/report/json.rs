@@ -28,6 +28,8 @@ pub fn value(r: &CheckReport) -> Value {
         "summary": r.summary,
         "fail_on": r.fail_on,
         "max_amplification": r.max_amplification,
+        // User requests per second behind each row's `with_breakers`.
+        "reference_rate": r.reference_rate,
         "failed": r.failed(),
     })
 }

@@ -105,6 +105,13 @@ fn amplification(out: &mut String, r: &CheckReport) {
         code(&r.entry),
         figures::limit(r)
     );
+    let notes = figures::column_notes(r);
+    if !notes.is_empty() {
+        for line in notes {
+            let _ = writeln!(out, "- {}{}.", line[..1].to_uppercase(), &line[1..]);
+        }
+        out.push('\n');
+    }
     let mut rows: Vec<&AmplificationRow> = r.amplification.iter().collect();
     if rows.len() > MAX_SERVICES {
         rows.sort_by(|a, b| b.worst_case.total_cmp(&a.worst_case));
@@ -113,30 +120,47 @@ fn amplification(out: &mut String, r: &CheckReport) {
     let with_notes = rows
         .iter()
         .any(|row| !row.reachable || figures::over_limit(r, row));
-    if with_notes {
-        out.push_str("| service | worst case | with budgets | worst response | |\n");
-        out.push_str("|---|---:|---:|---:|---|\n");
-    } else {
-        out.push_str("| service | worst case | with budgets | worst response |\n");
-        out.push_str("|---|---:|---:|---:|\n");
+    let mut header = vec!["service", "worst case", "with budgets"];
+    if r.has_breakers {
+        header.push("with breakers");
     }
+    if r.has_hedging {
+        header.push("healthy");
+    }
+    header.push("worst response");
+    let numeric = header.len() - 1;
+    let notes_cell = if with_notes { " |" } else { "" };
+    let _ = writeln!(out, "| {} |{notes_cell}", header.join(" | "));
+    let mut rule = vec!["---"];
+    rule.extend(std::iter::repeat_n("---:", numeric));
+    if with_notes {
+        rule.push("---");
+    }
+    let _ = writeln!(out, "|{}|", rule.join("|"));
     for row in &rows {
         let cells = if !row.reachable {
             format!(
-                "| {} | – | – | – | unreachable from {} |",
+                "| {} |{} unreachable from {} |",
                 cell_code(&row.service),
+                " – |".repeat(numeric),
                 cell_code(&r.entry)
             )
         } else {
             let over = figures::over_limit(r, row);
             let b = if over { "**" } else { "" };
             let mut line = format!(
-                "| {b}{}{b} | {b}{}{b} | {} | {} |",
+                "| {b}{}{b} | {b}{}{b} | {} |",
                 cell_code(&row.service),
                 figures::worst_case(row),
                 figures::factor(row.with_budgets),
-                figures::millis(row.worst_response_ms),
             );
+            if r.has_breakers {
+                let _ = write!(line, " {} |", figures::factor(row.with_breakers));
+            }
+            if r.has_hedging {
+                let _ = write!(line, " {} |", figures::factor(row.healthy));
+            }
+            let _ = write!(line, " {} |", figures::millis(row.worst_response_ms));
             if over {
                 let _ = write!(line, " 🔥 over the {} limit |", figures::limit(r));
             } else if with_notes {

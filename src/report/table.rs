@@ -1,6 +1,7 @@
 //! `--format table`, the default on a terminal: every finding as rustc draws a
 //! diagnostic (the YAML line, a caret under the culprit, the fix), a one-line
-//! summary, then the amplification table.
+//! summary, then the amplification table (its `with breakers` and `healthy`
+//! columns only when some layer has a breaker or some call hedges).
 //!
 //! Colour goes only into the snippets and the summary, and only when
 //! `Style.color`; the table is plain comfy-table UTF-8 so pipes, CI logs and
@@ -50,6 +51,9 @@ fn tail(r: &CheckReport, style: Style) -> String {
         r.entry,
         figures::limit(r)
     );
+    for line in figures::column_notes(r) {
+        let _ = writeln!(out, "{line}");
+    }
     out.push_str(&amplification(r));
     out.push('\n');
     let _ = writeln!(out, "{}", figures::request_line(r));
@@ -96,7 +100,15 @@ fn paint(line: &str, r: &CheckReport, color: bool) -> String {
 fn amplification(r: &CheckReport) -> String {
     let notes: Vec<String> = r.amplification.iter().map(|row| note(r, row)).collect();
     let with_notes = notes.iter().any(|n| !n.is_empty());
-    let mut header = vec!["service", "worst case", "with budgets", "worst response"];
+    let mut header = vec!["service", "worst case", "with budgets"];
+    if r.has_breakers {
+        header.push("with breakers");
+    }
+    if r.has_hedging {
+        header.push("healthy");
+    }
+    header.push("worst response");
+    let numeric = header.len() - 1;
     if with_notes {
         header.push("note");
     }
@@ -106,22 +118,26 @@ fn amplification(r: &CheckReport) -> String {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header);
     for (row, note) in r.amplification.iter().zip(notes) {
-        let mut cells = if row.reachable {
-            vec![
-                row.service.clone(),
-                figures::worst_case(row),
-                figures::factor(row.with_budgets),
-                figures::millis(row.worst_response_ms),
-            ]
+        let mut cells = vec![row.service.clone()];
+        if row.reachable {
+            cells.push(figures::worst_case(row));
+            cells.push(figures::factor(row.with_budgets));
+            if r.has_breakers {
+                cells.push(figures::factor(row.with_breakers));
+            }
+            if r.has_hedging {
+                cells.push(figures::factor(row.healthy));
+            }
+            cells.push(figures::millis(row.worst_response_ms));
         } else {
-            vec![row.service.clone(), "-".into(), "-".into(), "-".into()]
-        };
+            cells.extend(std::iter::repeat_n("-".to_owned(), numeric));
+        }
         if with_notes {
             cells.push(note);
         }
         t.add_row(cells);
     }
-    for i in 1..=3 {
+    for i in 1..=numeric {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }

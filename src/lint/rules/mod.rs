@@ -1,17 +1,22 @@
 //! The rule catalogue: one file per rule, registered by one line here, in code
 //! order. Codes are stable and never reused.
 
+mod breaker_inside_retry;
 mod deadline_overrun;
 mod excessive_attempts;
+mod hedging_delay_below_p50;
 mod ignores_retry_after;
 mod immediate_retry;
 mod missing_budget;
+mod missing_circuit_breaker;
 mod missing_jitter;
 mod missing_timeout;
 mod multi_layer_retry;
+mod non_idempotent_hedging;
 mod non_idempotent_retry;
 mod retries_permanent_error;
 mod retry_amplification;
+mod synchronized_half_open;
 mod timeout_below_latency;
 mod unbounded_retry;
 mod uncapped_backoff;
@@ -35,6 +40,11 @@ pub static RULES: &[&Rule] = &[
     &timeout_below_latency::RULE,
     &uncapped_backoff::RULE,
     &unbounded_retry::RULE,
+    &breaker_inside_retry::RULE,
+    &synchronized_half_open::RULE,
+    &non_idempotent_hedging::RULE,
+    &hedging_delay_below_p50::RULE,
+    &missing_circuit_breaker::RULE,
 ];
 
 /// The index in `RULES` of a rule by code (any case) or name.
