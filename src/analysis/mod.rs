@@ -8,8 +8,10 @@
 //! O(services + calls), never path enumeration (a ladder of 64 diamonds has 2⁶⁴
 //! paths). Counts saturate at u128::MAX; durations at `policy::FOREVER`.
 //!
-//! Attempts bounded by time (huge and `unlimited` counts) are `time_bound`'s.
+//! Attempts bounded by time (huge and `unlimited` counts) are `time_bound`'s;
+//! the baseline when nothing fails is `healthy`'s.
 
+pub mod healthy;
 mod time_bound;
 
 use std::time::Duration;
