@@ -19,7 +19,7 @@
 //! 3. Mapped names that collide — with a kept name or with each other — all
 //!    get `-` and five characters of a hash of their original name (FNV-1a,
 //!    base 36), the mapped part cut to 57 characters first
-//!    (`payments_api` beside `payments-api` → `payments-api-1x3kq`). The
+//!    (`payments_api` beside `payments-api` → `payments-api-lp554`). The
 //!    suffix depends on the name alone, so it does not change when services
 //!    are added, removed or reordered. Should a suffixed name still be taken
 //!    (one chance in tens of millions), the hash is taken again over the name
@@ -228,10 +228,12 @@ mod tests {
         let again = labels_for(&["web", "payments.api", "Payments_API"]);
         assert_eq!(again[1], labels[2]);
         assert_eq!(again[2], labels[1]);
-        // The exact figure, so a change of hash is a visible change.
+        // The exact figures (the docs' examples), so a change of hash is a
+        // visible change.
+        assert_eq!(labels[1], "payments-api-tn9pn");
         assert_eq!(
-            labels[1],
-            format!("payments-api-{}", suffix("Payments_API", 0))
+            labels_for(&["payments-api", "payments_api"])[1],
+            "payments-api-lp554"
         );
     }
 
