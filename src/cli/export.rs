@@ -13,7 +13,7 @@ use retrylint::export::{self, Export, Target, inputs};
 pub enum ExportCommand {
     /// A Deployment and a Service per topology service, a ConfigMap with the
     /// topology and fault, a Job running the driver, and a
-    /// kustomization.yaml: `kubectl apply -k DIR`.
+    /// kustomization.yaml: `kubectl apply --server-side -k DIR`.
     Kubernetes {
         #[command(flatten)]
         common: ExportArgs,
@@ -119,7 +119,7 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
         eprintln!("note: {n}");
     }
     let next = match target {
-        Target::Kubernetes => format!("kubectl apply -k {}", dir.display()),
+        Target::Kubernetes => format!("kubectl apply --server-side -k {}", dir.display()),
         Target::Compose => format!(
             "cd {} && docker compose up -d --wait && docker compose run --rm {}",
             dir.display(),

@@ -29,6 +29,8 @@ use crate::export::sizing::Resources;
 const CONFIGMAP_DATA_LIMIT: usize = 1024 * 1024 - 16 * 1024;
 const CONFIG_MAP: &str = "retrylint-config";
 const CONFIG_VOLUME: &str = "config";
+/// What the Job's deadline allows for starting each init container.
+const INIT_CONTAINER_START_SECS: u64 = 2;
 
 /// Every file of the export, kustomization first.
 pub(crate) fn files(p: &Plan) -> Result<Vec<(String, String)>, ExportError> {
@@ -93,7 +95,7 @@ pub(crate) fn files(p: &Plan) -> Result<Vec<(String, String)>, ExportError> {
                 &p.header(
                     Target::Kubernetes,
                     &format!(
-                        "Apply: `kubectl apply -k .`; the report, once the Job is done: `kubectl logs -n {} job/{}`.",
+                        "Apply: `kubectl apply --server-side -k .`; the report, once the Job is done: `kubectl logs -n {} job/{}`.",
                         namespace_name(p),
                         p.driver
                     ),
@@ -406,10 +408,19 @@ fn job(p: &Plan, hash: &str) -> Yaml {
         .put("securityContext", container_security())
         .put("volumeMounts", config_mount())
         .build();
+    // The first wait covers the services coming up together; each later
+    // init container costs its start (a second or two), the run its
+    // horizon, and collecting the counters gets two minutes.
     let horizon = p.x.load.horizon().as_secs().saturating_add(1);
     let waits_at_most = command::WAIT_FOR.as_secs();
-    let deadline = i64::try_from(horizon.saturating_add(waits_at_most).saturating_add(120))
-        .unwrap_or(i64::MAX);
+    let starts = (p.names.len() as u64).saturating_mul(INIT_CONTAINER_START_SECS);
+    let deadline = i64::try_from(
+        horizon
+            .saturating_add(waits_at_most)
+            .saturating_add(starts)
+            .saturating_add(120),
+    )
+    .unwrap_or(i64::MAX);
     map()
         .put("apiVersion", "batch/v1")
         .put("kind", "Job")
@@ -420,7 +431,7 @@ fn job(p: &Plan, hash: &str) -> Yaml {
                 .comment("No retry: a second run would double the load. Rerun: delete the Job, restart the Deployments, apply again.")
                 .put("backoffLimit", 0)
                 .comment(&format!(
-                    "The waits ({waits_at_most} s at most), the run's horizon and 2 minutes to collect."
+                    "The waits ({waits_at_most} s, then {INIT_CONTAINER_START_SECS} s per init container), the run's horizon, 2 minutes to collect."
                 ))
                 .put("activeDeadlineSeconds", deadline)
                 .put(

@@ -34,6 +34,8 @@ pub const DEFAULT_IMAGE: &str = "retrylint:latest";
 pub const DEFAULT_NAMESPACE: &str = "retrylint";
 /// The base name of the load driver's Job or Compose service.
 pub const DRIVER: &str = "retrylint-drive";
+/// Past this many services, waiting for each one in turn takes minutes.
+const LARGE_FOR_INIT_CONTAINERS: usize = 100;
 /// The image's user (distroless `nonroot`).
 pub const RUN_AS: i64 = 65532;
 
@@ -222,6 +224,12 @@ pub fn export(target: Target, x: &Export) -> Result<Exported, ExportError> {
             if let Some(ns) = &x.namespace {
                 notes.push(format!(
                     "namespace `{ns}` is assumed to exist; without --namespace the export creates `{DEFAULT_NAMESPACE}`"
+                ));
+            }
+            if x.topology.services.len() > LARGE_FOR_INIT_CONTAINERS {
+                notes.push(format!(
+                    "the Job waits for the {} services one init container at a time, about a second each, before the load starts",
+                    x.topology.services.len()
                 ));
             }
             kubernetes::files(&plan)?
