@@ -4,7 +4,8 @@
 //! `lint` analyses them; `chaos` runs them for real on loopback under `faults`,
 //! `sim` in virtual time over seeded trials;
 //! `run` holds the plain results of a run; `probe` measures a real client's
-//! retry policy against scripted faults; `report` formats plain results.
+//! retry policy against scripted faults; `export` lays the topology out as
+//! Kubernetes or Compose manifests; `report` formats plain results.
 //! `policy` is the ground floor.
 
 // Lets unit tests include helpers written for the integration tests.
@@ -13,6 +14,7 @@ extern crate self as retrylint;
 
 pub mod analysis;
 pub mod chaos;
+pub mod export;
 pub mod faults;
 pub mod lint;
 pub mod policy;

@@ -10,8 +10,10 @@
 //!
 //! Attempts bounded by time (huge and `unlimited` counts) are `time_bound`'s;
 //! the sustained-outage figure with circuit breakers is `breakers`', the
-//! healthy-load figure with hedging `healthy`'s.
+//! healthy-load figure with hedging `healthy`'s, and the plain baseline
+//! (call paths, the healthy median time of one request) `baseline`'s.
 
+pub mod baseline;
 mod breakers;
 mod healthy;
 pub mod normal;

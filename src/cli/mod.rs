@@ -3,6 +3,7 @@
 
 mod chaos;
 mod check;
+mod export;
 mod outcome;
 mod probe;
 mod rules;
@@ -51,6 +52,10 @@ enum Command {
     /// 127.0.0.1, run the client against each, infer what it does and hold
     /// it to a topology (exit 1 on a difference with --expect-policy).
     Probe(probe::ProbeArgs),
+    /// Write Kubernetes or Docker Compose manifests that run every service as
+    /// its own process (`retrylint serve`) and the load as `retrylint drive`.
+    #[command(subcommand)]
+    Export(export::ExportCommand),
     /// The harness's own retrying client as a command (for probe's tests).
     #[command(hide = true)]
     ProbeClient(probe::ClientArgs),
@@ -68,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Simulate(args) => simulate::simulate(args),
         Command::Probe(args) => probe::probe(args),
         Command::ProbeClient(args) => probe::client(args),
+        Command::Export(command) => export::export(command),
     };
     Outcome::exit_code(result)
 }

@@ -21,7 +21,6 @@
 //!   kept for quantiles (trials × services).
 
 use std::fmt;
-use std::time::Duration;
 
 use super::model::Model;
 use crate::policy::FOREVER;
@@ -90,7 +89,7 @@ pub(crate) fn estimate(
     let horizon = load.horizon();
     let bounded = horizon < FOREVER;
     let analysis = crate::analysis::Analysis::within_horizon(t, bounded.then_some(horizon));
-    let healthy_time = healthy_time(t);
+    let healthy_time = crate::analysis::baseline::healthy_time(t);
     let users = match load.arrival {
         Arrival::Rate(_) => {
             let by_time = match crate::run::arrivals::Schedule::new(load, &m.plan, 0) {
@@ -110,7 +109,7 @@ pub(crate) fn estimate(
         }
     };
     let worst: f64 = analysis.worst_case.iter().map(|c| c.value()).sum();
-    let healthy: f64 = paths(t).iter().sum();
+    let healthy: f64 = crate::analysis::baseline::paths(t).iter().sum();
     let overloadable = t.services.iter().any(|s| s.capacity.is_some());
     let struck = if overloadable {
         1.0
@@ -146,40 +145,6 @@ pub(crate) fn estimate(
         in_flight,
         memory,
     }
-}
-
-/// Attempts reaching each service per user request when nothing fails: one
-/// per call path from the entry.
-fn paths(t: &Topology) -> Vec<f64> {
-    let mut reach = vec![0.0f64; t.services.len()];
-    reach[t.entry] = 1.0;
-    for s in crate::topology::graph::topo_order(t) {
-        let here = reach[s];
-        if here == 0.0 {
-            continue;
-        }
-        for c in &t.services[s].calls {
-            reach[c.to] = (reach[c.to] + here).min(f64::MAX);
-        }
-    }
-    reach
-}
-
-/// How long a user request takes when nothing fails: each service's p50
-/// work, then its calls, a parallel group as long as its slowest call.
-fn healthy_time(t: &Topology) -> Duration {
-    let order = crate::topology::graph::topo_order(t);
-    let mut time = vec![Duration::ZERO; t.services.len()];
-    for &s in order.iter().rev() {
-        let svc = &t.services[s];
-        let mut total = svc.latency.p50;
-        for g in crate::run::calls::groups(svc.calls.len(), |i| svc.calls[i].parallel) {
-            let slowest = g.map(|i| time[svc.calls[i].to]).max().unwrap_or_default();
-            total = total.saturating_add(slowest).min(FOREVER);
-        }
-        time[s] = total;
-    }
-    time[t.entry]
 }
 
 /// The most hops (retry layers passed through, services reached) on one
@@ -306,6 +271,7 @@ impl std::error::Error for OverBudget {}
 mod tests {
     use super::*;
     use crate::faults::Scenario;
+    use std::time::Duration;
 
     fn estimate_of(text: &str, fault: &str, load: LoadSettings, trials: u32) -> Estimate {
         let t = crate::topology::load_str(text, "t.yaml", "t", &Default::default()).unwrap();
