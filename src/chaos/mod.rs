@@ -42,6 +42,7 @@ mod client;
 mod context;
 mod driver;
 mod fault_layer;
+pub mod fuzz_hook;
 mod http1;
 mod metrics;
 mod progress;
