@@ -1,6 +1,6 @@
 //! Replays every committed fuzz input — the minimised corpora under
-//! `fuzz/corpus/<target>/` and the inputs that once crashed, under
-//! `fuzz/regressions/<target>/` — through the same harness the cargo-fuzz
+//! `fuzz/corpus/<target>/`, the seeds under `fuzz/seeds/<target>/` and the
+//! inputs that once crashed, under `fuzz/regressions/<target>/` — through the same harness the cargo-fuzz
 //! targets call (`fuzz/src/lib.rs`), so the stable test suite keeps what an
 //! hour of fuzzing per target found, without cargo-fuzz or nightly.
 
@@ -10,12 +10,13 @@ mod harness;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The committed inputs of `target`, in a fixed order: its corpus, then its
-/// regressions.
+/// The committed inputs of `target`, in a fixed order: its corpus, its
+/// seeds (some, like a response head over 64 KiB, are longer than the
+/// fuzzer's `-max_len`), then its regressions.
 fn inputs(target: &str) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
     let mut files = Vec::new();
-    for dir in ["corpus", "regressions"] {
+    for dir in ["corpus", "seeds", "regressions"] {
         let Ok(entries) = fs::read_dir(root.join(dir).join(target)) else {
             continue;
         };
