@@ -270,6 +270,15 @@ impl Expectation {
             }
             value
         };
+        // A finite number times its unit can still overflow (`1e305` written
+        // out, in minutes): an infinite threshold would compare "equal" to
+        // any measurement.
+        if !threshold.is_finite() {
+            return Err(err(
+                ExpectErrorKind::Syntax,
+                format!("`{rhs}` is too large a number"),
+            ));
+        }
         Ok(Expectation {
             expr: expr.trim().to_owned(),
             metric,
@@ -476,6 +485,8 @@ mod tests {
         assert_eq!(kind("success >= 99"), ExpectErrorKind::Unit);
         assert_eq!(kind("duplicates == 0ms"), ExpectErrorKind::Unit);
         assert_eq!(kind("duplicates == lots"), ExpectErrorKind::Syntax);
+        let huge = format!("p99 > {}m", "9".repeat(306));
+        assert_eq!(kind(&huge), ExpectErrorKind::Syntax);
         let e = Expectation::parse("amplificaton(db) <= 3").unwrap_err();
         assert!(
             e.to_string().contains("did you mean `amplification`"),
