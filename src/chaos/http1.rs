@@ -284,7 +284,12 @@ fn parse_head(buf: &[u8]) -> io::Result<Option<(Head, usize)>> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(malformed(&e.to_string())),
     };
-    let status = resp.code.ok_or_else(|| malformed("no status"))?;
+    // httparse takes any three digits; a status below 100 is no HTTP status
+    // (hyper refuses it too), and taking it would report a code no server sent.
+    let status = resp
+        .code
+        .filter(|c| *c >= 100)
+        .ok_or_else(|| malformed("no status from 100 to 999"))?;
     let mut keep_alive = resp.version == Some(1);
     let mut length = None;
     // Transfer-Encoding overrides Content-Length (RFC 9112 6.3).

@@ -38,6 +38,7 @@ mod drive_url;
 mod driver;
 mod fault_layer;
 mod header;
+pub mod fuzz_hook;
 mod http1;
 mod metrics;
 mod progress;

@@ -54,7 +54,12 @@ pub fn parse_http_date(s: &str) -> Option<SystemTime> {
         [_, m, d, t, y] => (d.parse().ok()?, month(m)?, y.parse().ok()?, *t),
         _ => return None,
     };
-    let mut hms = time.split(':').map(|p| p.parse::<i64>().ok());
+    // Digits only (RFC 9110 writes two): a sign or a long number is no
+    // time of day, and `-6666666666665029` hours overflowed the sum below.
+    let mut hms = time.split(':').map(|p| {
+        let digits = (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit());
+        if digits { p.parse::<i64>().ok() } else { None }
+    });
     let (h, mi, se) = (hms.next()??, hms.next()??, hms.next()??);
     if !(1..=31).contains(&day) || h > 23 || mi > 59 || se > 60 || !(1..=9999).contains(&year) {
         return None;
@@ -170,6 +175,11 @@ mod tests {
             "soon",
             "Sun, 32 Nov 1994 08:49:37 GMT",
             "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 -1:49:37 GMT",
+            "Sun, 06 Nov 1994 +8:49:37 GMT",
+            "Sun, 06 Nov 1994 008:49:37 GMT",
+            // found by fuzzing: overflowed `h * 3600`
+            "S Nov 2 -6666666666665029:9:7 2",
         ] {
             assert_eq!(parse(v, epoch(0)), None, "{v}");
         }

@@ -286,6 +286,15 @@ impl Expectation {
             }
             value
         };
+        // A finite number times its unit can still overflow (`1e305` written
+        // out, in minutes): an infinite threshold would compare "equal" to
+        // any measurement.
+        if !threshold.is_finite() {
+            return Err(err(
+                ExpectErrorKind::Syntax,
+                format!("`{rhs}` is too large a number"),
+            ));
+        }
         Ok(Expectation {
             expr: expr.trim().to_owned(),
             metric,
@@ -499,6 +508,8 @@ mod tests {
             Expectation::parse("p99 <= -1ms").unwrap_err().to_string(),
             "invalid --expect `p99 <= -1ms`: `-1` is below 0: `p99` is a latency, never negative; write e.g. `p99 <= 500ms`"
         );
+        let huge = format!("p99 > {}m", "9".repeat(306));
+        assert_eq!(kind(&huge), ExpectErrorKind::Syntax);
         let e = Expectation::parse("amplificaton(db) <= 3").unwrap_err();
         assert!(
             e.to_string().contains("did you mean `amplification`"),

@@ -34,22 +34,42 @@ impl LoadError {
             kind,
             file: file.to_owned(),
             pos,
-            message: message.into(),
+            message: one_line(message.into()),
             help: None,
         }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(one_line(help.into()));
         self
     }
 }
 
+/// The text on one line whatever it quotes: a key or value with line breaks
+/// (a quoted or folded YAML scalar can hold them) would split the error over
+/// several lines, so control characters are written as escapes (`\n`).
+fn one_line(text: String) -> String {
+    if !text.contains(char::is_control) {
+        return text;
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The file keeps its real name (it is read again for the snippet).
+        let file = one_line(self.file.clone());
         match self.pos {
-            Some(p) => write!(f, "{}:{}:{}: {}", self.file, p.line, p.column, self.message)?,
-            None => write!(f, "{}: {}", self.file, self.message)?,
+            Some(p) => write!(f, "{file}:{}:{}: {}", p.line, p.column, self.message)?,
+            None => write!(f, "{file}: {}", self.message)?,
         }
         if let Some(help) = &self.help {
             write!(f, "; {help}")?;
@@ -95,6 +115,25 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_line_break_keeps_the_error_on_one_line() {
+        let e = LoadError::new(
+            ErrorKind::Schema,
+            "a\nb.yaml",
+            Some(Pos {
+                line: 3,
+                column: 23,
+            }),
+            "unknown key `retr\n\nretry`",
+        )
+        .with_help("valid keys\there");
+        assert_eq!(
+            e.to_string(),
+            r"a\nb.yaml:3:23: unknown key `retr\n\nretry`; valid keys\there"
+        );
+        assert_eq!(e.file, "a\nb.yaml", "the real name, to read the file again");
+    }
 
     #[test]
     fn suggests_the_nearest_key() {

@@ -1,0 +1,4 @@
+//! Fuzz target: see `retrylint_fuzz::faults` for what it feeds and checks.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| retrylint_fuzz::faults(data));
