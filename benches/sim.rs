@@ -285,5 +285,39 @@ fn main() {
         20.0 / secs2,
         20.0 * per_trial / secs2 / 1e6,
     );
+
+    // Servers that queue: 60 s at 2,500 user requests a second into
+    // examples/surge.yaml (db serves 1,000/s: collapsed, three attempts per
+    // call), one trial; beside it, the same trial with db as a plain
+    // service (no queue), to show what the queue itself costs.
+    let surge_text = std::fs::read_to_string("examples/surge.yaml").expect("example");
+    let queueing = topology::load_str(&surge_text, "surge.yaml", "surge", &Default::default())
+        .expect("topology");
+    let plain_text = surge_text.replace("    capacity: { workers: 10, queue: 500 }\n", "");
+    let plain = topology::load_str(&plain_text, "plain.yaml", "plain", &Default::default())
+        .expect("topology");
+    let surge_load = LoadSettings::new(
+        Some(2500.0),
+        None,
+        None,
+        Some(Duration::from_secs(60)),
+        Some(1),
+    )
+    .expect("load");
+    let none = Scenario::none();
+    let r = sim::run(&queueing, &none, &surge_load, 1, Some(1)).expect("sim");
+    let attempts: u64 = r.services.iter().map(|s| s.received).sum();
+    let queued = time(3, || {
+        sim::run(&queueing, &none, &surge_load, 1, Some(1)).expect("sim")
+    });
+    let unqueued = time(3, || {
+        sim::run(&plain, &none, &surge_load, 1, Some(1)).expect("sim")
+    });
+    println!(
+        "queueing server, 60 s at 2,500 req/s: {attempts} attempts in {:.0} ms ({:.1} M attempts/s); the same load without the queue {:.0} ms",
+        queued * 1e3,
+        attempts as f64 / queued / 1e6,
+        unqueued * 1e3,
+    );
     c.final_summary();
 }

@@ -561,3 +561,15 @@ fn numbers_in_messages_are_the_literals_as_written() {
         "{e}"
     );
 }
+
+#[test]
+fn dropping_expired_work_without_a_deadline_is_refused_at_the_key() {
+    let e = rejected(
+        "drop-expired.yaml",
+        "version: 1\nentry: db\nservices:\n  db:\n    latency: 10ms\n    capacity: { workers: 2, queue: 10, drop_expired: true }\n",
+    );
+    assert_eq!(
+        first_line(&e),
+        "error: drop-expired.yaml:6:40: service `db` drops expired work, but no deadline reaches it; add `deadline_propagation: true` to the service (its callers then send their deadline), or remove `drop_expired`"
+    );
+}

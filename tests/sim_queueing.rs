@@ -115,10 +115,12 @@ fn work_served_after_the_caller_gave_up_is_counted_as_wasted() {
         );
     let r = run(&t, &Scenario::none(), &load, 1);
     let db = r.service("db").unwrap();
-    // Request 2 starts at 100 ms, before its 150 ms deadline (served late:
-    // wasted); 3 and 4 are dropped at 200 ms, their deadline passed.
-    assert_eq!(db.wasted, 1);
-    assert_eq!(db.queue.unwrap().expired, 2);
+    // Each waiting request carries web's 150 ms deadline and 100 ms of work:
+    // it must start by 50 ms to finish in time. At 100 ms, when the first
+    // worker is free, none of the three waiting can: all dropped unserved.
+    assert_eq!(db.wasted, 0);
+    assert_eq!(db.queue.unwrap().expired, 3);
+    assert_eq!(db.statuses.get("504"), Some(&3));
 }
 
 #[test]
@@ -145,4 +147,104 @@ fn a_surge_fault_raises_the_offered_load_for_its_phase() {
     let v = g.verdict.expect("verdict");
     assert_eq!(v.state, "recovered");
     assert_eq!(v.recovered_at_ms, Some(3000.0));
+}
+
+/// `examples/surge.yaml` with `edit` applied, under the shipped `surge`
+/// scenario at 600/s for 45 s, one seeded trial: (verdict, recovered at,
+/// below for, successes, wasted at db, expired at db).
+fn surge_variant(edit: impl Fn(String) -> String) -> (String, Option<f64>, f64, u64, u64, u64) {
+    let text = edit(std::fs::read_to_string("examples/surge.yaml").unwrap());
+    let t = topology::load_str(&text, "surge.yaml", "surge", &topology::Presets::embedded())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let scenario = faults::load("surge").expect("shipped scenario");
+    let load = LoadSettings::new(
+        Some(600.0),
+        None,
+        None,
+        Some(Duration::from_secs(45)),
+        Some(7),
+    )
+    .unwrap();
+    let r = sim::run(&t, &scenario, &load, 1, None).expect("simulation runs");
+    let v = r
+        .goodput
+        .as_ref()
+        .and_then(|g| g.verdict.clone())
+        .expect("verdict");
+    let db = r.service("db").unwrap();
+    (
+        v.state,
+        v.recovered_at_ms,
+        v.below_for_ms,
+        r.end_to_end.succeeded,
+        db.wasted,
+        db.queue.as_ref().map_or(0, |q| q.expired),
+    )
+}
+
+#[test]
+fn after_a_surge_naive_retries_stay_collapsed_and_every_way_out_recovers() {
+    // Naive: 600/s × 3 attempts > db's 1,000/s once every wait exceeds the
+    // 200 ms timeout; the queue stays full of work nobody waits for, to the
+    // end of the run (15 s after the surge).
+    let naive = surge_variant(|t| t);
+    assert_eq!(
+        naive,
+        ("collapsed".into(), None, 15_000.0, 12_343, 25_006, 0)
+    );
+    // The ways out, each with its exact figures for this seed.
+    let no_retry = surge_variant(|t| t.replace("max_attempts: 3", "max_attempts: 1"));
+    assert_eq!(
+        no_retry,
+        (
+            "recovered".into(),
+            Some(31_000.0),
+            1_000.0,
+            20_903,
+            10_545,
+            0
+        )
+    );
+    let budget = surge_variant(|_| std::fs::read_to_string("examples/surge-budget.yaml").unwrap());
+    assert_eq!(
+        budget,
+        (
+            "recovered".into(),
+            Some(32_000.0),
+            2_000.0,
+            20_277,
+            11_480,
+            0
+        )
+    );
+    let breaker = surge_variant(|t| {
+        t.replace(
+            "          backoff: { kind: exponential, base: 20ms, cap: 200ms, jitter: full }\n",
+            "          backoff: { kind: exponential, base: 20ms, cap: 200ms, jitter: full }\n        circuit_breaker: { failure_rate: 0.5, window: 1s, min_calls: 20, open_for: 1s, open_jitter: 0.2 }\n",
+        )
+    });
+    assert_eq!(
+        breaker,
+        (
+            "recovered".into(),
+            Some(31_000.0),
+            1_000.0,
+            22_831,
+            6_285,
+            0
+        )
+    );
+    // Dropping what can no longer finish in time: nothing is wasted, and
+    // goodput holds through the surge.
+    let drop_expired = surge_variant(|t| {
+        t.replace("    latency: 1ms\n", "    latency: 1ms\n    deadline_propagation: true\n")
+            .replace(
+                "capacity: { workers: 10, queue: 500 }",
+                "capacity: { workers: 10, queue: 500, drop_expired: true }\n    deadline_propagation: true",
+            )
+    });
+    assert_eq!(
+        drop_expired,
+        ("recovered".into(), Some(30_000.0), 0.0, 39_754, 0, 6_246)
+    );
 }

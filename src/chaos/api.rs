@@ -167,7 +167,13 @@ pub async fn run_async(
     let descriptors = check_descriptors(topology, load, options)?;
     let layout = Layout::new(topology);
     let targets = plan.targets.clone();
-    let metrics = Metrics::new(topology.services.len(), layout.slots(), targets.clone());
+    let queues: Vec<bool> = topology
+        .services
+        .iter()
+        .map(|s| s.queueing.is_some())
+        .collect();
+    let metrics = Metrics::new(topology.services.len(), layout.slots(), targets.clone())
+        .watch_queues(crate::run::queueing::watched(&queues, &targets));
     let run = Arc::new(Run::new(
         load.horizon(),
         http_client()?,

@@ -130,6 +130,7 @@ pub(crate) fn boot(
             sid,
             s.latency,
             s.capacity.map(|c| c.value),
+            s.queueing.map(|q| q.value),
             s.deadline_propagation,
             calls,
         )));

@@ -206,6 +206,7 @@ impl LayerClient {
                     honored_retry_after,
                 } => {
                     metrics.layer_retry(self.slot, cause, honored_retry_after);
+                    metrics.retried_at(now);
                     if !wait.is_zero() {
                         tokio::time::sleep_until(run.instant(now + wait)).await;
                     }
@@ -321,6 +322,9 @@ impl LayerClient {
         started: Duration,
     ) -> (Outcome, Option<Duration>) {
         let (outcome, retry_after, out_of_descriptors) = self.exchange(ctx, timeout, n).await;
+        if outcome == Outcome::Timeout {
+            self.run.metrics.timed_out(self.run.now());
+        }
         if out_of_descriptors {
             self.run.metrics.out_of_descriptors();
         } else if outcome == Outcome::Connect

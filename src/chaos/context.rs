@@ -21,6 +21,10 @@ pub(crate) struct Run {
     pub horizon: Duration,
     pub cancel: CancellationToken,
     pub tasks: TaskTracker,
+    /// The services' own work in flight (a token per tier request): the run
+    /// waits for it after the last user request, up to the horizon plus the
+    /// grace period, so work finished for nobody is still counted.
+    pub work: TaskTracker,
     pub http: reqwest::Client,
     pub plan: FaultPlan,
     /// The root of every request's `DrawKey`.
@@ -42,6 +46,7 @@ impl Run {
             horizon,
             cancel: CancellationToken::new(),
             tasks: TaskTracker::new(),
+            work: TaskTracker::new(),
             http,
             plan,
             draw_seed,

@@ -3,7 +3,8 @@
 //! Closed loop: N callers start at once; each sends its next user request when
 //! the previous one has finished, and none after one the horizon cut short
 //! (its client layer could not retry before it: still busy then). Open loop:
-//! request i is due at i / R and is sent then whatever is still in flight; its
+//! request i is due when `crate::run::arrivals` says (at i / R, Poisson, or
+//! faster during a `surge`) and is sent then whatever is still in flight; its
 //! latency counts from that intended time, so a stalled system is not
 //! flattered (no coordinated omission). No user request starts at or after the
 //! horizon; `--requests` caps them all.
@@ -29,10 +30,13 @@ use super::client::LayerClient;
 use super::context::Run;
 use super::draw::DrawKey;
 use crate::policy::{BreakerSpec, BudgetSpec};
+use crate::run::arrivals::Schedule;
 use crate::run::{Arrival, LoadSettings};
 
 /// Random streams of the closed-loop callers start here (see `mod.rs`).
 pub(crate) const STREAM_USERS: u64 = 3_000_000;
+/// The stream of Poisson arrival gaps.
+pub(crate) const STREAM_ARRIVALS: u64 = 4_000_000;
 
 pub(crate) struct Driver {
     pub run: Arc<Run>,
@@ -92,9 +96,18 @@ impl Driver {
                 ));
                 let slots = Arc::new(Semaphore::new(self.max_in_flight.max(1)));
                 let horizon = self.run.instant(self.run.horizon);
+                // Checked up front (a surge needs open loop): a rate is set.
+                let Ok(Some(mut schedule)) = Schedule::new(
+                    &self.load,
+                    &self.run.plan,
+                    self.load.stream_seed(STREAM_ARRIVALS),
+                ) else {
+                    return 0;
+                };
                 let mut i = 0;
-                while let Some(due) = self.load.due(i) {
+                while let Some(due) = schedule.next_due() {
                     tokio::time::sleep_until(self.run.instant(due)).await;
+                    self.run.metrics.offered(due);
                     let slot = match Arc::clone(&slots).try_acquire_owned() {
                         Ok(slot) => slot,
                         Err(_) => {
@@ -112,7 +125,7 @@ impl Driver {
                                 _ => {
                                     self.run
                                         .metrics
-                                        .not_sent(self.load.due_count().saturating_sub(i));
+                                        .not_sent(schedule.expected_count().saturating_sub(i));
                                     break;
                                 }
                             }
@@ -134,6 +147,9 @@ impl Driver {
         users.close();
         let end = self.run.instant(self.run.horizon.saturating_add(grace));
         let _ = tokio::time::timeout_at(end, users.wait()).await;
+        // Then the services' work still in flight (callers gone), likewise.
+        self.run.work.close();
+        let _ = tokio::time::timeout_at(end, self.run.work.wait()).await;
         started
             .load(Ordering::Relaxed)
             .saturating_sub(finished.load(Ordering::Relaxed))

@@ -93,6 +93,7 @@ pub(crate) struct Metrics {
     timeline: Mutex<TimelineCounts>,
     goodput: Mutex<GoodputCounts>,
     targets: Vec<bool>,
+    watched_queues: Vec<bool>,
 }
 
 impl Metrics {
@@ -106,8 +107,16 @@ impl Metrics {
             e2e: Mutex::default(),
             timeline: Mutex::default(),
             goodput: Mutex::default(),
+            watched_queues: Vec::new(),
             targets,
         }
+    }
+
+    /// The services whose queue depth the goodput series follows
+    /// (`crate::run::queueing::watched`).
+    pub fn watch_queues(mut self, watched: Vec<bool>) -> Self {
+        self.watched_queues = watched;
+        self
     }
 
     fn tick(&self, service: ServiceId, at: Duration) {
@@ -266,7 +275,7 @@ impl Metrics {
             let c = &mut lock(s).count;
             c.max_queue = c.max_queue.max(depth);
         }
-        if self.targets.get(service).copied().unwrap_or(false) {
+        if self.watched_queues.get(service).copied().unwrap_or(false) {
             lock(&self.goodput).depth(at, depth);
         }
     }
@@ -275,6 +284,14 @@ impl Metrics {
     pub fn queue_expired(&self, service: ServiceId) {
         if let Some(s) = self.services.get(service) {
             lock(s).count.expired += 1;
+        }
+    }
+
+    /// A request of `service` got a worker after waiting `waited` and holds
+    /// it for `work`.
+    pub fn served(&self, service: ServiceId, waited: Duration, work: Duration) {
+        if let Some(s) = self.services.get(service) {
+            lock(s).count.serve(waited, work);
         }
     }
 

@@ -37,8 +37,8 @@ mod draw;
 mod drive_url;
 mod driver;
 mod fault_layer;
-mod header;
 pub mod fuzz_hook;
+mod header;
 mod http1;
 mod metrics;
 mod progress;
@@ -49,6 +49,7 @@ pub use standalone::{StandaloneRequest, standalone_request, standalone_request_b
 mod tier;
 mod timer;
 mod transport;
+mod workers;
 
 pub use api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
 pub use drive_url::drive_url;

@@ -11,6 +11,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -91,6 +92,29 @@ where
     }
 }
 
+/// Whether the caller of a detached request hung up before its answer (its
+/// attempt timed out, or it was cut): work finished after that is wasted.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallerGone(Arc<AtomicBool>);
+
+impl CallerGone {
+    pub fn hung_up(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Marks the caller gone when hyper drops the answer's future unfinished
+/// (the connection closed under it).
+struct HangUpGuard(Option<CallerGone>);
+
+impl Drop for HangUpGuard {
+    fn drop(&mut self) {
+        if let Some(g) = self.0.take() {
+            g.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Runs each request as its own tracked task, so it survives its connection.
 #[derive(Clone)]
 pub(crate) struct Detach<S> {
@@ -112,11 +136,16 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        let gone = CallerGone::default();
+        req.extensions_mut().insert(gone.clone());
         let fut = self.inner.clone().call(req);
         let handle = self.run.spawn(fut);
         Box::pin(async move {
-            match handle.await {
+            let mut guard = HangUpGuard(Some(gone));
+            let answered = handle.await;
+            guard.0 = None;
+            match answered {
                 Ok(Some(result)) => result,
                 // The run ended, or the task panicked: close without an answer.
                 Ok(None) => Err(Dropped::Hang),

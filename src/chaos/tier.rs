@@ -1,16 +1,19 @@
 //! A service of the topology as a real HTTP handler, as `crate::run` states
-//! the shared semantics: it enters (the overload model of
-//! `crate::run::overload`), does its own work (a seeded latency draw, slept
-//! precisely), then makes its calls group by group (`crate::run::calls`) —
-//! a group's calls concurrently — each through its retry layers, and answers
-//! with the last failure, if any, or 504 when it was marked.
+//! the shared semantics: it gets a worker when it queues (`workers.rs`, or
+//! is turned away), enters (the overload model of `crate::run::overload`),
+//! does its own work (a seeded latency draw, slept precisely, the worker
+//! held), then makes its calls group by group (`crate::run::calls`) — a
+//! group's calls concurrently — each through its retry layers, and answers
+//! with the last failure, if any, or 504 when it was marked. Work finished
+//! after the caller hung up is wasted, and counted.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::task::JoinSet;
 
@@ -19,10 +22,12 @@ use super::client::LayerClient;
 use super::context::{Run, lock};
 use super::draw::DrawKey;
 use super::header;
+use super::server::CallerGone;
 use super::timer::sleep_until_precise;
-use crate::policy::Outcome;
+use super::workers::{Entry, Workers};
+use crate::policy::{Outcome, retry_after};
 use crate::run::overload::InFlight;
-use crate::topology::{Latency, ServiceId};
+use crate::topology::{Latency, Queueing, ServiceId};
 
 /// The capacity an `overload` fault imposes on this request's arrival.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +51,7 @@ pub(crate) struct Tier {
     pub id: ServiceId,
     pub latency: Latency,
     pub capacity: Option<u32>,
+    pub workers: Option<Workers>,
     pub deadline_propagation: bool,
     pub calls: Vec<TierCall>,
     pub in_flight: Mutex<InFlight>,
@@ -57,6 +63,7 @@ impl Tier {
         id: ServiceId,
         latency: Latency,
         capacity: Option<u32>,
+        queueing: Option<Queueing>,
         deadline_propagation: bool,
         calls: Vec<TierCall>,
     ) -> Self {
@@ -65,6 +72,7 @@ impl Tier {
             id,
             latency,
             capacity,
+            workers: queueing.map(|q| Workers::new(id, q)),
             deadline_propagation,
             calls,
             in_flight: Mutex::default(),
@@ -84,9 +92,21 @@ fn status(code: u16) -> Response {
         .into_response()
 }
 
+/// A full queue's answer, with Retry-After when the service sends one.
+fn rejected(code: u16, retry: Option<Duration>) -> Response {
+    let mut resp = status(code);
+    if let Some(ra) = retry
+        && let Ok(v) = HeaderValue::from_str(&retry_after::header_value(ra))
+    {
+        resp.headers_mut().insert(RETRY_AFTER, v);
+    }
+    resp
+}
+
 /// The axum handler of a tier server.
 pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Response {
     let run = &tier.run;
+    let _working = run.work.token();
     let headers = req.headers();
     let deadline = if tier.deadline_propagation {
         incoming_deadline(headers, run)
@@ -106,7 +126,25 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
         .get::<OverloadCapacity>()
         .map(|c| c.0)
         .or(tier.capacity);
+    let gone = req.extensions().get::<CallerGone>().cloned();
     drop(req);
+    // Drawn before the queue: it must know whether the request can still
+    // finish by its deadline (`crate::run::queueing`).
+    let work = tier.latency.sample(&mut draw.work_rng());
+    let worker = match &tier.workers {
+        None => None,
+        Some(workers) => match workers
+            .enter(run, deadline.map(|d| d.saturating_sub(work)))
+            .await
+        {
+            Entry::Worker(w) => Some(w),
+            Entry::Rejected {
+                status: code,
+                retry_after,
+            } => return rejected(code, retry_after),
+            Entry::Expired => return status(504),
+        },
+    };
     let ticket = lock(&tier.in_flight).enter(capacity);
     if non_idempotent
         && !keyed
@@ -114,8 +152,14 @@ pub(crate) async fn handle(State(tier): State<Arc<Tier>>, req: Request) -> Respo
     {
         run.metrics.executed(tier.id, id);
     }
-    let work = tier.latency.sample(&mut draw.work_rng());
+    if let Some(w) = &worker {
+        w.serve(work);
+    }
     sleep_until_precise(tokio::time::Instant::now() + work).await;
+    drop(worker);
+    if gone.is_some_and(|g| g.hung_up()) {
+        run.metrics.wasted(tier.id);
+    }
     let result = run_calls(&tier, deadline, draw).await;
     let marked = lock(&tier.in_flight).leave(ticket);
     if marked {

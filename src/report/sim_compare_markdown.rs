@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::run_table::{amp, ms};
-use super::sim_compare_table::{completion, headline, name, percent, spread};
+use super::sim_compare_table::{after_the_fault, completion, headline, name, percent, spread};
 use crate::run::ComparisonRow;
 
 pub fn render(rows: &[ComparisonRow]) -> String {
@@ -13,15 +13,26 @@ pub fn render(rows: &[ComparisonRow]) -> String {
     if rows.is_empty() {
         return out;
     }
+    let recovery = rows.iter().any(|r| r.recovery.is_some());
+    let (extra_head, extra_rule) = if recovery {
+        (" after the fault |", "---|")
+    } else {
+        ("", "")
+    };
     let _ = writeln!(
         out,
-        "| topology | attempts at target | per request | attempts in total | succeeded | success | all ok | last success | p99 |"
+        "| topology | attempts at target | per request | attempts in total | succeeded | success | all ok | last success | p99 |{extra_head}"
     );
-    let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|{extra_rule}");
     for r in rows {
+        let extra = if recovery {
+            format!(" {} |", after_the_fault(r))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} of {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} of {} | {} | {} | {} | {} |{extra}",
             escape(&name(r)),
             spread(&r.attempts_at_target),
             amp(r.amplification_at_target),

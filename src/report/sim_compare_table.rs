@@ -16,7 +16,7 @@ pub fn render(rows: &[ComparisonRow]) -> String {
     let _ = writeln!(out, "{}\n", headline(rows));
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut header = vec![
         "topology",
         "attempts at target",
         "per request",
@@ -26,10 +26,15 @@ pub fn render(rows: &[ComparisonRow]) -> String {
         "all ok",
         "last success",
         "p99",
-    ]);
+    ];
+    let recovery = rows.iter().any(|r| r.recovery.is_some());
+    if recovery {
+        header.push("after the fault");
+    }
+    t.set_header(header);
     for r in rows {
         let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(name(r)),
             right(spread(&r.attempts_at_target)),
             right(amp(r.amplification_at_target)),
@@ -39,7 +44,11 @@ pub fn render(rows: &[ComparisonRow]) -> String {
             right(percent(r.all_succeeded_ratio)),
             right(completion(r.last_success_ms.as_ref())),
             right(ms(r.latency_ms.p99)),
-        ]);
+        ];
+        if recovery {
+            row.push(Cell::new(after_the_fault(r)));
+        }
+        t.add_row(row);
     }
     let _ = writeln!(out, "{t}");
     let _ = writeln!(
@@ -48,6 +57,18 @@ pub fn render(rows: &[ComparisonRow]) -> String {
          all ok = trials in which every request succeeded; last success as p50 (p90)"
     );
     out
+}
+
+/// `recovered 2.00 s after` or `collapsed for 30.00 s`, from the verdict
+/// of the (merged) goodput series; `–` without one.
+pub(crate) fn after_the_fault(r: &ComparisonRow) -> String {
+    match &r.recovery {
+        None => "–".into(),
+        Some(v) => match v.recovered_at_ms {
+            Some(_) => format!("recovered {} after", ms(v.below_for_ms)),
+            None => format!("collapsed, {} to the end", ms(v.below_for_ms)),
+        },
+    }
 }
 
 /// `fault `overload` at leaves, 1000 trials`.
@@ -132,6 +153,7 @@ pub(crate) mod tests {
             all_succeeded_ratio: if ok == 6.0 { 1.0 } else { 0.0 },
             last_success_ms: (ok > 0.0).then(|| s(300.0, 450.0, 1200.0)),
             latency_ms: LatencyMs::default(),
+            recovery: None,
         }
     }
 

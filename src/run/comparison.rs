@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::goodput::Verdict;
 use super::report::{LatencyMs, Spread};
 
 /// One topology's figures under the compared scenario, per trial over all
@@ -38,4 +39,8 @@ pub struct ComparisonRow {
     pub last_success_ms: Option<Spread>,
     /// End-to-end latency over every user request of every trial.
     pub latency_ms: LatencyMs,
+    /// Whether goodput came back after the fault, where the run reports
+    /// goodput (a service queues or the load surges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Verdict>,
 }

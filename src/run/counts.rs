@@ -51,6 +51,15 @@ impl ServiceCount {
         bump(&mut self.statuses, status, 1);
     }
 
+    /// A request got a worker after waiting `waited`, and holds it for
+    /// `work`.
+    pub fn serve(&mut self, waited: Duration, work: Duration) {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.served += 1;
+        self.waited = self.waited.saturating_add(nanos(waited));
+        self.busy = self.busy.saturating_add(nanos(work));
+    }
+
     pub fn add(&mut self, o: &ServiceCount) {
         self.received += o.received;
         self.duplicates += o.duplicates;

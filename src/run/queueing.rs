@@ -9,9 +9,14 @@
 //!
 //! A request whose caller has given up is still served when its turn comes
 //! — wasted work, counted — unless the service has `drop_expired: true`:
-//! then a waiting request whose deadline has passed is dropped when its
-//! turn comes, without work (the deadline is known only when callers
-//! propagate it).
+//! then a waiting request that can no longer finish by its deadline is
+//! dropped when its turn comes, without work, and answered 504. Its service
+//! time is drawn when it arrives, so "can no longer finish" is exact: its
+//! latest start (deadline − service time) has passed. (Dropping only once the
+//! deadline itself has passed serves the requests that waited just under it,
+//! and every one of them then finishes too late: a full FIFO queue stays
+//! full of work nobody waits for.) The deadline is known only when callers
+//! propagate it, so `drop_expired` needs `deadline_propagation: true`.
 //!
 //! Plain state over any job type: the simulator queues its visits, the chaos
 //! tier the wake-ups of its waiting handlers.
@@ -20,6 +25,18 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::topology::{Discipline, Queueing};
+
+/// The services whose queue depth the goodput series follows: the fault
+/// target's, where they queue; otherwise — a surge targets the entry, which
+/// rarely queues — every service that queues. `queues[s]`: service s queues.
+pub fn watched(queues: &[bool], targets: &[bool]) -> Vec<bool> {
+    let target_queues: Vec<bool> = queues.iter().zip(targets).map(|(&q, &t)| q && t).collect();
+    if target_queues.iter().any(|&w| w) {
+        target_queues
+    } else {
+        queues.to_vec()
+    }
+}
 
 /// What became of an arriving request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,21 +88,23 @@ impl<J> Station<J> {
         self.busy
     }
 
-    /// `job` arrives carrying `deadline` (absolute run time, if known).
-    pub fn arrive(&mut self, job: J, deadline: Option<Duration>) -> Admit {
+    /// `job` arrives; `latest_start` (absolute run time, if a deadline is
+    /// known) is when it must start to finish by its deadline.
+    pub fn arrive(&mut self, job: J, latest_start: Option<Duration>) -> Admit {
         if self.busy < self.spec.workers {
             self.busy += 1;
             return Admit::Start;
         }
         if self.waiting.len() < self.spec.queue as usize {
-            self.waiting.push_back((job, deadline));
+            self.waiting.push_back((job, latest_start));
             return Admit::Queued;
         }
         Admit::Rejected
     }
 
     /// A worker finished at `now`: it goes to the next waiting job by the
-    /// discipline, past expired ones when the spec drops them.
+    /// discipline, past those whose latest start has passed when the spec
+    /// drops expired work.
     pub fn release(&mut self, now: Duration) -> Release<J> {
         let mut expired = Vec::new();
         loop {
@@ -94,7 +113,7 @@ impl<J> Station<J> {
                 Discipline::Lifo => self.waiting.pop_back(),
             };
             match taken {
-                Some((job, Some(deadline))) if self.spec.drop_expired && now >= deadline => {
+                Some((job, Some(latest))) if self.spec.drop_expired && now >= latest => {
                     expired.push(job);
                 }
                 Some((job, _)) => {
@@ -147,6 +166,18 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_depth_follows_the_target_or_else_every_queue() {
+        assert_eq!(
+            watched(&[false, true, true], &[false, true, false]),
+            [false, true, false]
+        );
+        assert_eq!(
+            watched(&[false, true, true], &[true, false, false]),
+            [false, true, true]
+        );
     }
 
     #[test]

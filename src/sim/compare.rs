@@ -79,5 +79,6 @@ pub(crate) fn comparison_row(t: &Topology, r: &RunReport, merged: &Merged) -> Co
         all_succeeded_ratio: r.end_to_end.all_succeeded_ratio.unwrap_or(0.0),
         last_success_ms: r.end_to_end.last_success_ms,
         latency_ms: r.end_to_end.latency_ms,
+        recovery: r.goodput.as_ref().and_then(|g| g.verdict.clone()),
     }
 }

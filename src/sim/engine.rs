@@ -140,6 +140,10 @@ pub(crate) struct Visit {
     /// A `reset` fault: do the work, then close without an answer.
     pub reset: bool,
     pub execution: Option<u32>,
+    /// Its service time, drawn on arrival at a service that queues (the
+    /// queue needs it to tell whether the request can still finish in
+    /// time); drawn when its work starts elsewhere.
+    pub work: Option<Nanos>,
     /// Its place in flight (the overload model), once it entered.
     pub ticket: Option<Ticket>,
     /// When it answers, once that is known (a service without calls that has

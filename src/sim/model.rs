@@ -58,6 +58,8 @@ pub(crate) struct ServiceModel {
     pub calls: Vec<CallModel>,
     /// The fault scenario targets it.
     pub target: bool,
+    /// Its queue depth is the goodput series' (`run::queueing::watched`).
+    pub watched_queue: bool,
     /// Starts of the windows in which it is down, ascending: connections open
     /// at that moment are cut.
     pub down_starts: Vec<Nanos>,
@@ -148,12 +150,21 @@ impl Model {
                 deadline_propagation: s.deadline_propagation,
                 calls,
                 target: plan.is_target(id),
+                watched_queue: false,
                 down_starts: plan
                     .down_windows(id)
                     .into_iter()
                     .map(|(start, _)| nanos(start))
                     .collect(),
             });
+        }
+        let queues: Vec<bool> = services.iter().map(|s| s.queueing.is_some()).collect();
+        let targets: Vec<bool> = services.iter().map(|s| s.target).collect();
+        for (s, w) in services
+            .iter_mut()
+            .zip(crate::run::queueing::watched(&queues, &targets))
+        {
+            s.watched_queue = w;
         }
         Ok(Model {
             services,

@@ -42,6 +42,7 @@ impl<'m> Engine<'m> {
             capacity: None,
             reset: false,
             execution,
+            work: None,
             ticket: None,
             ends: None,
             next_call: 0,
@@ -116,13 +117,20 @@ impl<'m> Engine<'m> {
             self.answer_visit(v, 504, Outcome::Status(504));
             return;
         }
-        let deadline = visit.deadline.map(super::engine::duration);
-        let at = self.at();
-        let Some(station) = self.stations[s].as_mut() else {
+        if self.stations[s].is_none() {
             self.begin_work(v);
             return;
+        }
+        let work = super::model::nanos(svc.latency.sample(&mut self.rng));
+        visit.work = Some(work);
+        let latest_start = visit
+            .deadline
+            .map(|d| super::engine::duration(d.saturating_sub(work)));
+        let at = self.at();
+        let Some(station) = self.stations[s].as_mut() else {
+            return;
         };
-        match station.arrive(v, deadline) {
+        match station.arrive(v, latest_start) {
             Admit::Start => self.begin_work(v),
             Admit::Queued => {
                 let depth = station.depth() as u64;
@@ -137,12 +145,12 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// A service's queue is `depth` deep now: its deepest, and the target's
-    /// depth over time.
+    /// A service's queue is `depth` deep now: its deepest, and the watched
+    /// queues' depth over time.
     fn queue_depth(&mut self, s: usize, depth: u64) {
         let c = &mut self.counts.services[s];
         c.max_queue = c.max_queue.max(depth);
-        if self.m.services[s].target {
+        if self.m.services[s].watched_queue {
             let at = self.at();
             self.counts.goodput.depth(at, depth);
         }
@@ -178,16 +186,19 @@ impl<'m> Engine<'m> {
                 self.counts.services[s].duplicates += 1;
             }
         }
-        let work = super::model::nanos(svc.latency.sample(&mut self.rng));
+        let work = match visit.work {
+            Some(w) => w,
+            None => super::model::nanos(svc.latency.sample(&mut self.rng)),
+        };
         let done = now.saturating_add(work);
         if svc.calls.is_empty() {
             visit.ends = Some(done);
         }
         if svc.queueing.is_some() {
-            let c = &mut self.counts.services[s];
-            c.served += 1;
-            c.waited = c.waited.saturating_add(now - visit.entered);
-            c.busy = c.busy.saturating_add(work);
+            self.counts.services[s].serve(
+                Duration::from_nanos(now - visit.entered),
+                Duration::from_nanos(work),
+            );
         }
         self.queue.push(done, Phase::End, Event::WorkDone(v));
     }

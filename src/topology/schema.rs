@@ -267,6 +267,28 @@ fn read_service(
     if let Some(v) = m.get("deadline_propagation") {
         service.deadline_propagation = f.bool(v, "deadline_propagation")?;
     }
+    if let Some(q) = &service.queueing
+        && q.value.drop_expired
+        && !service.deadline_propagation
+    {
+        // Without an incoming deadline nothing is ever known to be expired.
+        let pos = match m.get("capacity").map(|c| &c.value) {
+            Some(Value::Map(entries)) => entries
+                .iter()
+                .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == "drop_expired"))
+                .map_or(q.pos, |(k, _)| k.pos),
+            _ => q.pos,
+        };
+        return Err(f
+            .error(
+                pos,
+                format!(
+                    "service `{}` drops expired work, but no deadline reaches it",
+                    service.name
+                ),
+            )
+            .with_help("add `deadline_propagation: true` to the service (its callers then send their deadline), or remove `drop_expired`"));
+    }
     let all_parallel = m
         .get("parallel")
         .map(|v| f.bool(v, "parallel"))

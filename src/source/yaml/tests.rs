@@ -197,7 +197,15 @@ fn every_yaml_file_in_the_repository() {
 
 #[test]
 fn generated_topologies() {
-    for (n, seed) in [(1, 1), (2, 2), (50, 3), (1_000, 7), (10_000, 7)] {
+    // The 10,000-service case takes most of a minute in a debug build: it
+    // runs in release (`cargo test --release`) or with RETRYLINT_LARGE_TESTS=1.
+    let large = !cfg!(debug_assertions) || std::env::var_os("RETRYLINT_LARGE_TESTS").is_some();
+    let sizes: &[(usize, u64)] = if large {
+        &[(1, 1), (2, 2), (50, 3), (1_000, 7), (10_000, 7)]
+    } else {
+        &[(1, 1), (2, 2), (50, 3), (1_000, 7)]
+    };
+    for &(n, seed) in sizes {
         let text = generate::random_dag(n, 3, seed);
         let new = parse(&text).unwrap();
         let old = old(&text).unwrap();
@@ -409,9 +417,8 @@ fn nesting_limits_and_alias_bombs() {
             vec![format!("*{prev}"); 9].join(",")
         ));
     }
-    let started = std::time::Instant::now();
+    // Bounded by the parser's event budget (a counter), not by a clock.
     let e = parse(&bomb).unwrap_err();
-    assert!(started.elapsed().as_secs() < 5);
     assert!(
         e.message.contains("budget breached: RecordedAnchorEvents"),
         "{}",
@@ -433,9 +440,10 @@ fn large_mappings_and_merges_stay_linear() {
     for i in 0..n {
         text.push_str(&format!("  k{i}: {i}\n"));
     }
-    let started = std::time::Instant::now();
+    // Linear by construction (one hash set of key fingerprints per
+    // mapping); its speed is measured in `cargo bench --bench check`, not
+    // timed here.
     let root = parse(&text).unwrap();
-    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
     let Value::Map(top) = &root.value else {
         panic!()
     };
