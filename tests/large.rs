@@ -41,3 +41,51 @@ fn a_chain_of_ten_thousand_does_not_overflow_the_stack() {
         e.message
     );
 }
+
+#[test]
+fn a_hundred_thousand_fault_phases_strike_on_time_in_both_engines() {
+    use std::fmt::Write as _;
+    use std::time::Duration;
+
+    // db answers 503 in the first 50 ms of every 100 ms, for 10,000 s:
+    // 100,000 phases. Ten user requests 100 ms apart each arrive at the
+    // start of one (no retries, no work before the call).
+    let mut fault = String::from("name: comb\ntarget: db\nphases:\n");
+    for k in 0..100_000u64 {
+        let _ = writeln!(
+            fault,
+            "  - {{ after: {}ms, for: 50ms, inject: {{ kind: status, status: 503 }} }}",
+            k * 100
+        );
+    }
+    let scenario = retrylint::faults::load_str(&fault, "comb.yaml").unwrap();
+    let t = common::load(
+        "version: 1\nentry: web\nservices:\n  web: { latency: 0s, calls: [ { to: db, timeout: 1s } ] }\n  db: { latency: 0s }\n",
+    )
+    .unwrap();
+    let load = retrylint::run::LoadSettings::new(
+        Some(10.0),
+        None,
+        None,
+        Some(Duration::from_secs(1)),
+        Some(1),
+    )
+    .unwrap();
+    let sim = retrylint::sim::run(&t, &scenario, &load, 1, None).unwrap();
+    let db = sim.service("db").unwrap();
+    assert_eq!((db.received, db.statuses.get("503")), (10, Some(&10)));
+    // On real servers each request lands within the first milliseconds of
+    // its phase; only a stall of more than 50 ms could let one through.
+    let options = retrylint::chaos::RunOptions {
+        ctrl_c: false,
+        ..Default::default()
+    };
+    let chaos = retrylint::chaos::run_with(&t, &scenario, &load, &options).unwrap();
+    let db = chaos.service("db").unwrap();
+    assert_eq!(db.received, 10);
+    assert!(
+        db.statuses.get("503").copied().unwrap_or(0) >= 8,
+        "{:?}",
+        db.statuses
+    );
+}
