@@ -1,35 +1,55 @@
 //! `--format json`: DESIGN's contract, one object.
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::{CheckReporter, Style};
-use crate::lint::CheckReport;
+use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Finding, Severity, Summary};
 
 pub struct Json;
 
 impl CheckReporter for Json {
     fn render(&self, r: &CheckReport, _: Style) -> String {
-        let mut out = serde_json::to_string_pretty(&value(r)).unwrap_or_default();
+        // Serialised straight from the report, not through a `Value` tree:
+        // 70,000 findings of a 10,000-service topology are 50 MB of JSON.
+        let mut out = serde_json::to_string_pretty(&Document::of(r)).unwrap_or_default();
         out.push('\n');
         out
     }
 }
 
-/// The JSON value of a report.
-pub fn value(r: &CheckReport) -> Value {
-    json!({
-        "version": 1,
-        "topology": r.topology,
-        "file": r.file,
-        "entry": r.entry,
-        "findings": r.findings,
-        "amplification": r.amplification,
-        "edges": r.edges,
-        "summary": r.summary,
-        "fail_on": r.fail_on,
-        "max_amplification": r.max_amplification,
-        // User requests per second behind each row's `with_breakers`.
-        "reference_rate": r.reference_rate,
-        "failed": r.failed(),
-    })
+/// The JSON object of a report, borrowing it.
+#[derive(Serialize)]
+pub struct Document<'a> {
+    version: u32,
+    topology: &'a str,
+    file: &'a str,
+    entry: &'a str,
+    findings: &'a [Finding],
+    amplification: &'a [AmplificationRow],
+    edges: &'a [EdgeRow],
+    summary: &'a Summary,
+    fail_on: Severity,
+    max_amplification: f64,
+    /// User requests per second behind each row's `with_breakers`.
+    reference_rate: f64,
+    failed: bool,
+}
+
+impl<'a> Document<'a> {
+    pub fn of(r: &'a CheckReport) -> Self {
+        Document {
+            version: 1,
+            topology: &r.topology,
+            file: &r.file,
+            entry: &r.entry,
+            findings: &r.findings,
+            amplification: &r.amplification,
+            edges: &r.edges,
+            summary: &r.summary,
+            fail_on: r.fail_on,
+            max_amplification: r.max_amplification,
+            reference_rate: r.reference_rate,
+            failed: r.failed(),
+        }
+    }
 }
