@@ -417,6 +417,37 @@ fn a_ratio_budget_caps_retries_across_processes_as_in_one() {
 }
 
 #[test]
+fn a_timed_phase_runs_on_the_served_clock_and_retry_after_crosses_processes() {
+    // As `chaos_faults.rs`: 429 with Retry-After 1s for the first 300 ms of
+    // the run; the client layer (in the driver) waits and its retry, 1 s on,
+    // finds the phase over on the service's own clock.
+    let dir = scratch("phase-fault");
+    let fault = dir.join("f.yaml");
+    std::fs::write(
+        &fault,
+        "target: api\nphases: [ { for: 300ms, inject: { kind: status, status: 429, retry_after: 1s } } ]\n",
+    )
+    .unwrap();
+    let fault = fault.to_str().unwrap();
+    let c = cluster(
+        "phase",
+        "version: 1\nclient: { timeout: 2s, retry: { max_attempts: 2 } }\nservices:\n  api: {}\n",
+        fault,
+        3,
+    );
+    let r = c.report(fault, &["--clients", "1", "--requests", "1", "--duration", "10s"], 3);
+    assert_eq!(r.end_to_end.succeeded, 1, "{:?}", r.end_to_end.outcomes);
+    let client = r.end_to_end.client.as_ref().expect("client layer");
+    assert_eq!(client.retry_after_waits, 1);
+    assert_eq!(client.retries_by_reason.get("429"), Some(&1));
+    let api = r.service("api").expect("api row");
+    assert_eq!(api.statuses.get("429"), Some(&1));
+    assert_eq!(api.statuses.get("200"), Some(&1));
+    c.end();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_non_loopback_listen_is_taken_only_as_an_ip_written_out() {
     let dir = scratch("listen");
     std::fs::write(dir.join("t.yaml"), CHAIN).unwrap();
