@@ -66,3 +66,29 @@ impl Resolver {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names_are_the_exported_services_names() {
+        let t = crate::topology::load_str(
+            "version: 1\nentry: web\nservices:\n  web:\n    calls: [ { to: Payments_API } ]\n  Payments_API: {}\n",
+            "t.yaml",
+            "t",
+            &Default::default(),
+        )
+        .unwrap();
+        let r = Resolver::dns(&t, 8080);
+        assert_eq!(
+            r.callees(&t, 0).unwrap().get(&1).map(String::as_str),
+            Some("http://payments-api:8080")
+        );
+        let none = Resolver::Peers(HashMap::new());
+        assert_eq!(
+            none.callees(&t, 0).unwrap_err().to_string(),
+            "no address for `Payments_API`, which `web` calls: add `Payments_API: HOST:PORT` to the peers file, or use --resolve dns"
+        );
+    }
+}
