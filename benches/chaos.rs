@@ -156,8 +156,8 @@ fn serve(dir: &std::path::Path, service: &str, peers: &str) -> Served {
 /// Requests/s of the 2-service chain in-process and as `serve` processes,
 /// `secs` seconds each, per second of load.
 fn chain2_in_process_and_served(secs: u64) -> (f64, f64) {
-    let t = topology::load_str(CHAIN2, "chain.yaml", "chain", &Default::default())
-        .expect("topology");
+    let t =
+        topology::load_str(CHAIN2, "chain.yaml", "chain", &Default::default()).expect("topology");
     let load = closed_loop_for(secs);
     let inproc = chaos::run_with(&t, &Scenario::none(), &load, &options()).expect("run");
     let dir = std::env::temp_dir().join(format!("retrylint-bench-serve-{}", std::process::id()));

@@ -74,7 +74,10 @@ fn serve(dir: &Path, service: &str, peers: &Path, fault: &str, seed: u64) -> Ser
         admin: "0.0.0.0:0".parse().unwrap(),
     };
     let line = rx.recv_timeout(BOUND).expect("a ready line in time");
-    assert!(line.starts_with(&format!("ready service={service} ")), "{line}");
+    assert!(
+        line.starts_with(&format!("ready service={service} ")),
+        "{line}"
+    );
     served.http = field(&line, "http=");
     served.admin = field(&line, "admin=");
     served
@@ -156,7 +159,14 @@ impl Cluster {
         cmd.arg("drive")
             .arg(self.dir.join("t.yaml"))
             .args(["--entry", &format!("http://{}", entry.http)])
-            .args(["--fault", fault, "--seed", &seed.to_string(), "--format", "json"])
+            .args([
+                "--fault",
+                fault,
+                "--seed",
+                &seed.to_string(),
+                "--format",
+                "json",
+            ])
             .args(load);
         for s in &self.served {
             cmd.args(["--collect", &format!("http://{}", s.admin)]);
@@ -221,12 +231,21 @@ fn run_bounded(mut cmd: Command) -> Output {
 fn get(addr: SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     let (head, body) = text.split_once("\r\n\r\n").expect("a response");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(!head.to_ascii_lowercase().contains("transfer-encoding: chunked"), "{head}");
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{head}"
+    );
     body.to_owned()
 }
 
@@ -250,8 +269,14 @@ fn leaf_down_chain_as_processes_sends_64_attempts_per_request() {
     // Before the driver's start nothing runs, the fault plan included.
     let before = prometheus::parse(&get(c.get("leaf").admin, "/metrics")).expect("strict");
     assert_eq!(before.value("retrylint_run_number", &["service=leaf"]), 0.0);
-    assert_eq!(before.value("retrylint_run_running", &["service=leaf"]), 0.0);
-    assert_eq!(before.value("retrylint_received_total", &["service=leaf"]), 0.0);
+    assert_eq!(
+        before.value("retrylint_run_running", &["service=leaf"]),
+        0.0
+    );
+    assert_eq!(
+        before.value("retrylint_received_total", &["service=leaf"]),
+        0.0
+    );
     let r = c.report("total-outage", &CLOSED, 7);
     assert_eq!(r.mode, "drive");
     assert_eq!(r.end_to_end.requests, 6);
@@ -260,15 +285,27 @@ fn leaf_down_chain_as_processes_sends_64_attempts_per_request() {
     assert_eq!(received, [6, 24, 96, 384], "entry, a, b, leaf");
     let check = common::check(&c.topology);
     for s in &r.services {
-        assert_eq!(s.amplification.measured, s.amplification.predicted, "{}", s.service);
-        assert_eq!(s.amplification.measured, common::amplification(&check, &s.service), "{}", s.service);
+        assert_eq!(
+            s.amplification.measured, s.amplification.predicted,
+            "{}",
+            s.service
+        );
+        assert_eq!(
+            s.amplification.measured,
+            common::amplification(&check, &s.service),
+            "{}",
+            s.service
+        );
     }
     let leaf = r.service("leaf").expect("leaf row");
     assert_eq!(leaf.amplification.measured, 64.0);
     assert_eq!(leaf.statuses.get("503"), Some(&384));
     let b = r.service("b").expect("b row");
     assert_eq!(b.calls[0].layers[0].attempts, 384);
-    assert_eq!(b.calls[0].layers[0].retries_by_reason.get("503"), Some(&288));
+    assert_eq!(
+        b.calls[0].layers[0].retries_by_reason.get("503"),
+        Some(&288)
+    );
     assert_eq!(r.end_to_end.client, None);
     // Every service's listener is in the report, as `chaos` lists them.
     assert_eq!(r.listeners.len(), 4);
@@ -280,35 +317,62 @@ fn leaf_down_chain_as_processes_sends_64_attempts_per_request() {
             serde_json::from_str(&get(s.admin, "/retrylint/counters")).expect("counters JSON");
         let text = get(s.admin, "/metrics");
         let m = prometheus::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
-        let sid = c.topology.services.iter().position(|x| x.name == name).unwrap();
+        let sid = c
+            .topology
+            .services
+            .iter()
+            .position(|x| x.name == name)
+            .unwrap();
         let counts = &json.snapshot.counts.services[sid];
         let svc = format!("service={name}");
-        assert_eq!(m.value("retrylint_received_total", &[&svc]), counts.received as f64);
+        assert_eq!(
+            m.value("retrylint_received_total", &[&svc]),
+            counts.received as f64
+        );
         for &(status, n) in &counts.statuses {
             let st = format!("status={status}");
             assert_eq!(m.value("retrylint_responses_total", &[&svc, &st]), n as f64);
         }
         assert_eq!(m.value("retrylint_run_number", &[&svc]), 1.0);
-        assert_eq!(m.value("retrylint_fault_target", &[&svc]), f64::from(u8::from(name == "leaf")));
+        assert_eq!(
+            m.value("retrylint_fault_target", &[&svc]),
+            f64::from(u8::from(name == "leaf"))
+        );
         let answered: u64 = counts.statuses.iter().map(|(_, n)| n).sum();
         let hist = &json.snapshot.latency[sid];
         assert_eq!(hist.len(), answered);
-        assert_eq!(m.value("retrylint_response_seconds_count", &[&svc]), answered as f64);
+        assert_eq!(
+            m.value("retrylint_response_seconds_count", &[&svc]),
+            answered as f64
+        );
         let layout = Layout::new(&c.topology);
         for (ci, call) in c.topology.services[sid].calls.iter().enumerate() {
             for (li, layer) in call.layers.iter().enumerate() {
                 let l = &json.snapshot.counts.layers[layout.slot(sid, ci, li)];
-                let labels = [svc.clone(), format!("call={ci}"), format!("layer={}", layer.name)];
+                let labels = [
+                    svc.clone(),
+                    format!("call={ci}"),
+                    format!("layer={}", layer.name),
+                ];
                 let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-                assert_eq!(m.value("retrylint_attempts_total", &labels), l.attempts as f64);
-                assert_eq!(m.value("retrylint_budget_refusals_total", &labels), l.budget_refusals as f64);
+                assert_eq!(
+                    m.value("retrylint_attempts_total", &labels),
+                    l.attempts as f64
+                );
+                assert_eq!(
+                    m.value("retrylint_budget_refusals_total", &labels),
+                    l.budget_refusals as f64
+                );
                 let mut with = labels.clone();
                 with.push("reason=503");
                 assert_eq!(m.value("retrylint_retries_total", &with), l.retries as f64);
             }
         }
         if name == "b" {
-            assert_eq!(m.value("retrylint_attempts_total", &[&svc, "callee=leaf"]), 384.0);
+            assert_eq!(
+                m.value("retrylint_attempts_total", &[&svc, "callee=leaf"]),
+                384.0
+            );
         }
     }
     assert_eq!(get(c.get("leaf").admin, "/healthz"), "ok\n");
@@ -336,16 +400,29 @@ services:
         "total-outage",
         7,
     );
-    let r = c.report("total-outage", &["--clients", "1", "--requests", "5", "--duration", "20s"], 7);
+    let r = c.report(
+        "total-outage",
+        &["--clients", "1", "--requests", "5", "--duration", "20s"],
+        7,
+    );
     let api = r.service("api").expect("api row");
     assert_eq!(api.received, 45);
     assert_eq!(api.amplification.measured, 9.0);
     assert_eq!(api.amplification.predicted, 9.0);
     let layers = &r.service("app").expect("app row").calls[0].layers;
     assert_eq!((layers[0].layer.as_str(), layers[0].attempts), ("app", 15));
-    assert_eq!((layers[1].layer.as_str(), layers[1].attempts), ("istio-sidecar", 45));
+    assert_eq!(
+        (layers[1].layer.as_str(), layers[1].attempts),
+        ("istio-sidecar", 45)
+    );
     // The sidecar is a listener of the app's process.
-    assert!(r.listeners.iter().any(|l| l.name == "app→api/istio-sidecar"), "{:?}", r.listeners);
+    assert!(
+        r.listeners
+            .iter()
+            .any(|l| l.name == "app→api/istio-sidecar"),
+        "{:?}",
+        r.listeners
+    );
     c.end();
 }
 
@@ -371,13 +448,26 @@ services:
         "total-outage",
         7,
     );
-    let r = c.report("total-outage", &["--clients", "1", "--requests", "2", "--duration", "20s"], 7);
+    let r = c.report(
+        "total-outage",
+        &["--clients", "1", "--requests", "2", "--duration", "20s"],
+        7,
+    );
     let received: Vec<u64> = r.services.iter().map(|s| s.received).collect();
     assert_eq!(received, [2, 10, 6, 32], "web, a, b, db");
     let check = common::check(&c.topology);
     for s in &r.services {
-        assert_eq!(s.amplification.measured, s.amplification.predicted, "{}", s.service);
-        assert_eq!(s.amplification.measured, common::amplification(&check, &s.service), "{}", s.service);
+        assert_eq!(
+            s.amplification.measured, s.amplification.predicted,
+            "{}",
+            s.service
+        );
+        assert_eq!(
+            s.amplification.measured,
+            common::amplification(&check, &s.service),
+            "{}",
+            s.service
+        );
     }
     c.end();
 }
@@ -391,7 +481,11 @@ fn a_ratio_budget_caps_retries_across_processes_as_in_one() {
         "total-outage",
         3,
     );
-    let r = c.report("total-outage", &["--clients", "1", "--requests", "50", "--duration", "10s"], 3);
+    let r = c.report(
+        "total-outage",
+        &["--clients", "1", "--requests", "50", "--duration", "10s"],
+        3,
+    );
     let db = r.service("db").expect("db row");
     assert_eq!(db.received, 55);
     let layer = &r.service("api").expect("api row").calls[0].layers[0];
@@ -408,7 +502,12 @@ fn a_ratio_budget_caps_retries_across_processes_as_in_one() {
     let admin = format!("http://{}", c.get("db").admin);
     cmd.arg("drive")
         .arg(c.dir.join("t.yaml"))
-        .args(["--entry", &format!("http://{}", c.get("api").http), "--fault", "total-outage"])
+        .args([
+            "--entry",
+            &format!("http://{}", c.get("api").http),
+            "--fault",
+            "total-outage",
+        ])
         .args(["--seed", "3", "--collect", &admin, "--collect", &admin]);
     let out = run_bounded(cmd);
     assert_eq!(out.status.code(), Some(2));
@@ -435,7 +534,11 @@ fn a_timed_phase_runs_on_the_served_clock_and_retry_after_crosses_processes() {
         fault,
         3,
     );
-    let r = c.report(fault, &["--clients", "1", "--requests", "1", "--duration", "10s"], 3);
+    let r = c.report(
+        fault,
+        &["--clients", "1", "--requests", "1", "--duration", "10s"],
+        3,
+    );
     assert_eq!(r.end_to_end.succeeded, 1, "{:?}", r.end_to_end.outcomes);
     let client = r.end_to_end.client.as_ref().expect("client layer");
     assert_eq!(client.retry_after_waits, 1);
@@ -453,9 +556,14 @@ fn a_non_loopback_listen_is_taken_only_as_an_ip_written_out() {
     std::fs::write(dir.join("t.yaml"), CHAIN).unwrap();
     for listen in ["db.example.com:8080", ":8080", "localhost"] {
         let mut cmd = Command::new(BIN);
-        cmd.arg("serve")
-            .arg(dir.join("t.yaml"))
-            .args(["--service", "leaf", "--resolve", "dns", "--listen", listen]);
+        cmd.arg("serve").arg(dir.join("t.yaml")).args([
+            "--service",
+            "leaf",
+            "--resolve",
+            "dns",
+            "--listen",
+            listen,
+        ]);
         let out = run_bounded(cmd);
         assert_eq!(out.status.code(), Some(2), "--listen {listen}");
         let err = String::from_utf8_lossy(&out.stderr);
@@ -470,7 +578,11 @@ fn a_bad_peers_file_is_refused_at_its_line_and_column() {
     let dir = scratch("peers");
     std::fs::write(dir.join("t.yaml"), CHAIN).unwrap();
     for (peers, at, says) in [
-        ("a: 127.0.0.1:9\nleef: 127.0.0.1:9\n", "peers.yaml:2:1", "did you mean `leaf`?"),
+        (
+            "a: 127.0.0.1:9\nleef: 127.0.0.1:9\n",
+            "peers.yaml:2:1",
+            "did you mean `leaf`?",
+        ),
         ("leaf: 127.0.0.1\n", "peers.yaml:1:7", "the port is missing"),
         ("leaf: [1, 2]\n", "peers.yaml:1:7", "HOST:PORT"),
     ] {
@@ -531,7 +643,9 @@ mod prometheus {
 
     fn is_name(s: &str, colon: bool) -> bool {
         let mut chars = s.chars();
-        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || (colon && c == ':'))
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || (colon && c == ':'))
             && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (colon && c == ':'))
     }
 
@@ -556,7 +670,9 @@ mod prometheus {
             if !is_name(name, false) {
                 return Err(format!("bad label name `{name}`"));
             }
-            rest = rest[eq + 1..].strip_prefix('"').ok_or("an unquoted label value")?;
+            rest = rest[eq + 1..]
+                .strip_prefix('"')
+                .ok_or("an unquoted label value")?;
             let mut value = String::new();
             let mut chars = rest.char_indices();
             let end = loop {
@@ -602,7 +718,8 @@ mod prometheus {
                         if !is_name(name, true) {
                             return Err(at("bad metric name".into()));
                         }
-                        if !["counter", "gauge", "histogram", "summary", "untyped"].contains(&kind) {
+                        if !["counter", "gauge", "histogram", "summary", "untyped"].contains(&kind)
+                        {
                             return Err(at(format!("unknown type `{kind}`")));
                         }
                         if kind == "counter" && !name.ends_with("_total") {
@@ -611,7 +728,10 @@ mod prometheus {
                         if types.insert(name.to_owned(), kind.to_owned()).is_some() {
                             return Err(at("TYPE twice".into()));
                         }
-                        if samples.iter().any(|(s, _, _): &(String, _, _)| s.starts_with(name)) {
+                        if samples
+                            .iter()
+                            .any(|(s, _, _): &(String, _, _)| s.starts_with(name))
+                        {
                             return Err(at("TYPE after its samples".into()));
                         }
                     }
@@ -630,13 +750,20 @@ mod prometheus {
             } else {
                 (BTreeMap::new(), &line[name_end..])
             };
-            let value = rest.strip_prefix(' ').ok_or_else(|| at("no space before the value".into()))?;
+            let value = rest
+                .strip_prefix(' ')
+                .ok_or_else(|| at("no space before the value".into()))?;
             let value = number(value.trim_end()).map_err(at)?;
             let family = ["_bucket", "_sum", "_count"]
                 .iter()
-                .find_map(|s| name.strip_suffix(s).filter(|f| types.get(*f).is_some_and(|t| t == "histogram")))
+                .find_map(|s| {
+                    name.strip_suffix(s)
+                        .filter(|f| types.get(*f).is_some_and(|t| t == "histogram"))
+                })
                 .unwrap_or(name);
-            let kind = types.get(family).ok_or_else(|| at("a sample before its TYPE".into()))?;
+            let kind = types
+                .get(family)
+                .ok_or_else(|| at("a sample before its TYPE".into()))?;
             if kind == "histogram" && name.ends_with("_bucket") != labels.contains_key("le") {
                 return Err(at("`le` belongs on histogram buckets only".into()));
             }
@@ -663,10 +790,15 @@ mod prometheus {
                 }
             }
             for (key, buckets) in series {
-                if !buckets.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1) {
+                if !buckets
+                    .windows(2)
+                    .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+                {
                     return Err(format!("{family}: buckets not cumulative in order"));
                 }
-                let Some(&(le, top)) = buckets.last() else { continue };
+                let Some(&(le, top)) = buckets.last() else {
+                    continue;
+                };
                 if le != f64::INFINITY {
                     return Err(format!("{family}: no +Inf bucket"));
                 }
@@ -691,9 +823,18 @@ mod prometheus {
     fn the_checker_refuses_what_the_format_does() {
         assert!(parse("# TYPE x_total counter\nx_total 1\n").is_ok());
         assert!(parse("x_total 1\n").is_err(), "no TYPE");
-        assert!(parse("# TYPE x counter\nx 1\n").is_err(), "counter without _total");
-        assert!(parse("# TYPE x gauge\nx{a=\"b\\q\"} 1\n").is_err(), "bad escape");
-        assert!(parse("# TYPE x gauge\nx{a=\"1\"} 1\nx{a=\"1\"} 2\n").is_err(), "twice");
+        assert!(
+            parse("# TYPE x counter\nx 1\n").is_err(),
+            "counter without _total"
+        );
+        assert!(
+            parse("# TYPE x gauge\nx{a=\"b\\q\"} 1\n").is_err(),
+            "bad escape"
+        );
+        assert!(
+            parse("# TYPE x gauge\nx{a=\"1\"} 1\nx{a=\"1\"} 2\n").is_err(),
+            "twice"
+        );
         assert!(parse("# TYPE x gauge\nx 1").is_err(), "no final newline");
         let h = "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n";
         assert!(parse(h).is_err(), "not cumulative");

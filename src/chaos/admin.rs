@@ -69,11 +69,7 @@ async fn metrics(State(served): State<Arc<Served>>) -> Response {
         target: served.plan.is_target(c.service),
         phase,
     });
-    (
-        [(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)],
-        text,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)], text).into_response()
 }
 
 async fn start(State(served): State<Arc<Served>>, body: Bytes) -> Response {

@@ -46,12 +46,7 @@ pub(crate) fn boot(
         });
         sockets.push((l, addr));
     }
-    let resolver = Resolver::Local(
-        sockets
-            .iter()
-            .map(|(_, a)| format!("http://{a}"))
-            .collect(),
-    );
+    let resolver = Resolver::Local(sockets.iter().map(|(_, a)| format!("http://{a}")).collect());
     let entry_addr = sockets[t.entry].1;
     let mut sidecars = Vec::new();
     for (sid, (l, _)) in sockets.into_iter().enumerate() {

@@ -44,7 +44,11 @@ pub(crate) async fn start_all(
         let status = resp.status();
         if !status.is_success() {
             let text = resp.text().await.unwrap_or_default();
-            return Err(failed(url, "start the run", format!("{status}: {}", text.trim())));
+            return Err(failed(
+                url,
+                "start the run",
+                format!("{status}: {}", text.trim()),
+            ));
         }
     }
     Ok(())
@@ -94,8 +98,8 @@ async fn fetch_all(
         if !status.is_success() {
             return Err(failed(url, "read the counters", status));
         }
-        let answer: CountersAnswer = serde_json::from_slice(&body)
-            .map_err(|e| failed(url, "read the counters", e))?;
+        let answer: CountersAnswer =
+            serde_json::from_slice(&body).map_err(|e| failed(url, "read the counters", e))?;
         answers.push(answer);
     }
     Ok(answers)

@@ -129,7 +129,8 @@ pub async fn drive(
         ));
     }
     if let Some(late) = answers.iter().find(|a| a.run == 0) {
-        h.warnings.push(format!("`{}` never started a run", late.service));
+        h.warnings
+            .push(format!("`{}` never started a run", late.service));
     }
     report.harness = h;
     if interrupted {
@@ -155,9 +156,7 @@ pub fn drive_blocking(
         .map_err(ChaosError::Runtime)?;
     let result = rt.block_on(async {
         let stop = options.stop.clone().unwrap_or_default();
-        let ctrl_c = options
-            .ctrl_c
-            .then(|| super::api::on_ctrl_c(stop.clone()));
+        let ctrl_c = options.ctrl_c.then(|| super::api::on_ctrl_c(stop.clone()));
         let mut opts = options.clone();
         opts.stop = Some(stop);
         let result = drive(t, scenario, load, entry, collect, &opts).await;

@@ -70,9 +70,7 @@ pub async fn drive_url(
 
 /// A plain `http://HOST[:PORT][/PATH]` URL as its authority, its path (the
 /// fragment dropped) and the address it resolves to.
-pub(crate) async fn entry(
-    url: &str,
-) -> Result<(String, String, std::net::SocketAddr), ChaosError> {
+pub(crate) async fn entry(url: &str) -> Result<(String, String, std::net::SocketAddr), ChaosError> {
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| ChaosError::Client(format!("`{url}` is not a plain http:// URL")))?;

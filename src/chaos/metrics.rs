@@ -345,7 +345,11 @@ impl Metrics {
     pub fn snapshot(&self) -> crate::run::wire::Snapshot {
         crate::run::wire::Snapshot {
             counts: self.counts(),
-            latency: self.services.iter().map(|s| lock(s).latency.clone()).collect(),
+            latency: self
+                .services
+                .iter()
+                .map(|s| lock(s).latency.clone())
+                .collect(),
             end_to_end_latency: lock(&self.e2e).latency.clone(),
         }
     }

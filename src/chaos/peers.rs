@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::resolve::Resolver;
+use crate::source::LoadError;
 use crate::source::error::nearest;
 use crate::source::fields::Fields;
 use crate::source::read::{FileKind, read_text, syntax_error};
 use crate::source::yaml::{self, Value};
-use crate::source::LoadError;
 use crate::topology::Topology;
 
 /// Reads the peers file at `path` for a run of `t`.
@@ -37,7 +37,13 @@ pub fn load_str(text: &str, file: &str, t: &Topology) -> Result<Resolver, LoadEr
         Value::Null => &Vec::new(),
         other => {
             return Err(f
-                .error(root.pos, format!("a peers file is a mapping of service names to addresses, found {}", other.kind()))
+                .error(
+                    root.pos,
+                    format!(
+                        "a peers file is a mapping of service names to addresses, found {}",
+                        other.kind()
+                    ),
+                )
                 .with_help("write one `NAME: HOST:PORT` line per service"));
         }
     };
@@ -102,7 +108,12 @@ mod tests {
 
     #[test]
     fn addresses_read_back_as_base_urls() {
-        let r = load_str("db: 127.0.0.1:8083\napi: http://10.0.0.7:8080/\n", "p.yaml", &topo()).unwrap();
+        let r = load_str(
+            "db: 127.0.0.1:8083\napi: http://10.0.0.7:8080/\n",
+            "p.yaml",
+            &topo(),
+        )
+        .unwrap();
         assert_eq!(r.url(&topo(), 1).as_deref(), Some("http://127.0.0.1:8083"));
         assert_eq!(r.url(&topo(), 0).as_deref(), Some("http://10.0.0.7:8080"));
     }

@@ -134,7 +134,11 @@ impl Served {
         }
         let listener = self.listener().await?;
         let t = &c.topology;
-        let metrics = Metrics::new(t.services.len(), self.layout.slots(), self.plan.targets.clone());
+        let metrics = Metrics::new(
+            t.services.len(),
+            self.layout.slots(),
+            self.plan.targets.clone(),
+        );
         let load = LoadSettings {
             seed: c.seed,
             ..LoadSettings::default()

@@ -39,7 +39,14 @@ pub fn drive(args: DriveArgs) -> Result<Outcome, Failure> {
         ..Default::default()
     };
     let format = args.run.format;
-    match chaos::drive_blocking(&t, &p.scenario, &p.load, &args.entry, &args.collect, &options) {
+    match chaos::drive_blocking(
+        &t,
+        &p.scenario,
+        &p.load,
+        &args.entry,
+        &args.collect,
+        &options,
+    ) {
         Ok(report) => finish(report, &p.gates, format, false),
         Err(chaos::ChaosError::Interrupted(report)) => finish(*report, &p.gates, format, true),
         Err(e @ chaos::ChaosError::Target(_)) => Err(Failure::Usage(e.to_string())),

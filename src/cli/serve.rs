@@ -26,7 +26,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     pub admin: Option<SocketAddr>,
     /// Where the other services are: a YAML file of `NAME: HOST:PORT` lines.
-    #[arg(long, value_name = "FILE", conflicts_with = "resolve", required_unless_present = "resolve")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "resolve",
+        required_unless_present = "resolve"
+    )]
     pub peers: Option<PathBuf>,
     /// Find callees by DNS name, as inside a Kubernetes namespace or a
     /// Compose project: `http://<name>:<--peer-port>`.

@@ -99,38 +99,129 @@ pub fn render(e: &Exposition<'_>) -> String {
     let svc = [("service", name)];
     let mut out = String::with_capacity(4096);
 
-    family(&mut out, "retrylint_run_info", "gauge", "The service and its fault scenario.");
-    sample(&mut out, "retrylint_run_info", &[("service", name), ("fault", e.fault)], 1);
-    family(&mut out, "retrylint_run_number", "gauge", "Runs started so far (0: waiting for the first start).");
+    family(
+        &mut out,
+        "retrylint_run_info",
+        "gauge",
+        "The service and its fault scenario.",
+    );
+    sample(
+        &mut out,
+        "retrylint_run_info",
+        &[("service", name), ("fault", e.fault)],
+        1,
+    );
+    family(
+        &mut out,
+        "retrylint_run_number",
+        "gauge",
+        "Runs started so far (0: waiting for the first start).",
+    );
     sample(&mut out, "retrylint_run_number", &svc, e.run);
-    family(&mut out, "retrylint_run_running", "gauge", "1 while a run is going on.");
+    family(
+        &mut out,
+        "retrylint_run_running",
+        "gauge",
+        "1 while a run is going on.",
+    );
     sample(&mut out, "retrylint_run_running", &svc, u8::from(e.running));
-    family(&mut out, "retrylint_run_elapsed_seconds", "gauge", "Time since the run's start signal.");
-    sample(&mut out, "retrylint_run_elapsed_seconds", &svc, float(e.elapsed.as_secs_f64()));
-    family(&mut out, "retrylint_fault_target", "gauge", "1 when the fault scenario strikes this service.");
+    family(
+        &mut out,
+        "retrylint_run_elapsed_seconds",
+        "gauge",
+        "Time since the run's start signal.",
+    );
+    sample(
+        &mut out,
+        "retrylint_run_elapsed_seconds",
+        &svc,
+        float(e.elapsed.as_secs_f64()),
+    );
+    family(
+        &mut out,
+        "retrylint_fault_target",
+        "gauge",
+        "1 when the fault scenario strikes this service.",
+    );
     sample(&mut out, "retrylint_fault_target", &svc, u8::from(e.target));
-    family(&mut out, "retrylint_fault_phase", "gauge", "The fault phase in force here (1-based), 0 when none.");
+    family(
+        &mut out,
+        "retrylint_fault_phase",
+        "gauge",
+        "The fault phase in force here (1-based), 0 when none.",
+    );
     match e.phase {
-        Some((i, kind)) => sample(&mut out, "retrylint_fault_phase", &[("service", name), ("kind", kind)], i + 1),
-        None => sample(&mut out, "retrylint_fault_phase", &[("service", name), ("kind", "none")], 0),
+        Some((i, kind)) => sample(
+            &mut out,
+            "retrylint_fault_phase",
+            &[("service", name), ("kind", kind)],
+            i + 1,
+        ),
+        None => sample(
+            &mut out,
+            "retrylint_fault_phase",
+            &[("service", name), ("kind", "none")],
+            0,
+        ),
     }
 
-    let c = e.snapshot.counts.services.get(sid).cloned().unwrap_or_default();
-    family(&mut out, "retrylint_received_total", "counter", "Requests that reached the service (refused connections included).");
+    let c = e
+        .snapshot
+        .counts
+        .services
+        .get(sid)
+        .cloned()
+        .unwrap_or_default();
+    family(
+        &mut out,
+        "retrylint_received_total",
+        "counter",
+        "Requests that reached the service (refused connections included).",
+    );
     sample(&mut out, "retrylint_received_total", &svc, c.received);
-    family(&mut out, "retrylint_responses_total", "counter", "Answers by HTTP status.");
+    family(
+        &mut out,
+        "retrylint_responses_total",
+        "counter",
+        "Answers by HTTP status.",
+    );
     let mut statuses = c.statuses.clone();
     statuses.sort_unstable();
     for (status, n) in statuses {
-        sample(&mut out, "retrylint_responses_total", &[("service", name), ("status", &status.to_string())], n);
+        sample(
+            &mut out,
+            "retrylint_responses_total",
+            &[("service", name), ("status", &status.to_string())],
+            n,
+        );
     }
-    family(&mut out, "retrylint_dropped_total", "counter", "Requests closed without an answer.");
+    family(
+        &mut out,
+        "retrylint_dropped_total",
+        "counter",
+        "Requests closed without an answer.",
+    );
     for (reason, n) in [("refused", c.refused), ("reset", c.reset), ("hang", c.hang)] {
-        sample(&mut out, "retrylint_dropped_total", &[("service", name), ("reason", reason)], n);
+        sample(
+            &mut out,
+            "retrylint_dropped_total",
+            &[("service", name), ("reason", reason)],
+            n,
+        );
     }
-    family(&mut out, "retrylint_duplicates_total", "counter", "Non-idempotent requests executed again without an idempotency key.");
+    family(
+        &mut out,
+        "retrylint_duplicates_total",
+        "counter",
+        "Non-idempotent requests executed again without an idempotency key.",
+    );
     sample(&mut out, "retrylint_duplicates_total", &svc, c.duplicates);
-    family(&mut out, "retrylint_queue_rejected_total", "counter", "Requests a full queue turned away.");
+    family(
+        &mut out,
+        "retrylint_queue_rejected_total",
+        "counter",
+        "Requests a full queue turned away.",
+    );
     sample(&mut out, "retrylint_queue_rejected_total", &svc, c.rejected);
 
     layers(&mut out, e);
@@ -156,23 +247,56 @@ fn layers(out: &mut String, e: &Exposition<'_>) {
                 .get(e.layout.slot(sid, ci, li))
                 .cloned()
                 .unwrap_or_default();
-            rows.push((t.services[call.to].name.as_str(), ci.to_string(), layer.name.as_str(), count));
+            rows.push((
+                t.services[call.to].name.as_str(),
+                ci.to_string(),
+                layer.name.as_str(),
+                count,
+            ));
         }
     }
     let families: [(&str, &str, fn(&crate::run::counts::LayerCount) -> u64); 5] = [
-        ("retrylint_layer_requests_total", "Logical requests a retry layer sent on.", |l| l.requests),
-        ("retrylint_attempts_total", "Attempts a retry layer made.", |l| l.attempts),
-        ("retrylint_retries_total", "Retries a retry layer made, by the outcome retried.", |l| l.retries),
-        ("retrylint_budget_refusals_total", "Retries a retry budget refused.", |l| l.budget_refusals),
-        ("retrylint_retry_after_waits_total", "Retries that waited as a Retry-After header said.", |l| l.retry_after_waits),
+        (
+            "retrylint_layer_requests_total",
+            "Logical requests a retry layer sent on.",
+            |l| l.requests,
+        ),
+        (
+            "retrylint_attempts_total",
+            "Attempts a retry layer made.",
+            |l| l.attempts,
+        ),
+        (
+            "retrylint_retries_total",
+            "Retries a retry layer made, by the outcome retried.",
+            |l| l.retries,
+        ),
+        (
+            "retrylint_budget_refusals_total",
+            "Retries a retry budget refused.",
+            |l| l.budget_refusals,
+        ),
+        (
+            "retrylint_retry_after_waits_total",
+            "Retries that waited as a Retry-After header said.",
+            |l| l.retry_after_waits,
+        ),
     ];
     for (metric, help, get) in families {
         family(out, metric, "counter", help);
         for (callee, ci, layer, count) in &rows {
-            let base = [("service", s.name.as_str()), ("callee", *callee), ("call", ci.as_str()), ("layer", *layer)];
+            let base = [
+                ("service", s.name.as_str()),
+                ("callee", *callee),
+                ("call", ci.as_str()),
+                ("layer", *layer),
+            ];
             if metric == "retrylint_retries_total" {
-                let mut reasons: Vec<(String, u64)> =
-                    count.by_reason.iter().map(|(o, n)| (o.to_string(), *n)).collect();
+                let mut reasons: Vec<(String, u64)> = count
+                    .by_reason
+                    .iter()
+                    .map(|(o, n)| (o.to_string(), *n))
+                    .collect();
                 reasons.sort();
                 for (reason, n) in reasons {
                     let mut l = base.to_vec();
@@ -189,7 +313,12 @@ fn layers(out: &mut String, e: &Exposition<'_>) {
 /// `latency` as a Prometheus histogram: cumulative buckets, `_sum` (each
 /// sample at its histogram bucket's value: within 0.1 %) and `_count`.
 fn histogram(out: &mut String, metric: &str, service: &str, latency: &Latency) {
-    family(out, metric, "histogram", "How long the service took to answer.");
+    family(
+        out,
+        metric,
+        "histogram",
+        "How long the service took to answer.",
+    );
     let (values, _, _) = latency.to_parts();
     let mut sum_us: u128 = 0;
     let mut count: u64 = 0;
@@ -204,8 +333,23 @@ fn histogram(out: &mut String, metric: &str, service: &str, latency: &Latency) {
             .map(|(_, n)| n)
             .sum();
         let le = float(le);
-        sample(out, &format!("{metric}_bucket"), &[("service", service), ("le", &le)], below);
+        sample(
+            out,
+            &format!("{metric}_bucket"),
+            &[("service", service), ("le", &le)],
+            below,
+        );
     }
-    sample(out, &format!("{metric}_sum"), &[("service", service)], float(sum_us as f64 / 1e6));
-    sample(out, &format!("{metric}_count"), &[("service", service)], count);
+    sample(
+        out,
+        &format!("{metric}_sum"),
+        &[("service", service)],
+        float(sum_us as f64 / 1e6),
+    );
+    sample(
+        out,
+        &format!("{metric}_count"),
+        &[("service", service)],
+        count,
+    );
 }

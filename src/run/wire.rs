@@ -103,10 +103,7 @@ pub(crate) mod transitions {
     use super::*;
 
     pub fn serialize<S: Serializer>(v: &[(Duration, Transition)], s: S) -> Result<S::Ok, S::Error> {
-        let coded: Vec<(u64, usize)> = v
-            .iter()
-            .map(|&(at, t)| (nanos(at), t.index()))
-            .collect();
+        let coded: Vec<(u64, usize)> = v.iter().map(|&(at, t)| (nanos(at), t.index())).collect();
         coded.serialize(s)
     }
 
@@ -244,10 +241,13 @@ mod tests {
         c.layers[1].retried(Outcome::Status(503), true);
         c.layers[1].retried(Outcome::Timeout, false);
         c.layers[1].transition(Duration::from_millis(3), Transition::ALL[1]);
-        c.end_to_end.finished(Outcome::Reset, Duration::from_millis(9));
-        c.end_to_end.finished(Outcome::Status(200), Duration::from_millis(11));
+        c.end_to_end
+            .finished(Outcome::Reset, Duration::from_millis(9));
+        c.end_to_end
+            .finished(Outcome::Status(200), Duration::from_millis(11));
         c.timeline.record(Duration::from_millis(250));
-        c.goodput.succeeded(Duration::from_millis(1500), Duration::from_micros(1234));
+        c.goodput
+            .succeeded(Duration::from_millis(1500), Duration::from_micros(1234));
         for us in [1, 999, 1234, 98_765, 4_000_000] {
             snap.latency[1].record(Duration::from_micros(us));
         }
@@ -255,8 +255,14 @@ mod tests {
         let json = serde_json::to_string(&snap).unwrap();
         let back: Snapshot = serde_json::from_str(&json).unwrap();
         assert_eq!(serde_json::to_string(&back).unwrap(), json);
-        assert_eq!(back.counts.layers[1].by_reason, snap.counts.layers[1].by_reason);
-        assert_eq!(back.counts.end_to_end.last_success, Some(Duration::from_millis(11)));
+        assert_eq!(
+            back.counts.layers[1].by_reason,
+            snap.counts.layers[1].by_reason
+        );
+        assert_eq!(
+            back.counts.end_to_end.last_success,
+            Some(Duration::from_millis(11))
+        );
         assert_eq!(back.latency[1].quantiles(), snap.latency[1].quantiles());
         assert_eq!(back.latency[1].buckets(), snap.latency[1].buckets());
         let mut merged = back.clone();
