@@ -77,7 +77,11 @@ pub async fn drive(
         &path,
         options.max_in_flight,
     );
+    let bar = super::progress::start(&run, options.progress);
     let interrupted = drive_until_done(&run, driver, options).await;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let answers = collect::stop_and_collect(&http, collect).await?;
     let mut merged = run.metrics.snapshot();
     let mut listeners = Vec::new();
