@@ -232,6 +232,9 @@ pub fn render(e: &Exposition<'_>) -> String {
     out
 }
 
+/// One figure of a layer's counts.
+type LayerFigure = fn(&crate::run::counts::LayerCount) -> u64;
+
 /// The counters of every retry layer of the service's calls.
 fn layers(out: &mut String, e: &Exposition<'_>) {
     let t = e.topology;
@@ -255,7 +258,7 @@ fn layers(out: &mut String, e: &Exposition<'_>) {
             ));
         }
     }
-    let families: [(&str, &str, fn(&crate::run::counts::LayerCount) -> u64); 5] = [
+    let families: [(&str, &str, LayerFigure); 5] = [
         (
             "retrylint_layer_requests_total",
             "Logical requests a retry layer sent on.",
