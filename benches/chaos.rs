@@ -6,7 +6,10 @@
 //!    installed (`apt-get install wrk`): three alternating rounds, printed
 //!    as ratios and their median;
 //! 3. `hops`: the cost of one more tier (server + retrying client) from chains
-//!    of 1 and 3 services with zero own latency.
+//!    of 1 and 3 services with zero own latency;
+//! 4. `serve`: a 2-service chain in-process (`chaos`) next to the same chain
+//!    as two `retrylint serve` processes driven by `drive`, alternating three
+//!    rounds in the same run: the per-request cost ratio (target: within 10 %).
 //!
 //! Keep it short: `cargo bench --bench chaos`.
 
@@ -111,6 +114,76 @@ fn chain_rps(services: usize, secs: u64) -> f64 {
     r.end_to_end.succeeded as f64 / (r.elapsed_ms / 1e3)
 }
 
+const CHAIN2: &str = "version: 1\nentry: s0\nservices:\n  s0: { latency: 0s, calls: [ { to: s1, timeout: 1s } ] }\n  s1: { latency: 0s }\n";
+
+/// A `retrylint serve` process of the bench, killed on drop.
+struct Served(std::process::Child, String, String);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `serve` for `service` and reads its ready line (http, admin).
+fn serve(dir: &std::path::Path, service: &str, peers: &str) -> Served {
+    use std::io::BufRead;
+    let peers_file = dir.join(format!("peers-{service}.yaml"));
+    std::fs::write(&peers_file, peers).expect("peers file");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrylint"))
+        .arg("serve")
+        .arg(dir.join("chain.yaml"))
+        .args(["--service", service, "--fault", "none", "--peers"])
+        .arg(&peers_file)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("retrylint serve");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("ready line");
+    let word = |k: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .expect("ready line field")
+            .to_owned()
+    };
+    Served(child, word("http="), word("admin="))
+}
+
+/// Requests/s of the 2-service chain in-process and as `serve` processes,
+/// `secs` seconds each, per second of load.
+fn chain2_in_process_and_served(secs: u64) -> (f64, f64) {
+    let t =
+        topology::load_str(CHAIN2, "chain.yaml", "chain", &Default::default()).expect("topology");
+    let load = closed_loop_for(secs);
+    let inproc = chaos::run_with(&t, &Scenario::none(), &load, &options()).expect("run");
+    let dir = std::env::temp_dir().join(format!("retrylint-bench-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("chain.yaml"), CHAIN2).expect("topology file");
+    let s1 = serve(&dir, "s1", "");
+    let s0 = serve(&dir, "s0", &format!("s1: {}\n", s1.1));
+    let collect = [format!("http://{}", s0.2), format!("http://{}", s1.2)];
+    let served = chaos::drive_blocking(
+        &t,
+        &Scenario::none(),
+        &load,
+        &format!("http://{}", s0.1),
+        &collect,
+        &options(),
+    )
+    .expect("drive");
+    drop((s0, s1));
+    let _ = std::fs::remove_dir_all(&dir);
+    let rate = |n: u64| n as f64 / secs as f64;
+    (
+        rate(inproc.end_to_end.succeeded),
+        rate(served.end_to_end.succeeded),
+    )
+}
+
 fn main() {
     let mut c = Criterion::default()
         .sample_size(10)
@@ -177,6 +250,22 @@ fn main() {
     println!(
         "harness chain of 1 service: {one:.0} req/s; of 3: {three:.0} req/s; one more hop costs {per_hop_us:.1} µs of wall time per request at {CLIENTS} clients (2 cores saturated: about {:.1} µs of CPU)",
         per_hop_us * 2.0
+    );
+
+    // The same 2-service chain in one process and as `serve` processes.
+    let mut ratios = Vec::new();
+    for round in 1..=3 {
+        let (inproc, served) = chain2_in_process_and_served(2);
+        let ratio = inproc / served;
+        println!(
+            "round {round}: 2-service chain in-process {inproc:.0} req/s, as serve processes {served:.0} req/s ({CLIENTS} clients, 2 s each): per-request cost ratio served / in-process {ratio:.3}"
+        );
+        ratios.push(ratio);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "serve / in-process per-request cost, median of 3: {:.3} (target: within 10 %)",
+        ratios[1]
     );
     c.final_summary();
 }

@@ -68,12 +68,17 @@ impl Default for RunOptions {
 pub enum ChaosError {
     #[error(transparent)]
     Target(#[from] UnknownTarget),
+    #[error(transparent)]
+    Unresolved(#[from] super::resolve::Unresolved),
     #[error("cannot listen on 127.0.0.1: {0}")]
     Bind(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+    /// A `serve` process did not start, stop or hand over its counters.
+    #[error("{0}")]
+    Collect(String),
     /// Not even one user request at a time fits the descriptor limit.
     #[error(
         "this run needs at least {minimum} open file descriptors ({listeners} listeners, and {per_request} connections per user request, both ends in this process) but the limit is {limit}; raise it (`ulimit -n {minimum}` or more, as the hard limit allows) or run a smaller topology, or run the services as separate processes (`retrylint serve`)"
@@ -133,7 +138,7 @@ pub fn run_with(
 /// Cancels `stop` on SIGINT. The handler is installed before this returns,
 /// so a Ctrl-C that comes once the servers listen is always the run's to
 /// handle (not the default action, which would kill the process).
-fn on_ctrl_c(stop: StopHandle) -> tokio::task::JoinHandle<()> {
+pub(crate) fn on_ctrl_c(stop: StopHandle) -> tokio::task::JoinHandle<()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

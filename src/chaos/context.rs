@@ -65,6 +65,14 @@ impl Run {
         self.start + at
     }
 
+    /// Request ids of this run start at `first`: processes of one run
+    /// (`retrylint serve`) take disjoint ranges, so a callee that counts
+    /// duplicates by id never mistakes two callers' requests for one.
+    pub fn with_request_ids_from(self, first: u64) -> Self {
+        self.next_id.store(first, Ordering::Relaxed);
+        self
+    }
+
     /// A fresh logical request id.
     pub fn next_request_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)

@@ -26,31 +26,7 @@ pub async fn drive_url(
     let plan = crate::faults::FaultPlan::none();
     let metrics = Metrics::new(0, 1, Vec::new());
     let run = Arc::new(Run::new(load.horizon(), http, plan, 0, metrics));
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| ChaosError::Client(format!("`{url}` is not a plain http:// URL")))?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], rest[i..].to_owned()),
-        None => (rest, "/".to_owned()),
-    };
-    // The fragment stays with the client; the rest goes on the request line
-    // as written, so it must be one visible-ASCII token.
-    let path = path.split('#').next().unwrap_or("/").to_owned();
-    if !path.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(ChaosError::Client(format!(
-            "`{url}`: the path must be visible ASCII without spaces (percent-encode the rest)"
-        )));
-    }
-    let with_port = if authority.contains(':') {
-        authority.to_owned()
-    } else {
-        format!("{authority}:80")
-    };
-    let addr = tokio::net::lookup_host(with_port.as_str())
-        .await
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| ChaosError::Client(format!("cannot resolve `{authority}`")))?;
+    let (authority, path, addr) = entry(url).await?;
     let client = LayerClient {
         run: Arc::clone(&run),
         slot: Layout::CLIENT,
@@ -90,4 +66,35 @@ pub async fn drive_url(
         return Err(ChaosError::Interrupted(Box::new(report)));
     }
     Ok(report)
+}
+
+/// A plain `http://HOST[:PORT][/PATH]` URL as its authority, its path (the
+/// fragment dropped) and the address it resolves to.
+pub(crate) async fn entry(url: &str) -> Result<(String, String, std::net::SocketAddr), ChaosError> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| ChaosError::Client(format!("`{url}` is not a plain http:// URL")))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].to_owned()),
+        None => (rest, "/".to_owned()),
+    };
+    // The fragment stays with the client; the rest goes on the request line
+    // as written, so it must be one visible-ASCII token.
+    let path = path.split('#').next().unwrap_or("/").to_owned();
+    if !path.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ChaosError::Client(format!(
+            "`{url}`: the path must be visible ASCII without spaces (percent-encode the rest)"
+        )));
+    }
+    let with_port = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    let addr = tokio::net::lookup_host(with_port.as_str())
+        .await
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| ChaosError::Client(format!("cannot resolve `{authority}`")))?;
+    Ok((authority.to_owned(), path, addr))
 }

@@ -357,6 +357,20 @@ impl Metrics {
         }
     }
 
+    /// Everything counted so far, with the latency of every service's answers
+    /// and of the user requests: what a `serve` process hands to `drive`.
+    pub fn snapshot(&self) -> crate::run::wire::Snapshot {
+        crate::run::wire::Snapshot {
+            counts: self.counts(),
+            latency: self
+                .services
+                .iter()
+                .map(|s| lock(s).latency.clone())
+                .collect(),
+            end_to_end_latency: lock(&self.e2e).latency.clone(),
+        }
+    }
+
     /// The report of a run of `t`.
     pub fn report(&self, t: &Topology, layout: &Layout, info: RunInfo<'_>) -> RunReport {
         let counts = self.counts();

@@ -25,15 +25,20 @@
 //! between tiers, `http1`'s lean client in the load driver), `fault_layer`
 //! (faults on real requests), `driver` (load), `metrics` (counters),
 //! `progress`, `context` (what a run shares), `header`, `draw`, `caller`,
-//! `timer`.
+//! `timer`; `resolve` (where a callee is), `serve` (one service as its own
+//! process) with its `admin` port, `drive` (the driver against a running
+//! entry) with `collect` (the counters of every `serve` process).
 
+mod admin;
 mod api;
 mod boot;
 mod caller;
 mod client;
+mod collect;
 mod context;
 mod descriptors;
 mod draw;
+mod drive;
 mod drive_url;
 mod driver;
 mod fault_layer;
@@ -41,7 +46,10 @@ pub mod fuzz_hook;
 mod header;
 mod http1;
 mod metrics;
+pub mod peers;
 mod progress;
+mod resolve;
+mod serve;
 mod server;
 mod sidecar;
 mod standalone;
@@ -52,4 +60,7 @@ mod transport;
 mod workers;
 
 pub use api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
+pub use drive::{drive, drive_blocking};
 pub use drive_url::drive_url;
+pub use resolve::{Resolver, Unresolved};
+pub use serve::{Bound, CountersAnswer, ServeConfig, StartRequest, serve, serve_blocking};

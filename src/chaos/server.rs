@@ -36,9 +36,18 @@ impl From<Infallible> for Dropped {
 /// A listener on 127.0.0.1 at `port` (0: the OS picks). Address reuse lets a
 /// service that was `down` take its port back while old connections linger.
 pub(crate) fn bind(port: u16) -> io::Result<TcpListener> {
-    let socket = TcpSocket::new_v4()?;
+    bind_addr(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+}
+
+/// A listener on `addr` (`retrylint serve --listen`), with address reuse.
+pub(crate) fn bind_addr(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
     socket.set_reuseaddr(true)?;
-    socket.bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
+    socket.bind(addr)?;
     socket.listen(1024)
 }
 
@@ -189,7 +198,7 @@ pub(crate) fn serve<S>(
                 return;
             };
             tokio::time::sleep_until(run.instant(end)).await;
-            listener = rebind(addr.port()).await;
+            listener = rebind(addr).await;
         }
         if let Some(l) = listener {
             accept_until(&run, l, svc, None).await;
@@ -197,13 +206,13 @@ pub(crate) fn serve<S>(
     });
 }
 
-/// Binds `port` again after a down window, trying for a short while. Should
+/// Binds `addr` again after a down window, trying for a short while. Should
 /// another socket have taken the port meanwhile (an ephemeral port, say),
 /// the service stays down for the rest of the run: its refusals then show
 /// in the report as `refused` past the window's end.
-async fn rebind(port: u16) -> Option<TcpListener> {
+async fn rebind(addr: SocketAddr) -> Option<TcpListener> {
     for _ in 0..50 {
-        if let Ok(l) = bind(port) {
+        if let Ok(l) = bind_addr(addr) {
             return Some(l);
         }
         tokio::time::sleep(Duration::from_millis(2)).await;

@@ -3,11 +3,13 @@
 
 mod chaos;
 mod check;
+mod drive;
 mod export;
 mod outcome;
 mod probe;
 mod rules;
 mod run_args;
+mod serve;
 mod simulate;
 mod values;
 
@@ -52,6 +54,12 @@ enum Command {
     /// 127.0.0.1, run the client against each, infer what it does and hold
     /// it to a topology (exit 1 on a difference with --expect-policy).
     Probe(probe::ProbeArgs),
+    /// Serve one service of the topology (with its `via` sidecars and its
+    /// fault) as its own process, with Prometheus `/metrics` on an admin port.
+    Serve(serve::ServeArgs),
+    /// Drive load into an entry already running (`serve` processes), collect
+    /// every service's counters and print the report as `chaos` does.
+    Drive(drive::DriveArgs),
     /// Write Kubernetes or Docker Compose manifests that run every service as
     /// its own process (`retrylint serve`) and the load as `retrylint drive`.
     #[command(subcommand)]
@@ -74,6 +82,8 @@ pub fn main() -> ExitCode {
         Command::Probe(args) => probe::probe(args),
         Command::ProbeClient(args) => probe::client(args),
         Command::Export(command) => export::export(command),
+        Command::Serve(args) => serve::serve(args),
+        Command::Drive(args) => drive::drive(args),
     };
     Outcome::exit_code(result)
 }

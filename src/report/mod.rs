@@ -9,6 +9,7 @@ pub mod markdown;
 pub mod probe_json;
 pub mod probe_markdown;
 pub mod probe_table;
+pub mod prometheus;
 pub mod rules;
 pub mod run_containment;
 pub mod run_formats;

@@ -9,6 +9,8 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::goodput::GoodputCounts;
 use super::timeline::TimelineCounts;
 use crate::policy::{Outcome, Stop, Transition};
@@ -21,7 +23,7 @@ pub fn bump<K: PartialEq + Copy>(list: &mut Vec<(K, u64)>, key: K, n: u64) {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ServiceCount {
     pub received: u64,
     pub duplicates: u64,
@@ -89,7 +91,7 @@ impl ServiceCount {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LayerCount {
     pub requests: u64,
     pub attempts: u64,
@@ -98,6 +100,7 @@ pub struct LayerCount {
     pub retry_after_waits: u64,
     /// Indexed by [`Stop::index`].
     pub stops: [u64; Stop::ALL.len()],
+    #[serde(with = "super::wire::outcomes")]
     pub by_reason: Vec<(Outcome, u64)>,
     /// Requests or attempts the layer's breaker rejected.
     pub short_circuited: u64,
@@ -105,6 +108,7 @@ pub struct LayerCount {
     pub transitions: [u64; Transition::ALL.len()],
     /// The first [`TRANSITION_LOG`] transitions of one run, with their
     /// times: kept per trial, never summed.
+    #[serde(with = "super::wire::transitions")]
     pub transition_log: Vec<(Duration, Transition)>,
     /// Hedged copies sent after the first.
     pub hedges: u64,
@@ -168,7 +172,7 @@ impl LayerCount {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EndToEndCount {
     /// User requests sent, unfinished ones included.
     pub requests: u64,
@@ -176,7 +180,9 @@ pub struct EndToEndCount {
     /// Still waiting for an answer when nothing was left to happen (a hang
     /// without a timeout).
     pub unfinished: u64,
+    #[serde(with = "super::wire::outcomes")]
     pub outcomes: Vec<(Outcome, u64)>,
+    #[serde(with = "super::wire::option_ns")]
     pub last_success: Option<Duration>,
 }
 
@@ -201,17 +207,19 @@ impl EndToEndCount {
 }
 
 /// Everything one trial counts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Counts {
     pub services: Vec<ServiceCount>,
     /// Indexed by slot.
     pub layers: Vec<LayerCount>,
     pub end_to_end: EndToEndCount,
     /// Arrivals at the fault target(s) per 100 ms.
+    #[serde(with = "super::wire::timeline")]
     pub timeline: TimelineCounts,
     /// Offered load, goodput and what stood in its way, over time.
     pub goodput: GoodputCounts,
     /// Time of the last event.
+    #[serde(with = "super::wire::duration_ns")]
     pub end: Duration,
 }
 

@@ -16,7 +16,7 @@ use super::latency::Latency;
 use super::timeline::{BUCKET, MAX_BUCKETS};
 
 /// Counts per 100 ms bucket, and success latencies per second.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GoodputCounts {
     pub offered: Vec<u64>,
     pub succeeded: Vec<u64>,
@@ -26,6 +26,7 @@ pub struct GoodputCounts {
     /// The deepest queue at the fault target(s) seen in the bucket.
     pub queue_depth: Vec<u64>,
     /// Per second.
+    #[serde(with = "super::wire::latencies")]
     pub success_latency: Vec<Latency>,
 }
 

@@ -73,6 +73,34 @@ impl Latency {
         self.highest = self.highest.max(other.highest);
     }
 
+    /// Every recorded value (µs, as its bucket's highest equivalent) with its
+    /// count, and the exact extremes: recording these into an empty
+    /// histogram of the same precision ([`Latency::from_parts`]) gives back
+    /// the same histogram, bucket for bucket.
+    pub fn to_parts(&self) -> (Vec<(u64, u64)>, Duration, Duration) {
+        let values = self
+            .hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        (values, self.lowest, self.highest)
+    }
+
+    /// The histogram [`Latency::to_parts`] took apart.
+    pub fn from_parts(values: &[(u64, u64)], lowest: Duration, highest: Duration) -> Self {
+        let mut l = Latency::default();
+        for &(value, count) in values {
+            if l.hist.record_n(value.max(1), count).is_err() {
+                let _ = l.hist.record_n(l.hist.high(), count);
+            }
+        }
+        if !l.hist.is_empty() {
+            l.lowest = lowest;
+            l.highest = highest;
+        }
+        l
+    }
+
     pub fn len(&self) -> u64 {
         self.hist.len()
     }

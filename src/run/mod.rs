@@ -83,6 +83,7 @@ pub mod queueing;
 pub mod report;
 pub mod slots;
 pub mod timeline;
+pub mod wire;
 
 pub use build::{Mode, RunInfo, Tally};
 pub use comparison::ComparisonRow;

@@ -50,6 +50,17 @@ impl TimelineCounts {
         self.beyond = 0;
     }
 
+    /// The counts [`buckets`](Self::buckets) and [`beyond`](Self::beyond)
+    /// read, put back together (bounded like `record`).
+    pub fn from_parts(mut buckets: Vec<u64>, beyond: u64) -> Self {
+        let over: u64 = buckets.iter().skip(MAX_BUCKETS).sum();
+        buckets.truncate(MAX_BUCKETS);
+        TimelineCounts {
+            buckets,
+            beyond: beyond.saturating_add(over),
+        }
+    }
+
     pub fn buckets(&self) -> &[u64] {
         &self.buckets
     }

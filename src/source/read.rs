@@ -69,6 +69,8 @@ pub enum FileKind {
     Topology,
     FaultScenario,
     Preset,
+    /// `retrylint serve --peers`: service name → address.
+    Peers,
 }
 
 impl FileKind {
@@ -77,6 +79,7 @@ impl FileKind {
             FileKind::Topology => "topology",
             FileKind::FaultScenario => "fault scenario",
             FileKind::Preset => "retry policy preset",
+            FileKind::Peers => "peers",
         }
     }
 
@@ -86,7 +89,7 @@ impl FileKind {
             FileKind::FaultScenario => {
                 "check the path, or name a shipped scenario (`retrylint chaos --help` lists them)"
             }
-            FileKind::Preset => "check the path",
+            FileKind::Preset | FileKind::Peers => "check the path",
         }
     }
 }

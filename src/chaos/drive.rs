@@ -1,0 +1,174 @@
+//! `retrylint drive`: the load driver alone, through the topology's
+//! `client:` layer into an entry that is already running (`retrylint serve`
+//! processes), then every process's counters merged into the one report
+//! `chaos` prints. The driver is `chaos`'s (`boot::driver`), its client
+//! layer counted here; each service's rows come from its own process.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::api::{ChaosError, RunOptions, STREAM_DRAWS, drive_until_done, http_client};
+use super::collect;
+use super::context::Run;
+use super::metrics::Metrics;
+use super::serve::StartRequest;
+use crate::faults::Scenario;
+use crate::run::build::Tally;
+use crate::run::{Layout, Listener, LoadSettings, Mode, RunInfo, RunReport};
+use crate::topology::Topology;
+
+/// Drives `load` into the entry at `entry` (`http://HOST:PORT[/PATH]`) and
+/// collects from the admin URLs `collect` (one per `serve` process). Every
+/// task it started has ended when it returns.
+pub async fn drive(
+    t: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    entry: &str,
+    collect: &[String],
+    options: &RunOptions,
+) -> Result<RunReport, ChaosError> {
+    let wall = Instant::now();
+    let plan = scenario.plan(t)?;
+    let layout = Layout::new(t);
+    let targets = plan.targets.clone();
+    let http = http_client()?;
+    // Who answers where, before anything starts: a second collect of the
+    // same service would count it twice.
+    let before = collect::counters(&http, collect).await?;
+    let mut seen = BTreeMap::new();
+    for (url, answer) in collect.iter().zip(&before) {
+        if !t.services.iter().any(|s| s.name == answer.service) {
+            return Err(ChaosError::Collect(format!(
+                "--collect {url} serves `{}`, which is not a service of this topology",
+                answer.service
+            )));
+        }
+        if let Some(other) = seen.insert(answer.service.clone(), url.clone()) {
+            return Err(ChaosError::Collect(format!(
+                "--collect {other} and {url} both serve `{}`: collect each service once",
+                answer.service
+            )));
+        }
+    }
+    let (authority, path, addr) = super::drive_url::entry(entry).await?;
+    let start = StartRequest {
+        seed: load.seed,
+        fault: scenario.name.clone(),
+        horizon_ns: u64::try_from(load.horizon().as_nanos()).unwrap_or(u64::MAX),
+        grace_ns: u64::try_from(options.grace.as_nanos()).unwrap_or(u64::MAX),
+    };
+    collect::start_all(&http, collect, &start).await?;
+    let metrics = Metrics::new(t.services.len(), layout.slots(), targets.clone());
+    let run = Arc::new(Run::new(
+        load.horizon(),
+        http.clone(),
+        plan,
+        load.stream_seed(STREAM_DRAWS),
+        metrics,
+    ));
+    let driver = super::boot::driver(
+        &run,
+        t,
+        load,
+        format!("http://{authority}"),
+        addr,
+        &path,
+        options.max_in_flight,
+    );
+    let bar = super::progress::start(&run, options.progress);
+    let interrupted = drive_until_done(&run, driver, options).await;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let answers = collect::stop_and_collect(&http, collect).await?;
+    let mut merged = run.metrics.snapshot();
+    let mut listeners = Vec::new();
+    for a in &answers {
+        merged.add(&a.snapshot);
+        listeners.push(Listener {
+            name: a.service.clone(),
+            addr: a.listen.clone(),
+        });
+        listeners.extend(a.sidecars.iter().map(|(name, addr)| Listener {
+            name: name.clone(),
+            addr: addr.clone(),
+        }));
+    }
+    let info = RunInfo {
+        mode: Mode::Drive,
+        scenario,
+        load,
+        targets: &targets,
+        elapsed_ms: wall.elapsed().as_secs_f64() * 1e3,
+        listeners,
+        interrupted,
+    };
+    let latency = merged
+        .latency
+        .iter()
+        .map(|l| (!l.is_empty()).then_some(l))
+        .collect();
+    let mut report = crate::run::build::build(
+        t,
+        &layout,
+        info,
+        Tally::single(&merged.counts, latency, &merged.end_to_end_latency),
+    );
+    let mut h = run.metrics.harness();
+    if matches!(load.arrival, crate::run::Arrival::Rate(_)) {
+        h.max_in_flight = Some(options.max_in_flight as u64);
+    }
+    let missing: Vec<&str> = t
+        .services
+        .iter()
+        .map(|s| s.name.as_str())
+        .filter(|n| !seen.contains_key(*n))
+        .collect();
+    if !missing.is_empty() {
+        h.warnings.push(format!(
+            "no --collect for {}: their rows count only what their callers saw (refused connections), not what they received",
+            missing.join(", ")
+        ));
+    }
+    if let Some(late) = answers.iter().find(|a| a.run == 0) {
+        h.warnings
+            .push(format!("`{}` never started a run", late.service));
+    }
+    report.harness = h;
+    if interrupted {
+        return Err(ChaosError::Interrupted(Box::new(report)));
+    }
+    Ok(report)
+}
+
+/// [`drive`] on its own runtime, stopping early on Ctrl-C.
+pub fn drive_blocking(
+    t: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    entry: &str,
+    collect: &[String],
+    options: &RunOptions,
+) -> Result<RunReport, ChaosError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("retrylint-drive")
+        .build()
+        .map_err(ChaosError::Runtime)?;
+    let result = rt.block_on(async {
+        let stop = options.stop.clone().unwrap_or_default();
+        let ctrl_c = options.ctrl_c.then(|| super::api::on_ctrl_c(stop.clone()));
+        let mut opts = options.clone();
+        opts.stop = Some(stop);
+        let result = drive(t, scenario, load, entry, collect, &opts).await;
+        if let Some(task) = ctrl_c {
+            task.abort();
+        }
+        result
+    });
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
+}

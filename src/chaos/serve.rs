@@ -1,0 +1,338 @@
+//! `retrylint serve`: one service of the topology — its tier, its `via`
+//! sidecars, its fault plan — as its own process, wired exactly as `chaos`
+//! wires it (`boot::boot_service`), its callees found through a
+//! [`Resolver`]. An admin listener beside it (`admin.rs`) starts and stops
+//! runs and hands out the counters.
+//!
+//! A run starts on `POST /retrylint/start`: the run clock, the fault phases
+//! and the horizon all count from the moment this process got the signal
+//! (relative times: no clock is compared across machines). Before the first
+//! start the service port is bound but nothing is accepted — connections
+//! wait in its backlog — so the fault plan never runs before the load. A run
+//! ends on `POST /retrylint/stop`, on the next start (which begins a fresh
+//! run, new counters), or by itself two grace periods past its horizon; its
+//! counters stay readable until the next start.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+use super::api::{ChaosError, STREAM_DRAWS, StopHandle, http_client, shutdown};
+use super::context::Run;
+use super::metrics::Metrics;
+use super::resolve::Resolver;
+use super::server;
+use crate::faults::{FaultPlan, Scenario};
+use crate::run::wire::Snapshot;
+use crate::run::{Layout, Listener, LoadSettings};
+use crate::topology::{ServiceId, Topology};
+
+/// What one `serve` process runs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub topology: Topology,
+    pub scenario: Scenario,
+    pub service: ServiceId,
+    /// Where the service listens (port 0: the OS picks).
+    pub listen: SocketAddr,
+    /// Where `/metrics`, `/retrylint/*` and `/healthz` are served.
+    pub admin: SocketAddr,
+    pub resolver: Resolver,
+    /// Must equal the driver's `--seed`: the draws of every process derive
+    /// from it.
+    pub seed: u64,
+}
+
+/// Where a `serve` process listens, once it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    pub http: SocketAddr,
+    pub admin: SocketAddr,
+}
+
+/// What `drive` sends to start a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartRequest {
+    pub seed: u64,
+    /// The fault scenario's name, checked against this process's.
+    pub fault: String,
+    /// No attempt starts at or after this long after the start.
+    pub horizon_ns: u64,
+    /// How long answers may take past the horizon.
+    pub grace_ns: u64,
+}
+
+/// What `/retrylint/counters` answers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CountersAnswer {
+    /// The service's name in the topology.
+    pub service: String,
+    /// Where it listens.
+    pub listen: String,
+    /// Its sidecars, if it has `via` layers.
+    pub sidecars: Vec<(String, String)>,
+    /// Runs started so far (0: none yet).
+    pub run: u64,
+    /// A run is going on (started, not yet ended).
+    pub running: bool,
+    /// Time since this run's start signal, in ns (this process's clock).
+    pub elapsed_ns: u64,
+    pub snapshot: Snapshot,
+}
+
+/// The run going on, or the last one.
+pub(crate) struct Current {
+    pub run: Arc<Run>,
+    pub number: u64,
+    pub sidecars: Vec<Listener>,
+}
+
+/// One served service and its runs.
+pub(crate) struct Served {
+    pub config: ServeConfig,
+    pub layout: Layout,
+    pub plan: FaultPlan,
+    pub http: SocketAddr,
+    /// The listener bound at boot, until the first run takes it.
+    first: std::sync::Mutex<Option<TcpListener>>,
+    pub current: tokio::sync::Mutex<Option<Current>>,
+    pub runs: AtomicU64,
+}
+
+/// Why a start was refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    #[error("{0}")]
+    Mismatch(String),
+    #[error(transparent)]
+    Chaos(#[from] ChaosError),
+}
+
+impl Served {
+    /// Starts a fresh run (ending the one going on first).
+    pub async fn start(self: &Arc<Self>, req: &StartRequest) -> Result<u64, StartError> {
+        let c = &self.config;
+        if req.seed != c.seed {
+            return Err(StartError::Mismatch(format!(
+                "this service runs with --seed {} but the driver sent seed {}: give `serve` and `drive` the same --seed",
+                c.seed, req.seed
+            )));
+        }
+        if req.fault != c.scenario.name {
+            return Err(StartError::Mismatch(format!(
+                "this service runs fault `{}` but the driver's is `{}`: give `serve` and `drive` the same --fault",
+                c.scenario.name, req.fault
+            )));
+        }
+        let mut current = self.current.lock().await;
+        if let Some(old) = current.take() {
+            shutdown(&old.run).await;
+        }
+        let listener = self.listener().await?;
+        let t = &c.topology;
+        let queues: Vec<bool> = t.services.iter().map(|s| s.queueing.is_some()).collect();
+        let metrics = Metrics::new(
+            t.services.len(),
+            self.layout.slots(),
+            self.plan.targets.clone(),
+        )
+        .watch_queues(crate::run::queueing::watched(&queues, &self.plan.targets));
+        let load = LoadSettings {
+            seed: c.seed,
+            ..LoadSettings::default()
+        };
+        let horizon = Duration::from_nanos(req.horizon_ns);
+        let run = Arc::new(
+            Run::new(
+                horizon,
+                http_client()?,
+                self.plan.clone(),
+                load.stream_seed(STREAM_DRAWS),
+                metrics,
+            )
+            // The driver's ids start at 1; each service takes its own 2^40.
+            .with_request_ids_from((c.service as u64 + 1) << 40),
+        );
+        let sidecars = match super::boot::boot_service(
+            &run,
+            t,
+            &self.layout,
+            &load,
+            c.service,
+            listener,
+            &c.resolver,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                shutdown(&run).await;
+                return Err(e.into());
+            }
+        };
+        let number = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
+        // A driver that never says stop does not keep the run forever.
+        let end = horizon.saturating_add(Duration::from_nanos(req.grace_ns).saturating_mul(2));
+        let ending = Arc::clone(&run);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep_until(ending.instant(end)) => shutdown(&ending).await,
+                _ = ending.cancel.cancelled() => {}
+            }
+        });
+        *current = Some(Current {
+            run,
+            number,
+            sidecars,
+        });
+        Ok(number)
+    }
+
+    /// Ends the run going on, if any; its counters stay.
+    pub async fn stop(&self) {
+        if let Some(c) = self.current.lock().await.as_ref() {
+            shutdown(&c.run).await;
+        }
+    }
+
+    /// The service's listener: the one bound at boot, then the same address
+    /// bound again for each later run.
+    async fn listener(&self) -> Result<TcpListener, ChaosError> {
+        if let Some(l) = super::context::lock(&self.first).take() {
+            return Ok(l);
+        }
+        let mut last = None;
+        for _ in 0..50 {
+            match server::bind_addr(self.http) {
+                Ok(l) => return Ok(l),
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Err(ChaosError::Bind(last.unwrap_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::AddrInUse, "address in use")
+        })))
+    }
+
+    /// The counters of the current (or last) run; zeros before the first.
+    pub async fn counters(&self) -> CountersAnswer {
+        let c = &self.config;
+        let t = &c.topology;
+        let current = self.current.lock().await;
+        let (snapshot, run, running, elapsed, sidecars) = match current.as_ref() {
+            Some(cur) => (
+                cur.run.metrics.snapshot(),
+                cur.number,
+                !cur.run.cancel.is_cancelled(),
+                cur.run.now(),
+                cur.sidecars
+                    .iter()
+                    .map(|l| (l.name.clone(), l.addr.clone()))
+                    .collect(),
+            ),
+            None => (
+                Metrics::new(t.services.len(), self.layout.slots(), Vec::new()).snapshot(),
+                0,
+                false,
+                Duration::ZERO,
+                Vec::new(),
+            ),
+        };
+        CountersAnswer {
+            service: t.services[c.service].name.clone(),
+            listen: self.http.to_string(),
+            sidecars,
+            run,
+            running,
+            elapsed_ns: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
+            snapshot,
+        }
+    }
+}
+
+/// Serves `config` until `stop` is cancelled: binds the service and admin
+/// listeners, tells `ready` where they are, and answers the admin port.
+pub async fn serve(
+    config: ServeConfig,
+    ready: impl FnOnce(Bound),
+    stop: StopHandle,
+) -> Result<(), ChaosError> {
+    let plan = config.scenario.plan(&config.topology)?;
+    // Every callee must have an address before anything listens.
+    config.resolver.callees(&config.topology, config.service)?;
+    let layout = Layout::new(&config.topology);
+    let service = server::bind_addr(config.listen).map_err(ChaosError::Bind)?;
+    let http = service.local_addr().map_err(ChaosError::Bind)?;
+    let admin = server::bind_addr(config.admin).map_err(ChaosError::Bind)?;
+    let admin_addr = admin.local_addr().map_err(ChaosError::Bind)?;
+    let served = Arc::new(Served {
+        config,
+        layout,
+        plan,
+        http,
+        first: std::sync::Mutex::new(Some(service)),
+        current: tokio::sync::Mutex::new(None),
+        runs: AtomicU64::new(0),
+    });
+    ready(Bound {
+        http,
+        admin: admin_addr,
+    });
+    let router = super::admin::router(Arc::clone(&served));
+    let result = axum::serve(admin, router)
+        .with_graceful_shutdown(stop.clone().cancelled_owned())
+        .await;
+    if let Some(c) = served.current.lock().await.take() {
+        shutdown(&c.run).await;
+    }
+    result.map_err(ChaosError::Bind)
+}
+
+/// [`serve`] on its own runtime, until Ctrl-C or SIGTERM.
+pub fn serve_blocking(config: ServeConfig, ready: impl FnOnce(Bound)) -> Result<(), ChaosError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("retrylint-serve")
+        .build()
+        .map_err(ChaosError::Runtime)?;
+    let result = rt.block_on(async {
+        let stop = StopHandle::new();
+        let signals = on_signals(stop.clone());
+        let result = serve(config, ready, stop).await;
+        signals.abort();
+        result
+    });
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// Cancels `stop` on SIGINT or SIGTERM (what `docker stop` and Kubernetes
+/// send), so the process ends its run and exits 0.
+fn on_signals(stop: StopHandle) -> tokio::task::JoinHandle<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut int), Ok(mut term)) => tokio::spawn(async move {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+                stop.cancel();
+            }),
+            _ => tokio::spawn(async {}),
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    })
+}
