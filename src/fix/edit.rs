@@ -112,9 +112,11 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, Skipped> {
         }
         order.push(e);
     }
-    // Stable: insertions at one point stay in the order given; an insertion
-    // at `p` goes before a replacement that starts at `p`.
-    order.sort_by_key(|e| (e.start, e.end));
+    // Stable: an insertion at `p` goes before a replacement that starts at
+    // `p`; of the lines inserted at one point, the more indented go first
+    // (they belong to a mapping nested in the other's), and otherwise the
+    // order given is kept.
+    order.sort_by_key(|e| (e.start, e.end, std::cmp::Reverse(indent(&e.text))));
     let extra: usize = order.iter().map(|e| e.text.len()).sum();
     let mut out = String::with_capacity(text.len() + extra);
     let mut cursor = 0usize;
@@ -125,6 +127,12 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, Skipped> {
     }
     out.push_str(&text[cursor..]);
     Ok(out)
+}
+
+/// The indentation of an inserted line (after a leading newline).
+fn indent(text: &str) -> usize {
+    let line = text.strip_prefix('\n').unwrap_or(text);
+    line.len() - line.trim_start_matches(' ').len()
 }
 
 #[cfg(test)]
@@ -164,6 +172,17 @@ mod tests {
         assert_eq!(
             apply(text, &[x.clone(), y, x]).unwrap(),
             "{ a: 1, b: 2, c: 3 }"
+        );
+    }
+
+    #[test]
+    fn lines_inserted_at_one_point_go_deepest_first() {
+        let text = "a:\n  b:\n    c: 1\nd: 2\n";
+        let outer = edit(EditKind::Insert, 16, 16, "  x: 1\n");
+        let inner = edit(EditKind::Insert, 16, 16, "    y: 2\n");
+        assert_eq!(
+            apply(text, &[outer, inner]).unwrap(),
+            "a:\n  b:\n    c: 1\n    y: 2\n  x: 1\nd: 2\n"
         );
     }
 
