@@ -158,7 +158,7 @@ mod tests {
     fn edits_apply_in_byte_order_and_keep_the_rest() {
         let text = "a: 1 # one\nb: [2, 3]\n";
         let edits = [
-            edit(EditKind::Remove, 17, 20, ""),
+            edit(EditKind::Remove, 16, 19, ""),
             edit(EditKind::Replace, 3, 4, "9"),
         ];
         assert_eq!(apply(text, &edits).unwrap(), "a: 9 # one\nb: [2]\n");
@@ -178,8 +178,8 @@ mod tests {
     #[test]
     fn lines_inserted_at_one_point_go_deepest_first() {
         let text = "a:\n  b:\n    c: 1\nd: 2\n";
-        let outer = edit(EditKind::Insert, 16, 16, "  x: 1\n");
-        let inner = edit(EditKind::Insert, 16, 16, "    y: 2\n");
+        let outer = edit(EditKind::Insert, 17, 17, "  x: 1\n");
+        let inner = edit(EditKind::Insert, 17, 17, "    y: 2\n");
         assert_eq!(
             apply(text, &[outer, inner]).unwrap(),
             "a:\n  b:\n    c: 1\n    y: 2\n  x: 1\nd: 2\n"
