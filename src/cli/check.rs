@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit, emit_with, load_error, presets};
 use super::values::at_least;
-use retrylint::fix::{self, FixError, FixNote};
+use retrylint::fix::{self, FixError};
 use retrylint::lint::{self, CheckReport, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
 use retrylint::source::read::{FileKind, STDIN, read_stdin};
@@ -207,39 +207,7 @@ fn fix_file(
             Failure::Usage(format!("cannot write the fixed topology to {}: {e}", t.file))
         })?;
     }
-    let mut summary = String::new();
-    let verb = if args.diff { "would fix" } else { "fixed" };
-    for n in &run.applied {
-        summary.push_str(&note_line(verb, n));
-    }
-    for n in &run.skipped {
-        summary.push_str(&note_line("skipped", n));
-    }
-    summary.push_str(&format!(
-        "{} fix{} {}, {} skipped{}\n",
-        run.applied.len(),
-        if run.applied.len() == 1 { "" } else { "es" },
-        if args.diff { "to make" } else { "made" },
-        run.skipped.len(),
-        if run.changed() || args.diff {
-            String::new()
-        } else {
-            format!("; {} unchanged", t.file)
-        }
-    ));
+    let summary = fix::summary(&run, &t.file, args.diff);
     eprint!("{summary}");
     Ok(Fixed { topology, report })
-}
-
-/// `fixed: examples/x.yaml:12:9 RL004 add jitter: full to …` and, for a
-/// skipped fix, `  because: …`.
-fn note_line(verb: &str, n: &FixNote) -> String {
-    let mut line = format!(
-        "{verb}: {}:{}:{} {} {}\n",
-        n.file, n.line, n.column, n.code, n.description
-    );
-    if let Some(reason) = &n.reason {
-        line.push_str(&format!("  because: {reason}\n"));
-    }
-    line
 }

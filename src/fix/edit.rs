@@ -83,12 +83,68 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// Edits accepted so far, none colliding with another, ordered by where they
+/// start. Accepted edits never overlap, so their ends grow with their
+/// starts, and a new edit only needs comparing with its neighbours: checking
+/// thousands of fixes stays O(n log n).
+#[derive(Debug, Clone, Default)]
+pub struct EditSet {
+    by_start: std::collections::BTreeMap<(u32, u32, usize), Edit>,
+}
+
+impl EditSet {
+    pub fn new() -> Self {
+        EditSet::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_start.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_start.is_empty()
+    }
+
+    /// Whether the same edit is already in.
+    pub fn contains(&self, e: &Edit) -> bool {
+        self.by_start
+            .range((e.start, e.end, 0)..=(e.start, e.end, usize::MAX))
+            .any(|(_, a)| a.same_as(e))
+    }
+
+    /// Why `e` collides with an edit already in, if it does.
+    pub fn conflict(&self, e: &Edit) -> Option<String> {
+        for (_, a) in self.by_start.range(..=(e.end, u32::MAX, usize::MAX)).rev() {
+            if a.end < e.start {
+                break;
+            }
+            if let Some(reason) = e.conflict(a) {
+                return Some(reason);
+            }
+        }
+        None
+    }
+
+    /// Adds `e`, which the caller checked with `conflict`; the insertion
+    /// order breaks ties between insertions at one point.
+    pub fn insert(&mut self, e: Edit) {
+        let seq = self.by_start.len();
+        self.by_start.insert((e.start, e.end, seq), e);
+    }
+
+    /// The edits, in the order `apply` makes them.
+    pub fn into_vec(self) -> Vec<Edit> {
+        self.by_start.into_values().collect()
+    }
+}
+
 /// `text` with every edit made. Edits are applied in byte order; insertions at
-/// one point keep the order they are given in; an edit given twice is made
-/// once. Overlapping edits, or a range outside `text` or not on a character
-/// boundary, are refused as a whole: nothing is half applied.
+/// one point keep the order they are given in (the more indented line first,
+/// see below); an edit given twice is made once. Overlapping edits, or a range
+/// outside `text` or not on a character boundary, are refused as a whole:
+/// nothing is half applied.
 pub fn apply(text: &str, edits: &[Edit]) -> Result<String, Skipped> {
-    let mut order: Vec<&Edit> = Vec::with_capacity(edits.len());
+    let mut set = EditSet::new();
     for e in edits {
         if e.start > e.end
             || e.end as usize > text.len()
@@ -104,14 +160,15 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, Skipped> {
                 ),
             });
         }
-        if order.iter().any(|o| o.same_as(e)) {
+        if set.contains(e) {
             continue;
         }
-        if let Some(reason) = order.iter().find_map(|o| e.conflict(o)) {
+        if let Some(reason) = set.conflict(e) {
             return Err(Skipped { reason });
         }
-        order.push(e);
+        set.insert(e.clone());
     }
+    let mut order = set.into_vec();
     // Stable: an insertion at `p` goes before a replacement that starts at
     // `p`; of the lines inserted at one point, the more indented go first
     // (they belong to a mapping nested in the other's), and otherwise the

@@ -24,7 +24,8 @@
 //!   apply, repeated until nothing changes (at most [`MAX_PASSES`]); the
 //!   fixed text is `FixRun::text`. A what-if loads that text again with
 //!   `topology::load_str` (or calls [`check_text`]).
-//! - [`unified`]`(file, old, new)`: the unified diff of `--fix --diff`.
+//! - [`unified`]`(file, old, new)`: the unified diff of `--fix --diff`;
+//!   [`summary`]`(&run, file, diff)`: the fixed/skipped lines `--fix` prints.
 //! - [`write_atomically`]`(path, text)`: temp file + rename.
 //!
 //! # What is edited, and what is refused
@@ -48,6 +49,7 @@ mod intent;
 mod plan;
 mod resolve;
 mod run;
+mod summary;
 mod write;
 mod yaml_edit;
 
@@ -55,11 +57,12 @@ use serde::Serialize;
 
 pub use diff::unified;
 pub use doc::Doc;
-pub use edit::{Edit, EditKind, Skipped, apply};
+pub use edit::{Edit, EditKind, EditSet, Skipped, apply};
 pub use intent::{Change, Intent, LayerAt, Section};
 pub use plan::{FixNote, Plan, plan};
 pub use resolve::resolve;
 pub use run::{FixError, FixRun, MAX_PASSES, check_text, fix_text};
+pub use summary::summary;
 pub use write::write_atomically;
 
 /// A finding's fix: what it does, in words, and the edits that do it.

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::edit::Edit;
+use super::edit::{Edit, EditSet};
 use crate::lint::Finding;
 
 /// A fix made or skipped, named by its finding.
@@ -48,6 +48,7 @@ fn note(f: &Finding, description: &str, reason: Option<String>) -> FixNote {
 /// The fixes of `findings` that can be made together.
 pub fn plan(findings: &[Finding]) -> Plan {
     let mut p = Plan::default();
+    let mut accepted = EditSet::new();
     for f in findings {
         let Some(fix) = &f.fix else {
             continue;
@@ -57,20 +58,17 @@ pub fn plan(findings: &[Finding]) -> Plan {
                 .push(note(f, &fix.description, Some(reason.clone())));
             continue;
         }
-        // Nothing left to change (another fix already wrote the same edits).
-        let new: Vec<&Edit> = fix
-            .edits
-            .iter()
-            .filter(|e| !p.edits.iter().any(|a| a.same_as(e)))
-            .collect();
-        let clash = new
-            .iter()
-            .find_map(|e| p.edits.iter().find_map(|a| e.conflict(a)));
+        // Edits another fix already makes are made once.
+        let new: Vec<&Edit> = fix.edits.iter().filter(|e| !accepted.contains(e)).collect();
+        let clash = new.iter().find_map(|e| accepted.conflict(e));
         if let Some(reason) = clash {
             p.skipped.push(note(f, &fix.description, Some(reason)));
             continue;
         }
-        p.edits.extend(new.into_iter().cloned());
+        for e in new {
+            accepted.insert(e.clone());
+            p.edits.push(e.clone());
+        }
         p.applied.push(note(f, &fix.description, None));
     }
     p
