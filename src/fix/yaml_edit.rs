@@ -26,7 +26,27 @@ pub fn replace(doc: &Doc, node: &Node, value: &str, what: &str) -> Result<Option
     } else {
         value.to_owned()
     };
-    Ok(Some(doc.edit(EditKind::Replace, s.start, s.end, text)))
+    let (end, text) = keep_comment_column(doc, node, text);
+    Ok(Some(doc.edit(EditKind::Replace, s.start, end, text)))
+}
+
+/// A comment aligned after the value (two or more spaces, then `#`) stays in
+/// its column: a longer value takes from the spaces (leaving one), a shorter
+/// one is padded. Returns the end of the replaced range and the text.
+fn keep_comment_column(doc: &Doc, node: &Node, mut text: String) -> (u32, String) {
+    let end = node.span.end;
+    let rest = doc.text[end as usize..].split('\n').next().unwrap_or("");
+    let spaces = rest.len() - rest.trim_start_matches(' ').len();
+    if spaces < 2 || !rest[spaces..].starts_with('#') || text.contains('\n') {
+        return (end, text);
+    }
+    let old = doc.written(node).chars().count();
+    let new = text.chars().count();
+    if new > old {
+        return (end + (new - old).min(spaces - 1) as u32, text);
+    }
+    text.push_str(&" ".repeat(old - new));
+    (end, text)
 }
 
 /// `key: value` added to the mapping `map`: in block style a new line at the
@@ -188,13 +208,8 @@ pub fn expand(
     let word = doc.written(node);
     let mut entries: Vec<String> = keys.iter().map(|k| format!("{k}: {word}")).collect();
     entries.push(format!("{key}: {value}"));
-    let s = node.span;
-    let mut edit = doc.edit(
-        EditKind::Replace,
-        s.start,
-        s.end,
-        format!("{{ {} }}", entries.join(", ")),
-    );
+    let (end, text) = keep_comment_column(doc, node, format!("{{ {} }}", entries.join(", ")));
+    let mut edit = doc.edit(EditKind::Replace, node.span.start, end, text);
     edit.key = Some(key.to_owned());
     Ok(edit)
 }
@@ -263,6 +278,23 @@ mod tests {
         assert_eq!(out, "a: { k: v }\n");
         let out = run("a:\nb: 1\n", |d| vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]);
         assert_eq!(out, "a: { k: v }\nb: 1\n");
+    }
+
+    #[test]
+    fn an_aligned_comment_keeps_its_column() {
+        let out = run("a: 50ms    # c\nb: 1\n", |d| {
+            replace(d, d.top("a").unwrap(), "180ms", "a").unwrap().into_iter().collect()
+        });
+        assert_eq!(out, "a: 180ms   # c\nb: 1\n");
+        let out = run("a: 180ms  # c\n", |d| {
+            replace(d, d.top("a").unwrap(), "5ms", "a").unwrap().into_iter().collect()
+        });
+        assert_eq!(out, "a: 5ms    # c\n");
+        // Never less than one space.
+        let out = run("a: 1  # c\n", |d| {
+            replace(d, d.top("a").unwrap(), "1000", "a").unwrap().into_iter().collect()
+        });
+        assert_eq!(out, "a: 1000 # c\n");
     }
 
     #[test]
