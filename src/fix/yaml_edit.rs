@@ -74,15 +74,21 @@ pub fn insert(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Resu
                 .iter()
                 .map(|(k, v)| k.span.end.max(v.span.end))
                 .max();
+            // Only a merge key written (`{ <<: *d }`): after what is written.
+            let merged_only = || {
+                let inner = &text[s.start as usize + 1..s.end as usize - 1];
+                let kept = inner.trim_end();
+                (!kept.is_empty()).then(|| s.start + 1 + kept.len() as u32)
+            };
             match (flow, last_end) {
-                (true, None) => doc.edit(EditKind::Replace, s.start, s.end, format!("{{ {entry} }}")),
+                (true, None) => match merged_only() {
+                    Some(end) => doc.edit(EditKind::Insert, end, end, format!(", {entry}")),
+                    None => doc.edit(EditKind::Replace, s.start, s.end, format!("{{ {entry} }}")),
+                },
                 (true, Some(end)) => doc.edit(EditKind::Insert, end, end, format!(", {entry}")),
-                (false, None) => {
-                    return Err(format!(
-                        "{what} has no entries of its own to align a new one with"
-                    ));
-                }
-                (false, Some(end)) => {
+                (false, last_end) => {
+                    // A block mapping of only a merge key spans that key.
+                    let end = last_end.unwrap_or(s.end);
                     let first = own.iter().map(|(k, _)| k.span.start).min().unwrap_or(s.start);
                     let line_start = text[..first as usize].rfind('\n').map_or(0, |i| i + 1);
                     let indent = " ".repeat(text[line_start..first as usize].chars().count());
@@ -295,6 +301,18 @@ mod tests {
             replace(d, d.top("a").unwrap(), "1000", "a").unwrap().into_iter().collect()
         });
         assert_eq!(out, "a: 1000 # c\n");
+    }
+
+    #[test]
+    fn insert_beside_a_merge_key_keeps_it() {
+        let text = "x: &d { a: 1 }\nf: { <<: *d }\nb:\n  <<: *d\nc: 2\n";
+        let out = run(text, |d| {
+            vec![
+                insert(d, d.top("f").unwrap(), "k", "v", "f").unwrap(),
+                insert(d, d.top("b").unwrap(), "k", "v", "b").unwrap(),
+            ]
+        });
+        assert_eq!(out, "x: &d { a: 1 }\nf: { <<: *d, k: v }\nb:\n  <<: *d\n  k: v\nc: 2\n");
     }
 
     #[test]
