@@ -16,6 +16,9 @@ pub struct Doc<'a> {
     /// Nodes written with an anchor that an alias or merge key uses: an edit
     /// inside one changes every place that uses it.
     shared: Vec<(Span, String)>,
+    /// Entry index under `services:` by name: a topology of 10,000 services
+    /// has as many findings, and each looks its service up.
+    services: HashMap<String, usize>,
 }
 
 impl<'a> Doc<'a> {
@@ -30,12 +33,24 @@ impl<'a> Doc<'a> {
                 .filter(|&(_, b)| b == b'\n')
                 .map(|(i, _)| i as u32 + 1),
         );
+        let services = match get(&root, "services").map(|(_, v)| &v.value) {
+            Some(Value::Map(entries)) => entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (k, _))| match &k.value {
+                    Value::Str(name) => Some((name.to_string(), i)),
+                    _ => None,
+                })
+                .collect(),
+            _ => HashMap::new(),
+        };
         let mut doc = Doc {
             text,
             file,
             root,
             line_starts,
             shared: Vec::new(),
+            services,
         };
         // Anchors are rare; most files have none and skip the walk.
         if text.contains('&') && text.contains('*') {
@@ -105,7 +120,11 @@ impl<'a> Doc<'a> {
 
     /// The value of service `name` under `services:`.
     pub fn service(&self, name: &str) -> Option<&Node> {
-        get(self.top("services")?, name).map(|(_, v)| v)
+        let i = *self.services.get(name)?;
+        match &self.top("services")?.value {
+            Value::Map(entries) => entries.get(i).map(|(_, v)| v),
+            _ => None,
+        }
     }
 
     /// Item `index` of service `name`'s `calls:`.
