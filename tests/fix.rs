@@ -339,3 +339,30 @@ fn json_and_sarif_carry_the_fixes() {
         .collect();
     insta::assert_json_snapshot!("sarif_fixes_RL009", sarif_fixes);
 }
+
+#[test]
+fn colliding_fixes_the_first_wins_and_the_later_is_planned_again() {
+    // RL002 (max_attempts: 1) and RL006 (max_attempts: 3) both edit the
+    // sdk's count; in finding order RL002 comes first.
+    let text = "version: 1\nlint: { max_amplification: 20 }\nservices:\n  web:\n    calls:\n      - to: api\n        timeout: 30s\n        retry: { max_attempts: 2, backoff: { kind: exponential, base: 50ms, cap: 1s, jitter: full }, budget: { kind: ratio, ratio: 0.1 } }\n        via:\n          - name: sdk\n            timeout: 1s\n            retry: { max_attempts: 8, backoff: { kind: exponential, base: 50ms, cap: 1s, jitter: full }, budget: { kind: ratio, ratio: 0.1 } }\n  api: {}\n";
+    let t = common::load(text).unwrap();
+    let plan = fix::plan(&common::check(&t).findings);
+    let applied: Vec<&str> = plan.applied.iter().map(|n| n.code).collect();
+    assert_eq!(applied, ["RL002"]);
+    assert_eq!(plan.skipped.len(), 1);
+    assert_eq!(plan.skipped[0].code, "RL006");
+    assert_eq!(
+        plan.skipped[0].reason.as_deref(),
+        Some("it overlaps another fix's edit at line 12, column 36")
+    );
+    // The whole run plans again on the fixed text: RL006 no longer fires,
+    // so nothing is left skipped.
+    let run = fix::fix_text(text, "t.yaml", "t", &Presets::embedded(), &CliLevels::default())
+        .unwrap();
+    assert_eq!(
+        run.text,
+        text.replace("{ max_attempts: 8,", "{ max_attempts: 1,")
+    );
+    assert!(run.skipped.is_empty(), "{:?}", run.skipped);
+    assert_eq!(run.passes, 1);
+}
