@@ -279,10 +279,9 @@ fn standard_input_can_be_diffed_but_not_fixed_in_place() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("-        timeout: 20ms # below db's p99\n+        timeout: 60ms # below db's p99\n")
-    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(
+        "-        timeout: 20ms # below db's p99\n+        timeout: 60ms # below db's p99\n"
+    ));
 }
 
 #[test]
@@ -357,8 +356,14 @@ fn colliding_fixes_the_first_wins_and_the_later_is_planned_again() {
     );
     // The whole run plans again on the fixed text: RL006 no longer fires,
     // so nothing is left skipped.
-    let run = fix::fix_text(text, "t.yaml", "t", &Presets::embedded(), &CliLevels::default())
-        .unwrap();
+    let run = fix::fix_text(
+        text,
+        "t.yaml",
+        "t",
+        &Presets::embedded(),
+        &CliLevels::default(),
+    )
+    .unwrap();
     assert_eq!(
         run.text,
         text.replace("{ max_attempts: 8,", "{ max_attempts: 1,")

@@ -204,7 +204,10 @@ fn fix_file(
         emit(&fix::unified(&t.file, &t.source, &run.text));
     } else if run.changed() {
         fix::write_atomically(&args.topology, &run.text).map_err(|e| {
-            Failure::Usage(format!("cannot write the fixed topology to {}: {e}", t.file))
+            Failure::Usage(format!(
+                "cannot write the fixed topology to {}: {e}",
+                t.file
+            ))
         })?;
     }
     let summary = fix::summary(&run, &t.file, args.diff);

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use super::edit::{Edit, EditKind};
-use crate::source::yaml::{self, Node, Value};
 use crate::source::yaml::Span;
+use crate::source::yaml::{self, Node, Value};
 
 pub struct Doc<'a> {
     pub text: &'a str,

@@ -2,11 +2,11 @@
 //! to, decide replace or insert, and refuse what is not safe to edit — a value
 //! a preset supplies, a node under an anchor used elsewhere.
 
+use super::Fix;
 use super::doc::{Doc, get};
 use super::edit::Edit;
 use super::intent::{Change, Intent, LayerAt, Section};
 use super::yaml_edit::{expand, insert, remove_items, set};
-use super::Fix;
 use crate::policy::Condition;
 use crate::source::yaml::{Node, Value};
 use crate::topology::Topology;
@@ -15,13 +15,10 @@ use crate::topology::Topology;
 /// A fix is made whole or not at all.
 pub fn resolve(t: &Topology, doc: Option<&Doc>, intent: &Intent) -> Fix {
     let result = match doc {
-        Some(doc) => intent
-            .changes
-            .iter()
-            .try_fold(Vec::new(), |mut edits, c| {
-                edits.extend(change(t, doc, c)?);
-                Ok(edits)
-            }),
+        Some(doc) => intent.changes.iter().try_fold(Vec::new(), |mut edits, c| {
+            edits.extend(change(t, doc, c)?);
+            Ok(edits)
+        }),
         None => Err(format!(
             "`{}` is not a YAML topology file retrylint can edit",
             t.file
@@ -61,10 +58,7 @@ fn layer_name(t: &Topology, at: LayerAt) -> String {
         None => "the client layer".into(),
         Some((s, i)) => {
             let call = &t.services[s].calls[i];
-            let edge = format!(
-                "{} → {}",
-                t.services[s].name, t.services[call.to].name
-            );
+            let edge = format!("{} → {}", t.services[s].name, t.services[call.to].name);
             match at.index {
                 0 => format!("the call {edge}"),
                 li => format!("the {} layer of {edge}", call.layers[li].name),
@@ -80,7 +74,8 @@ fn missing(t: &Topology, at: LayerAt) -> String {
 /// The call's node (a mapping, or a shorthand `- db`).
 fn call_node<'d>(t: &Topology, doc: &'d Doc, at: LayerAt) -> Result<&'d Node, String> {
     let (s, i) = at.call.ok_or_else(|| missing(t, at))?;
-    doc.call(&t.services[s].name, i).ok_or_else(|| missing(t, at))
+    doc.call(&t.services[s].name, i)
+        .ok_or_else(|| missing(t, at))
 }
 
 /// The layer's node: the `client:` value, the call, or the `via` item.
@@ -205,9 +200,11 @@ fn set_backoff(
             Ok(edits)
         }
         Some((_, b)) if whole => {
-            Ok(super::yaml_edit::replace(doc, b, &flow(), &format!("the `backoff:` of {what}"))?
-                .into_iter()
-                .collect())
+            Ok(
+                super::yaml_edit::replace(doc, b, &flow(), &format!("the `backoff:` of {what}"))?
+                    .into_iter()
+                    .collect(),
+            )
         }
         Some((_, b)) => Err(format!(
             "the `backoff:` of {what} is written as `{}`; write it as a mapping to add `{first}`",
@@ -260,5 +257,11 @@ fn remove_retry_on(
         .filter(|(_, n)| condition(n).is_some_and(|c| conditions.contains(&c)))
         .map(|(i, _)| i)
         .collect();
-    remove_items(doc, key, list, &remove, &format!("the `retry_on:` of {what}"))
+    remove_items(
+        doc,
+        key,
+        list,
+        &remove,
+        &format!("the `retry_on:` of {what}"),
+    )
 }

@@ -61,7 +61,9 @@ pub fn insert(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Resu
     let entry = format!("{key}: {value}");
     let mut edit = match &map.value {
         // `db:` (nothing) or `db: ~`: the mapping is written from scratch.
-        Value::Null if s.is_empty() => doc.edit(EditKind::Insert, s.start, s.end, format!(" {{ {entry} }}")),
+        Value::Null if s.is_empty() => {
+            doc.edit(EditKind::Insert, s.start, s.end, format!(" {{ {entry} }}"))
+        }
         Value::Null => doc.edit(EditKind::Replace, s.start, s.end, format!("{{ {entry} }}")),
         Value::Map(entries) => {
             // Entries a merge key brought are written elsewhere.
@@ -70,10 +72,7 @@ pub fn insert(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Resu
                 .filter(|(k, _)| s.start <= k.span.start && k.span.end <= s.end)
                 .collect();
             let flow = text[s.range()].starts_with('{');
-            let last_end = own
-                .iter()
-                .map(|(k, v)| k.span.end.max(v.span.end))
-                .max();
+            let last_end = own.iter().map(|(k, v)| k.span.end.max(v.span.end)).max();
             // Only a merge key written (`{ <<: *d }`): after what is written.
             let merged_only = || {
                 let inner = &text[s.start as usize + 1..s.end as usize - 1];
@@ -89,7 +88,11 @@ pub fn insert(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Resu
                 (false, last_end) => {
                     // A block mapping of only a merge key spans that key.
                     let end = last_end.unwrap_or(s.end);
-                    let first = own.iter().map(|(k, _)| k.span.start).min().unwrap_or(s.start);
+                    let first = own
+                        .iter()
+                        .map(|(k, _)| k.span.start)
+                        .min()
+                        .unwrap_or(s.start);
                     let line_start = text[..first as usize].rfind('\n').map_or(0, |i| i + 1);
                     let indent = " ".repeat(text[line_start..first as usize].chars().count());
                     match text[end as usize..].find('\n') {
@@ -136,7 +139,12 @@ pub fn remove_items(
         // `retry_on: 4xx`, one condition written alone.
         _ if remove == [0] => {
             let s = seq.span;
-            return Ok(vec![doc.edit(EditKind::Remove, s.start, s.end, "[]".into())]);
+            return Ok(vec![doc.edit(
+                EditKind::Remove,
+                s.start,
+                s.end,
+                "[]".into(),
+            )]);
         }
         _ => return Err(format!("{what} is not a list")),
     };
@@ -164,7 +172,9 @@ pub fn remove_items(
             .collect());
     }
     let line_of = |item: &Node| -> Result<(u32, u32), String> {
-        let start = text[..item.span.start as usize].rfind('\n').map_or(0, |i| i + 1);
+        let start = text[..item.span.start as usize]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
         let prefix = &text[start..item.span.start as usize];
         if prefix.trim() != "-" {
             return Err(format!(
@@ -221,7 +231,13 @@ pub fn expand(
 }
 
 /// The entry `key` of `map`, replaced or inserted.
-pub fn set(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Result<Option<Edit>, String> {
+pub fn set(
+    doc: &Doc,
+    map: &Node,
+    key: &str,
+    value: &str,
+    what: &str,
+) -> Result<Option<Edit>, String> {
     match get(map, key) {
         Some((_, v)) => replace(doc, v, value, &format!("`{key}` of {what}")),
         None => insert(doc, map, key, value, what).map(Some),
@@ -246,8 +262,13 @@ mod tests {
     #[test]
     fn insert_in_block_style_goes_after_the_last_entry_and_its_comment() {
         let text = "a:\n  b: 1\n  c:\n    d: 2 # deep\n# after\ne: 3\n";
-        let out = run(text, |d| vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]);
-        assert_eq!(out, "a:\n  b: 1\n  c:\n    d: 2 # deep\n  k: v\n# after\ne: 3\n");
+        let out = run(text, |d| {
+            vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]
+        });
+        assert_eq!(
+            out,
+            "a:\n  b: 1\n  c:\n    d: 2 # deep\n  k: v\n# after\ne: 3\n"
+        );
     }
 
     #[test]
@@ -280,25 +301,38 @@ mod tests {
             vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]
         });
         assert_eq!(out, "a: { b: 1, k: v }  # c\n");
-        let out = run("a: {}\n", |d| vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]);
+        let out = run("a: {}\n", |d| {
+            vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]
+        });
         assert_eq!(out, "a: { k: v }\n");
-        let out = run("a:\nb: 1\n", |d| vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]);
+        let out = run("a:\nb: 1\n", |d| {
+            vec![insert(d, d.top("a").unwrap(), "k", "v", "a").unwrap()]
+        });
         assert_eq!(out, "a: { k: v }\nb: 1\n");
     }
 
     #[test]
     fn an_aligned_comment_keeps_its_column() {
         let out = run("a: 50ms    # c\nb: 1\n", |d| {
-            replace(d, d.top("a").unwrap(), "180ms", "a").unwrap().into_iter().collect()
+            replace(d, d.top("a").unwrap(), "180ms", "a")
+                .unwrap()
+                .into_iter()
+                .collect()
         });
         assert_eq!(out, "a: 180ms   # c\nb: 1\n");
         let out = run("a: 180ms  # c\n", |d| {
-            replace(d, d.top("a").unwrap(), "5ms", "a").unwrap().into_iter().collect()
+            replace(d, d.top("a").unwrap(), "5ms", "a")
+                .unwrap()
+                .into_iter()
+                .collect()
         });
         assert_eq!(out, "a: 5ms    # c\n");
         // Never less than one space.
         let out = run("a: 1  # c\n", |d| {
-            replace(d, d.top("a").unwrap(), "1000", "a").unwrap().into_iter().collect()
+            replace(d, d.top("a").unwrap(), "1000", "a")
+                .unwrap()
+                .into_iter()
+                .collect()
         });
         assert_eq!(out, "a: 1000 # c\n");
     }
@@ -312,13 +346,19 @@ mod tests {
                 insert(d, d.top("b").unwrap(), "k", "v", "b").unwrap(),
             ]
         });
-        assert_eq!(out, "x: &d { a: 1 }\nf: { <<: *d, k: v }\nb:\n  <<: *d\n  k: v\nc: 2\n");
+        assert_eq!(
+            out,
+            "x: &d { a: 1 }\nf: { <<: *d, k: v }\nb:\n  <<: *d\n  k: v\nc: 2\n"
+        );
     }
 
     #[test]
     fn replace_keeps_the_comment_and_skips_a_no_op() {
         let out = run("a: 10 # ten\n", |d| {
-            replace(d, d.top("a").unwrap(), "3", "a").unwrap().into_iter().collect()
+            replace(d, d.top("a").unwrap(), "3", "a")
+                .unwrap()
+                .into_iter()
+                .collect()
         });
         assert_eq!(out, "a: 3 # ten\n");
         let d = doc("a: 3\n");
@@ -336,7 +376,10 @@ mod tests {
     fn remove_from_a_flow_sequence() {
         assert_eq!(remove("r: [503, 400]\n", &[1]), "r: [503]\n");
         assert_eq!(remove("r: [400, 503]\n", &[0]), "r: [503]\n");
-        assert_eq!(remove("r: [400, 404, 503, 422, 4xx]\n", &[0, 1, 3, 4]), "r: [503]\n");
+        assert_eq!(
+            remove("r: [400, 404, 503, 422, 4xx]\n", &[0, 1, 3, 4]),
+            "r: [503]\n"
+        );
         assert_eq!(remove("r: [ 400, 404 ]\n", &[0, 1]), "r: [  ]\n");
     }
 
@@ -344,7 +387,10 @@ mod tests {
     fn remove_from_a_block_sequence_takes_the_line() {
         let text = "r:\n  - 503 # keep\n  - 400 # drop\n  - 504\nx: 1\n";
         assert_eq!(remove(text, &[1]), "r:\n  - 503 # keep\n  - 504\nx: 1\n");
-        assert_eq!(remove("r:\n  - 400\n  - 4xx\nx: 1\n", &[0, 1]), "r: []\nx: 1\n");
+        assert_eq!(
+            remove("r:\n  - 400\n  - 4xx\nx: 1\n", &[0, 1]),
+            "r: []\nx: 1\n"
+        );
         assert_eq!(remove("r: 4xx\n", &[0]), "r: []\n");
     }
 

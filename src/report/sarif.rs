@@ -153,7 +153,11 @@ fn result(f: &Finding, text: &str, fingerprint: &str) -> Value {
         "partialFingerprints": { "primaryLocationLineHash": fingerprint },
         "properties": properties,
     });
-    if let Some(fix) = f.fix.as_ref().filter(|x| x.refused.is_none() && !x.edits.is_empty()) {
+    if let Some(fix) = f
+        .fix
+        .as_ref()
+        .filter(|x| x.refused.is_none() && !x.edits.is_empty())
+    {
         result["fixes"] = json!([fix_value(fix)]);
     }
     result

@@ -103,7 +103,12 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         "set delay: {delay} in the hedging of {} (about `{callee}`'s p95)",
                         edge(t, call)
                     ))
-                    .set(LayerAt::call(s, i, 0), Section::Hedging, "delay", delay),
+                    .set(
+                        LayerAt::call(s, i, 0),
+                        Section::Hedging,
+                        "delay",
+                        delay,
+                    ),
                 );
             }
         }

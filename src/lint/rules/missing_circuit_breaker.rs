@@ -42,7 +42,8 @@ declare_rule! {
 /// The breaker the fix suggests: Resilience4j-like rate and Hystrix-like
 /// timing, with the jitter RL017 asks for.
 const SUGGESTED: &str = "circuit_breaker: { failure_rate: 0.5, window: 10s, min_calls: 20, open_for: 5s, open_jitter: 0.2 }";
-const BREAKER: &str = "{ failure_rate: 0.5, window: 10s, min_calls: 20, open_for: 5s, open_jitter: 0.2 }";
+const BREAKER: &str =
+    "{ failure_rate: 0.5, window: 10s, min_calls: 20, open_for: 5s, open_jitter: 0.2 }";
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
@@ -81,8 +82,16 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         svc.name
                     ))
                     .fix(
-                        Intent::new(format!("add a circuit breaker to the call {}", edge(t, call)))
-                            .set(LayerAt::call(caller, i, 0), Section::Call, "circuit_breaker", BREAKER),
+                        Intent::new(format!(
+                            "add a circuit breaker to the call {}",
+                            edge(t, call)
+                        ))
+                        .set(
+                            LayerAt::call(caller, i, 0),
+                            Section::Call,
+                            "circuit_breaker",
+                            BREAKER,
+                        ),
                     )
             }
             (None, Some(client)) => {

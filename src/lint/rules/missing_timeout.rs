@@ -1,7 +1,7 @@
 use crate::declare_rule;
 use crate::fix::{Intent, Section};
-use crate::source::duration::format as dur;
 use crate::lint::rule::{Context, Diagnostic, edge, layer_sites};
+use crate::source::duration::format as dur;
 use crate::topology::LayerKind;
 
 declare_rule! {

@@ -97,8 +97,16 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 ))
                 .label("nested retry layer")
                 .fix(
-                    Intent::new(format!("set max_attempts: 1 at {}", where_layer(t, call, layer)))
-                        .set(LayerAt::call(s, i, li), Section::Retry, "max_attempts", "1"),
+                    Intent::new(format!(
+                        "set max_attempts: 1 at {}",
+                        where_layer(t, call, layer)
+                    ))
+                    .set(
+                        LayerAt::call(s, i, li),
+                        Section::Retry,
+                        "max_attempts",
+                        "1",
+                    ),
                 ),
         );
     }

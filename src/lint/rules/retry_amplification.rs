@@ -145,7 +145,12 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                             inner.join(", ")
                         )),
                         |intent, (_, _, caller, i, li)| {
-                            intent.set(LayerAt::call(*caller, *i, *li), Section::Retry, "max_attempts", "1")
+                            intent.set(
+                                LayerAt::call(*caller, *i, *li),
+                                Section::Retry,
+                                "max_attempts",
+                                "1",
+                            )
                         },
                     ),
             ),
