@@ -1,7 +1,9 @@
 //! The cost of `check`: loading (parse, schema, graph) and analysis with every
 //! rule, on generated random DAGs of 1,000 and 10,000 services (~3 calls each)
 //! and on a ladder of 64 diamonds (2⁶⁴ paths). Parsing alone is measured beside
-//! it as the baseline the rest is compared with.
+//! it as the baseline the rest is compared with. `fix-doc` is what findings'
+//! fixes add to `check` (the file read again into a located tree, once, when
+//! some finding proposes a fix), and `fix-plan` choosing the edits.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -43,7 +45,15 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("load+check", n), &text, |b, t| {
             b.iter(|| check_text(black_box(t), &presets))
         });
+        group.bench_with_input(BenchmarkId::new("fix-doc", n), &text, |b, t| {
+            b.iter(|| retrylint::fix::Doc::new(black_box(t), "bench.yaml").is_some())
+        });
         let t = topology::load_str(&text, "bench.yaml", "bench", &presets).expect("valid");
+        let config = Config::resolve(&t, &CliLevels::default()).expect("levels");
+        let findings = lint::check(&t, &config).findings;
+        group.bench_with_input(BenchmarkId::new("fix-plan", n), &findings, |b, f| {
+            b.iter(|| retrylint::fix::plan(black_box(f)).edits.len())
+        });
         group.bench_with_input(BenchmarkId::new("analysis-only", n), &t, |b, t| {
             b.iter(|| lint::Analysis::new(black_box(t)))
         });

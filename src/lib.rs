@@ -5,7 +5,8 @@
 //! `sim` in virtual time over seeded trials;
 //! `run` holds the plain results of a run; `probe` measures a real client's
 //! retry policy against scripted faults; `export` lays the topology out as
-//! Kubernetes or Compose manifests; `report` formats plain results.
+//! Kubernetes or Compose manifests; `fix` turns findings' proposed fixes into
+//! edits of the YAML; `report` formats plain results.
 //! `policy` is the ground floor.
 
 // Lets unit tests include helpers written for the integration tests.
@@ -16,6 +17,7 @@ pub mod analysis;
 pub mod chaos;
 pub mod export;
 pub mod faults;
+pub mod fix;
 pub mod lint;
 pub mod policy;
 pub mod probe;

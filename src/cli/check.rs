@@ -5,12 +5,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::outcome::{Failure, Outcome, emit_with, load_error, presets};
+use super::outcome::{Failure, Outcome, emit, emit_with, load_error, presets};
 use super::values::at_least;
-use retrylint::lint::{self, CliLevels, Level, ResolveError, Severity};
+use retrylint::fix::{self, FixError};
+use retrylint::lint::{self, CheckReport, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
 use retrylint::source::read::{FileKind, STDIN, read_stdin};
-use retrylint::topology;
+use retrylint::topology::{self, Presets, Topology};
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -40,6 +41,19 @@ pub struct CheckArgs {
     /// Exit 0 even when findings reach --fail-on (report without gating).
     #[arg(long)]
     exit_zero: bool,
+    /// Apply the findings' fixes to the topology file in place (atomically),
+    /// keeping comments, key order and indentation; repeated until nothing
+    /// more changes. What was fixed and what was skipped (with the reason:
+    /// a preset's value, an anchor used elsewhere, colliding edits) goes to
+    /// stderr; stdout shows the check of the fixed file, and the exit code
+    /// is that check's (1 when findings left after fixing reach --fail-on).
+    #[arg(long)]
+    fix: bool,
+    /// With --fix: print the change as a unified diff on stdout and write
+    /// nothing (apply it with `patch -p0`); the exit code is still the check
+    /// of the fixed text.
+    #[arg(long, requires = "fix")]
+    diff: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -79,7 +93,13 @@ impl From<Format> for CheckFormat {
 
 pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     let presets = presets(&args.policies)?;
-    let t = if args.topology.as_os_str() == "-" {
+    let stdin = args.topology.as_os_str() == "-";
+    if args.fix && stdin && !args.diff {
+        return Err(Failure::Usage(
+            "--fix writes the topology file in place; with standard input use --fix --diff".into(),
+        ));
+    }
+    let t = if stdin {
         let text = read_stdin(FileKind::Topology).map_err(|e| Failure::Input(Box::new(e), None))?;
         topology::load_str(&text, STDIN, "stdin", &presets)
             .map_err(|e| Failure::Input(Box::new(e), Some(text)))?
@@ -115,7 +135,28 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         ResolveError::Topology(e) => Failure::Input(Box::new(e), Some(t.source.clone())),
         ResolveError::Cli(e) => Failure::Usage(e.to_string()),
     })?;
-    let report = lint::check(&t, &config);
+    let (t, report) = if args.fix {
+        let default_name = if stdin {
+            "stdin".to_owned()
+        } else {
+            args.topology
+                .file_stem()
+                .map_or_else(|| "topology".into(), |s| s.to_string_lossy().into_owned())
+        };
+        let fixed = fix_file(&args, &t, &default_name, &presets, &cli)?;
+        if args.diff {
+            let code = if fixed.report.failed() && !args.exit_zero {
+                Outcome::Failed
+            } else {
+                Outcome::Clean
+            };
+            return Ok(code);
+        }
+        (fixed.topology, fixed.report)
+    } else {
+        let report = lint::check(&t, &config);
+        (t, report)
+    };
     let style = Style {
         color: std::io::stdout().is_terminal(),
     };
@@ -131,4 +172,45 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     std::mem::forget(report);
     std::mem::forget(t);
     Ok(outcome)
+}
+
+/// The topology after `--fix`, checked.
+struct Fixed {
+    topology: Topology,
+    report: CheckReport,
+}
+
+/// Fixes `t`'s text, then writes it in place or prints the diff; tells on
+/// stderr what was fixed and what was skipped.
+fn fix_file(
+    args: &CheckArgs,
+    t: &Topology,
+    default_name: &str,
+    presets: &Presets,
+    cli: &CliLevels,
+) -> Result<Fixed, Failure> {
+    let input = |e: FixError, text: &str| match e {
+        FixError::Load(e) | FixError::Levels(ResolveError::Topology(e)) => {
+            Failure::Input(Box::new(e), Some(text.to_owned()))
+        }
+        FixError::Levels(ResolveError::Cli(e)) => Failure::Usage(e.to_string()),
+        e @ FixError::Broke { .. } => Failure::Usage(e.to_string()),
+    };
+    let run = fix::fix_text(&t.source, &t.file, default_name, presets, cli)
+        .map_err(|e| input(e, &t.source))?;
+    let (topology, report) = fix::check_text(&run.text, &t.file, default_name, presets, cli)
+        .map_err(|e| input(e, &run.text))?;
+    if args.diff {
+        emit(&fix::unified(&t.file, &t.source, &run.text));
+    } else if run.changed() {
+        fix::write_atomically(&args.topology, &run.text).map_err(|e| {
+            Failure::Usage(format!(
+                "cannot write the fixed topology to {}: {e}",
+                t.file
+            ))
+        })?;
+    }
+    let summary = fix::summary(&run, &t.file, args.diff);
+    eprint!("{summary}");
+    Ok(Fixed { topology, report })
 }

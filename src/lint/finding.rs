@@ -49,6 +49,10 @@ pub struct Finding {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// The help's edit as data, when the help proposes a concrete one
+    /// (absent from JSON when the rule has none for this finding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<crate::fix::Fix>,
     /// A few words shown under the caret.
     #[serde(skip)]
     pub label: String,

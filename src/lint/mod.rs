@@ -127,6 +127,9 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
         max_amplification: config.max_amplification,
     };
     let mut findings = Vec::new();
+    // The fixes are resolved on the file's located tree, read again once and
+    // only when some finding proposes a fix.
+    let mut doc: Option<Option<crate::fix::Doc>> = None;
     for ((rule, level), set_by_user) in RULES.iter().zip(&config.levels).zip(&config.set_by_user) {
         let Level::Report(level) = *level else {
             continue;
@@ -148,6 +151,10 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                     to: t.services[c.to].name.clone(),
                 }
             });
+            let fix = d.fix.as_ref().map(|intent| {
+                let doc = doc.get_or_insert_with(|| crate::fix::Doc::new(&t.source, &t.file));
+                crate::fix::resolve(t, doc.as_ref(), intent)
+            });
             findings.push(Finding {
                 code: rule.code,
                 rule: rule.name,
@@ -161,6 +168,7 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                 line: d.pos.line,
                 column: d.pos.column,
                 label: d.label,
+                fix,
             });
         }
     }

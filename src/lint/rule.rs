@@ -33,6 +33,8 @@ pub struct Diagnostic {
     /// The service the finding is about when it is not the one whose YAML
     /// is blamed (RL001: the amplified service, blamed on a caller's layer).
     pub about: Option<ServiceId>,
+    /// The concrete edit the help proposes, when it proposes one.
+    pub fix: Option<crate::fix::Intent>,
 }
 
 impl Diagnostic {
@@ -47,6 +49,7 @@ impl Diagnostic {
             label: String::new(),
             severity: None,
             about: None,
+            fix: None,
         }
     }
 
@@ -69,6 +72,11 @@ impl Diagnostic {
 
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
+        self
+    }
+
+    pub fn fix(mut self, intent: crate::fix::Intent) -> Self {
+        self.fix = Some(intent);
         self
     }
 
@@ -160,6 +168,14 @@ pub struct LayerSite<'t> {
 }
 
 impl LayerSite<'_> {
+    /// Where a fix finds this layer.
+    pub fn at(&self) -> crate::fix::LayerAt {
+        crate::fix::LayerAt {
+            call: self.call.map(|(i, _)| (self.service, i)),
+            index: self.index,
+        }
+    }
+
     /// The attempts the analysis counts for this layer, and why.
     pub fn attempts(&self, a: &Analysis) -> LayerAttempts {
         match self.call {

@@ -7,6 +7,11 @@
 //! `message.text`, one `physicalLocation` (relative uri, region with start and
 //! end line and column) and `partialFingerprints.primaryLocationLineHash`, which
 //! keeps an alert the same alert while unrelated lines move.
+//!
+//! A finding with a fix (`crate::fix`) gets SARIF's standard `fixes`: one fix
+//! with its description and an `artifactChanges` entry whose `replacements`
+//! are the edits (`deletedRegion` by line/column and by byte offset, empty for
+//! an insertion, and `insertedContent`). A refused fix is left out.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -129,7 +134,7 @@ fn result(f: &Finding, text: &str, fingerprint: &str) -> Value {
     if let Some(layer) = &f.layer {
         properties["layer"] = json!(layer);
     }
-    json!({
+    let mut result = json!({
         "ruleId": f.code,
         "ruleIndex": find_rule(f.code).unwrap_or(0),
         "level": level(f.severity),
@@ -147,6 +152,47 @@ fn result(f: &Finding, text: &str, fingerprint: &str) -> Value {
         }],
         "partialFingerprints": { "primaryLocationLineHash": fingerprint },
         "properties": properties,
+    });
+    if let Some(fix) = f
+        .fix
+        .as_ref()
+        .filter(|x| x.refused.is_none() && !x.edits.is_empty())
+    {
+        result["fixes"] = json!([fix_value(fix)]);
+    }
+    result
+}
+
+/// SARIF's `fix`: one artifact change per file, a replacement per edit, each
+/// region given both by line and column and by byte offset.
+fn fix_value(fix: &crate::fix::Fix) -> Value {
+    let mut changes: Vec<(String, Vec<Value>)> = Vec::new();
+    for e in &fix.edits {
+        let replacement = json!({
+            "deletedRegion": {
+                "startLine": e.line,
+                "startColumn": e.column,
+                "endLine": e.end_line,
+                "endColumn": e.end_column,
+                "byteOffset": e.start,
+                "byteLength": e.end - e.start,
+            },
+            "insertedContent": { "text": e.text },
+        });
+        match changes.iter_mut().find(|(file, _)| *file == e.file) {
+            Some((_, r)) => r.push(replacement),
+            None => changes.push((e.file.clone(), vec![replacement])),
+        }
+    }
+    json!({
+        "description": { "text": fix.description },
+        "artifactChanges": changes
+            .into_iter()
+            .map(|(file, replacements)| json!({
+                "artifactLocation": { "uri": uri(&file) },
+                "replacements": replacements,
+            }))
+            .collect::<Vec<_>>(),
     })
 }
 

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, edge, layer_sites, where_layer};
 use crate::topology::LayerKind;
 
@@ -65,6 +66,16 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             }
             let said: Vec<&str> = wrong.iter().map(|w| w.0).collect();
             let fix: Vec<&str> = wrong.iter().map(|w| w.1).collect();
+            let mut intent = Intent::new(format!(
+                "set {} on the circuit breaker of {here}",
+                fix.join(" and ").replace('`', "")
+            ));
+            if spec.inside() {
+                intent = intent.set(site.at(), Section::Breaker, "position", "outside");
+            }
+            if spec.counts_attempts() {
+                intent = intent.set(site.at(), Section::Breaker, "counts", "outcomes");
+            }
             site.diagnostic(
                 breaker.pos,
                 format!(
@@ -77,6 +88,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 "set {} so it judges each request after its retries",
                 fix.join(" and ")
             ))
+            .fix(intent)
         } else {
             // A retrying layer further out on the same call sends its
             // attempts through this breaker one by one.

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, attempts_text, layer_sites};
 
 /// More attempts than this on a synchronous call is excessive.
@@ -62,7 +63,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         out.push(
             site.diagnostic(pos, message)
                 .help("set max_attempts: 3; queue work that must eventually succeed instead of retrying in line")
-                .label(label),
+                .label(label)
+                .fix(
+                    Intent::new(format!(
+                        "set max_attempts: 3 at {}",
+                        site.describe(cx.topology)
+                    ))
+                    .set(site.at(), Section::Retry, "max_attempts", "3"),
+                ),
         );
     }
 }

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use crate::declare_rule;
+use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, copies_text, edge};
 use crate::source::duration::format as dur;
 
@@ -92,6 +93,24 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 })
                 .label(format!("delay below p50 {}", dur(p50))),
             );
+            // `delay: p95` is concrete; "above p50" leaves the value open.
+            if response.p95() != p50
+                && let Some(d) = out.last_mut()
+            {
+                let delay = dur(advice(response.p95()));
+                d.fix = Some(
+                    Intent::new(format!(
+                        "set delay: {delay} in the hedging of {} (about `{callee}`'s p95)",
+                        edge(t, call)
+                    ))
+                    .set(
+                        LayerAt::call(s, i, 0),
+                        Section::Hedging,
+                        "delay",
+                        delay,
+                    ),
+                );
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 use crate::policy::Outcome;
 
@@ -54,7 +55,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .help("set honor_retry_after: true, so the wait is at least what the server asks for")
-            .label("Retry-After ignored"),
+            .label("Retry-After ignored")
+            .fix(
+                Intent::new(format!(
+                    "set honor_retry_after: true at {}",
+                    site.describe(cx.topology)
+                ))
+                .set(site.at(), Section::Retry, "honor_retry_after", "true"),
+            ),
         );
     }
 }

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::Intent;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 
 declare_rule! {
@@ -53,7 +54,23 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 },
             )
             .help("add backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: full }")
-            .label("no wait between attempts"),
+            .label("no wait between attempts")
+            .fix(
+                Intent::new(format!(
+                    "back off at {}: kind: exponential, base: 100ms, cap: 2s, jitter: full",
+                    site.describe(cx.topology)
+                ))
+                .backoff(
+                    site.at(),
+                    &[
+                        ("kind", "exponential"),
+                        ("base", "100ms"),
+                        ("cap", "2s"),
+                        ("jitter", "full"),
+                    ],
+                    true,
+                ),
+            ),
         );
     }
 }

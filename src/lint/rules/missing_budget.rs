@@ -1,5 +1,6 @@
 use crate::analysis::Basis;
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 
 declare_rule! {
@@ -51,7 +52,19 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .help("add budget: { kind: ratio, ratio: 0.1, min_per_second: 10 }")
-            .label("no retry budget"),
+            .label("no retry budget")
+            .fix(
+                Intent::new(format!(
+                    "add budget: {{ kind: ratio, ratio: 0.1, min_per_second: 10 }} at {}",
+                    site.describe(cx.topology)
+                ))
+                .set(
+                    site.at(),
+                    Section::Retry,
+                    "budget",
+                    "{ kind: ratio, ratio: 0.1, min_per_second: 10 }",
+                ),
+            ),
         );
     }
 }

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, edge};
 
 declare_rule! {
@@ -41,6 +42,8 @@ declare_rule! {
 /// The breaker the fix suggests: Resilience4j-like rate and Hystrix-like
 /// timing, with the jitter RL017 asks for.
 const SUGGESTED: &str = "circuit_breaker: { failure_rate: 0.5, window: 10s, min_calls: 20, open_for: 5s, open_jitter: 0.2 }";
+const BREAKER: &str =
+    "{ failure_rate: 0.5, window: 10s, min_calls: 20, open_for: 5s, open_jitter: 0.2 }";
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
@@ -78,10 +81,30 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         edge(t, call),
                         svc.name
                     ))
+                    .fix(
+                        Intent::new(format!(
+                            "add a circuit breaker to the call {}",
+                            edge(t, call)
+                        ))
+                        .set(
+                            LayerAt::call(caller, i, 0),
+                            Section::Call,
+                            "circuit_breaker",
+                            BREAKER,
+                        ),
+                    )
             }
             (None, Some(client)) => {
                 Diagnostic::new(client.at(client.spans.max_attempts), t.entry, message)
                     .help(format!("add `{SUGGESTED}` to the client layer"))
+                    .fix(
+                        Intent::new("add a circuit breaker to the client layer").set(
+                            LayerAt::CLIENT,
+                            Section::Layer,
+                            "circuit_breaker",
+                            BREAKER,
+                        ),
+                    )
             }
             // The entry with no client layer receives one attempt per request.
             (None, None) => continue,

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::Intent;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 use crate::policy::Jitter;
 
@@ -50,7 +51,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .help("add `jitter: full` to the backoff")
-            .label("backoff without jitter"),
+            .label("backoff without jitter")
+            .fix(
+                Intent::new(format!(
+                    "add jitter: full to the backoff of {}",
+                    site.describe(cx.topology)
+                ))
+                .backoff(site.at(), &[("jitter", "full")], false),
+            ),
         );
     }
 }

@@ -1,5 +1,7 @@
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, edge, layer_sites};
+use crate::source::duration::format as dur;
 use crate::topology::LayerKind;
 
 declare_rule! {
@@ -57,7 +59,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         .help(format!(
                             "add `timeout:` to the call, a little above {callee}'s p99 latency"
                         ))
-                        .label("no timeout"),
+                        .label("no timeout")
+                        .fix(timeout_fix(cx, &site, true)),
                     );
                 } else if layer.policy.retries() {
                     out.push(missing_layer_timeout(cx, &site));
@@ -79,4 +82,22 @@ fn missing_layer_timeout(cx: &Context, site: &crate::lint::rule::LayerSite) -> D
     )
     .help(format!("add `timeout:` to the {} layer", site.layer.name))
     .label("retry layer without a timeout")
+    .fix(timeout_fix(cx, site, false))
+}
+
+/// A timeout a little above the p99 latency of what the layer calls (the
+/// callee; the entry, for the client layer): p99 × 1.5, as RL013 advises.
+fn timeout_fix(cx: &Context, site: &crate::lint::rule::LayerSite, call: bool) -> Intent {
+    let t = cx.topology;
+    let callee = site.call.map_or(t.entry, |(_, c)| c.to);
+    let timeout = dur(t.services[callee].latency.p99.mul_f64(1.5));
+    let (what, section) = match site.call {
+        Some((_, c)) if call => (format!("the call {}", edge(t, c)), Section::Call),
+        _ => (site.describe(t), Section::Layer),
+    };
+    Intent::new(format!(
+        "add timeout: {timeout} to {what} (1.5 × the p99 latency of `{}`)",
+        t.services[callee].name
+    ))
+    .set(site.at(), section, "timeout", timeout)
 }

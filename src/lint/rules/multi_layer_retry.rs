@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, call_layers, edge, where_layer};
 
 declare_rule! {
@@ -94,7 +95,19 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     "retry in one layer per path: set max_attempts: 1 here, or stop retrying in {}",
                     outer.join(" and ")
                 ))
-                .label("nested retry layer"),
+                .label("nested retry layer")
+                .fix(
+                    Intent::new(format!(
+                        "set max_attempts: 1 at {}",
+                        where_layer(t, call, layer)
+                    ))
+                    .set(
+                        LayerAt::call(s, i, li),
+                        Section::Retry,
+                        "max_attempts",
+                        "1",
+                    ),
+                ),
         );
     }
 }

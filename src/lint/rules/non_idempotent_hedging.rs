@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, copies_text, edge};
 
 declare_rule! {
@@ -66,7 +67,15 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     "add idempotency_key: true so `{}` deduplicates the copies, or remove `hedging` from this call",
                     t.services[call.to].name
                 ))
-                .label(format!("hedges non-idempotent {op}")),
+                .label(format!("hedges non-idempotent {op}"))
+                .fix(
+                    Intent::new(format!(
+                        "add idempotency_key: true to the call {} (`{}` must deduplicate on the key)",
+                        edge(t, call),
+                        t.services[call.to].name
+                    ))
+                    .set(LayerAt::call(s, i, 0), Section::Call, "idempotency_key", "true"),
+                ),
             );
         }
     }

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
 use crate::policy::Condition;
 
@@ -76,7 +77,15 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 .help(format!(
                     "add idempotency_key: true or stop retrying {op} in {layer_name} (max_attempts: 1, or retry_on: [connect])"
                 ))
-                .label(format!("retries non-idempotent {op}")),
+                .label(format!("retries non-idempotent {op}"))
+                .fix(
+                    Intent::new(format!(
+                        "add idempotency_key: true to the call {} (`{}` must deduplicate on the key)",
+                        crate::lint::rule::edge(t, call),
+                        t.services[call.to].name
+                    ))
+                    .set(LayerAt::call(s, i, 0), Section::Call, "idempotency_key", "true"),
+                ),
         );
     }
 }

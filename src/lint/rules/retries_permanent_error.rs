@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::Intent;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 use crate::policy::Condition;
 
@@ -39,7 +40,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if !p.retries() {
             continue;
         }
-        let bad: Vec<String> = p
+        let bad_conditions: Vec<Condition> = p
             .retry_on
             .0
             .iter()
@@ -47,8 +48,9 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 matches!(c, Condition::Class(4))
                     || matches!(c, Condition::Status(s) if PERMANENT.contains(s))
             })
-            .map(|c| c.to_string())
+            .copied()
             .collect();
+        let bad: Vec<String> = bad_conditions.iter().map(|c| c.to_string()).collect();
         if bad.is_empty() {
             continue;
         }
@@ -66,7 +68,15 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 "remove {} from retry_on; retry only timeout, connect, reset, 429, 502, 503, 504",
                 bad.join(", ")
             ))
-            .label("permanent errors retried"),
+            .label("permanent errors retried")
+            .fix(
+                Intent::new(format!(
+                    "remove {} from the retry_on of {}",
+                    bad.join(", "),
+                    site.describe(cx.topology)
+                ))
+                .remove_retry_on(site.at(), bad_conditions),
+            ),
         );
     }
 }

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 
 declare_rule! {
@@ -82,7 +83,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .help("add `open_jitter: 0.2` to the circuit_breaker, so breakers that opened together go half-open apart")
-            .label("half-open in step"),
+            .label("half-open in step")
+            .fix(
+                Intent::new(format!(
+                    "add open_jitter: 0.2 to the circuit breaker of {}",
+                    site.describe(t)
+                ))
+                .set(site.at(), Section::Breaker, "open_jitter", "0.2"),
+            ),
         );
     }
 }

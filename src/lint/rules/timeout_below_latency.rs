@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
 use crate::source::duration::format as dur;
 
@@ -48,11 +49,12 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     ),
                 )
                 .help(format!("raise the timeout above {} (e.g. {})", dur(p99), dur(p99.mul_f64(1.5))))
-                .label(format!("below p99 {}", dur(p99))),
+                .label(format!("below p99 {}", dur(p99)))
+                .fix(raise(LayerAt::CLIENT, "the client layer", p99)),
             );
         }
     }
-    for (s, i, call, _, layer) in call_layers(cx) {
+    for (s, i, call, li, layer) in call_layers(cx) {
         let Some(timeout) = layer.timeout else {
             continue;
         };
@@ -79,7 +81,23 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 dur(p99),
                 dur(p99.mul_f64(1.5))
             ))
-            .label(format!("below p99 {}", dur(p99))),
+            .label(format!("below p99 {}", dur(p99)))
+            .fix(raise(
+                LayerAt::call(s, i, li),
+                &where_layer(t, call, layer),
+                p99,
+            )),
         );
     }
+}
+
+/// The timeout raised to 1.5 × the p99 the help names.
+fn raise(at: LayerAt, what: &str, p99: std::time::Duration) -> Intent {
+    let timeout = dur(p99.mul_f64(1.5));
+    Intent::new(format!("set timeout: {timeout} at {what}")).set(
+        at,
+        Section::Layer,
+        "timeout",
+        timeout,
+    )
 }

@@ -1,4 +1,5 @@
 use crate::declare_rule;
+use crate::fix::Intent;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 use crate::policy::{BackoffKind, Jitter};
 
@@ -53,7 +54,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .help("add `cap: 2s` to the backoff")
-            .label("no cap"),
+            .label("no cap")
+            .fix(
+                Intent::new(format!(
+                    "add cap: 2s to the backoff of {}",
+                    site.describe(cx.topology)
+                ))
+                .backoff(site.at(), &[("cap", "2s")], false),
+            ),
         );
     }
 }

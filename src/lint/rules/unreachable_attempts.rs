@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use crate::declare_rule;
+use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, layer_sites, where_layer};
 use crate::source::duration::format as dur;
 
@@ -133,7 +134,11 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 dur(p.min_start_of_retry(startable))
             ))
             .help(format!("set max_attempts: {startable}, or shorten the backoff"))
-            .label(format!("only {startable} can start")),
+            .label(format!("only {startable} can start"))
+            .fix(
+                Intent::new(format!("set max_attempts: {startable} at {}", site.describe(t)))
+                    .set(site.at(), Section::Retry, "max_attempts", startable.to_string()),
+            ),
         );
     }
 }

@@ -1,0 +1,78 @@
+//! Machine-applicable edits on the located YAML tree (`check --fix`), and the
+//! fixed topology in memory for a what-if.
+//!
+//! A rule whose help proposes a concrete change attaches an [`Intent`] to its
+//! diagnostic, in the topology's terms ("`max_attempts: 1` on the sidecar layer
+//! of web → api"). `lint::check` resolves it against the file's located tree
+//! into a [`Fix`]: byte [`Edit`]s, or none and the reason it was refused. So
+//! every [`Finding`](crate::lint::Finding) carries `fix: Option<Fix>`, and the
+//! JSON (`fix`) and SARIF (`fixes`) outputs include it.
+//!
+//! # API
+//!
+//! - [`Edit`]: replace bytes `start..end` of `file` with `text` (kind
+//!   `replace`, `insert` of `key: value` into a mapping, or `remove` of a
+//!   sequence item), with line/column of both ends.
+//! - [`Fix`]: `description`, `edits`, and `refused: Option<String>`.
+//! - [`plan`]`(&findings) -> Plan { edits, applied, skipped }`: the fixes that
+//!   can be made together, in finding order; a fix that collides with an
+//!   earlier one, or was refused, is in `skipped` with its reason.
+//! - [`apply`]`(text, &edits) -> Result<String, Skipped>`: the text with the
+//!   edits made; everything outside them kept byte for byte.
+//! - [`fix_text`]`(text, file, default_name, &presets, &cli_levels) ->
+//!   Result<FixRun, FixError>`: the whole `--fix` in memory — check, plan,
+//!   apply, repeated until nothing changes (at most [`MAX_PASSES`]); the
+//!   fixed text is `FixRun::text`. A what-if loads that text again with
+//!   `topology::load_str` (or calls [`check_text`]).
+//! - [`unified`]`(file, old, new)`: the unified diff of `--fix --diff`;
+//!   [`summary`]`(&run, file, diff)`: the fixed/skipped lines `--fix` prints.
+//! - [`write_atomically`]`(path, text)`: temp file + rename.
+//!
+//! # What is edited, and what is refused
+//!
+//! Edits keep comments, key order and indentation outside their range: a
+//! value is replaced where it is written; a key is inserted after the
+//! mapping's last entry (block style: a new line at its indentation, after
+//! that entry's comment; flow style: `, key: value` before the `}`); a
+//! sequence item is removed with its separator (flow) or its line (block).
+//! Refused, with the reason: a value a preset supplies (`retry: istio-default`
+//! or a field a `preset:` fills in — retrylint never edits a preset's values),
+//! a node under an anchor an alias or merge key uses elsewhere, an alias, a
+//! shape the edit cannot keep valid (a backoff written as one word), and a
+//! topology that was not read from its YAML file. A fix is made whole or not
+//! at all.
+
+mod diff;
+mod doc;
+mod edit;
+mod intent;
+mod plan;
+mod resolve;
+mod run;
+mod summary;
+mod write;
+mod yaml_edit;
+
+use serde::Serialize;
+
+pub use diff::unified;
+pub use doc::Doc;
+pub use edit::{Edit, EditKind, EditSet, Skipped, apply};
+pub use intent::{Change, Intent, LayerAt, Section};
+pub use plan::{FixNote, Plan, plan};
+pub use resolve::resolve;
+pub use run::{FixError, FixRun, MAX_PASSES, check_text, fix_text};
+pub use summary::summary;
+pub use write::write_atomically;
+
+/// A finding's fix: what it does, in words, and the edits that do it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fix {
+    /// What the fix does, e.g. "set `max_attempts: 1` on the call web → api".
+    pub description: String,
+    /// The byte edits; empty when refused.
+    pub edits: Vec<Edit>,
+    /// Why it cannot be made safely, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
