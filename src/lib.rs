@@ -5,7 +5,8 @@
 //! `sim` in virtual time over seeded trials;
 //! `run` holds the plain results of a run; `probe` measures a real client's
 //! retry policy against scripted faults; `export` lays the topology out as
-//! Kubernetes or Compose manifests; `report` formats plain results.
+//! Kubernetes or Compose manifests; `review` gathers the architecture review
+//! page's data; `report` formats plain results.
 //! `policy` is the ground floor.
 
 // Lets unit tests include helpers written for the integration tests.
@@ -20,6 +21,7 @@ pub mod lint;
 pub mod policy;
 pub mod probe;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod sim;
 pub mod source;

@@ -6,6 +6,7 @@ mod check;
 mod export;
 mod outcome;
 mod probe;
+mod report;
 mod rules;
 mod run_args;
 mod simulate;
@@ -52,6 +53,10 @@ enum Command {
     /// 127.0.0.1, run the client against each, infer what it does and hold
     /// it to a topology (exit 1 on a difference with --expect-policy).
     Probe(probe::ProbeArgs),
+    /// The architecture review: one self-contained HTML page (call graph,
+    /// findings, figures, the storm in time under a fault) or its markdown
+    /// cut for a PR comment.
+    Report(report::ReportArgs),
     /// Write Kubernetes or Docker Compose manifests that run every service as
     /// its own process (`retrylint serve`) and the load as `retrylint drive`.
     #[command(subcommand)]
@@ -74,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Probe(args) => probe::probe(args),
         Command::ProbeClient(args) => probe::client(args),
         Command::Export(command) => export::export(command),
+        Command::Report(args) => report::report(args),
     };
     Outcome::exit_code(result)
 }
