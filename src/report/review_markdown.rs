@@ -39,13 +39,18 @@ pub fn render(r: &Review) -> String {
     sections.push(findings(r));
     for side in &r.sides {
         let mut g = String::new();
-        if r.sides.len() > 1 {
-            let _ = writeln!(g, "#### {}\n", cell(&side.label));
-        }
         graph(&mut g, &side.check);
+        if r.sides.len() > 1 {
+            g = g.replacen(
+                "### Topology\n",
+                &format!("### Topology: {}\n", cell(&side.label)),
+                1,
+            );
+        }
+        g.push('\n');
         sections.push(g);
     }
-    let _ = sections.push(format!(
+    sections.push(format!(
         "\n<sub>retrylint {} · scenario {} · seed {} · `{}`</sub>\n",
         r.version,
         code(&r.scenario.name),

@@ -456,12 +456,27 @@ mod tests {
 
     #[test]
     fn barycentre_removes_the_crossing_of_a_twisted_pair() {
-        // Row 1 in file order is x, y; row 2 is p (called by y), q (called by
-        // x): as written the two calls cross; sorted they do not.
+        // Row 1 in file order is left, right; row 2 is p (called by right),
+        // q (called by left): as written the two calls cross; sorted not.
         let l = laid_out(
-            "version: 1\nentry: a\nservices:\n  a: { calls: [ { to: x }, { to: y } ] }\n  x: { calls: [ { to: q } ] }\n  y: { calls: [ { to: p } ] }\n  p: {}\n  q: {}\n",
+            "version: 1\nentry: a\nservices:\n  a: { calls: [ { to: left }, { to: right } ] }\n  left: { calls: [ { to: q } ] }\n  right: { calls: [ { to: p } ] }\n  p: {}\n  q: {}\n",
         );
         assert_eq!(crossings(&l), 0);
+    }
+
+    #[test]
+    fn sweeps_untwist_rows_given_crossed() {
+        // 0 → 1, 2; 1 → 3; 2 → 4; the last row given as [4, 3]: crossed.
+        let callees = vec![vec![1, 2], vec![3], vec![4], vec![], vec![]];
+        let mut callers = vec![Vec::new(); 5];
+        for (s, cs) in callees.iter().enumerate() {
+            for &c in cs {
+                callers[c].push(s);
+            }
+        }
+        let mut rows = vec![vec![0], vec![1, 2], vec![4, 3]];
+        barycentre_sweeps(&mut rows, &callers, &callees, 5);
+        assert_eq!(rows, [vec![0], vec![1, 2], vec![3, 4]]);
     }
 
     #[test]

@@ -270,7 +270,7 @@ mod tests {
         let (t, top) = ticks(0.0, " s");
         assert_eq!((t.len(), top), (6, 1.0));
         assert_eq!(t[1].label, "0.2 s");
-        assert_eq!(ticks(6400.0, "").1, 6400.0);
+        assert_eq!(ticks(6400.0, "").1, 8000.0);
         assert_eq!(number(15_000.0), "15k");
         assert_eq!(number(2_500_000.0), "2.5M");
         assert_eq!(number(0.25), "0.25");
