@@ -266,7 +266,13 @@ fn a_real_chaos_run_is_set_beside_the_prediction() {
         assert_eq!(row.service, s.service);
         assert_eq!(row.measured, s.amplification.measured);
         assert_eq!(row.predicted, s.amplification.predicted);
-        let sim = r.written().sim.as_ref().unwrap().service(&s.service).unwrap();
+        let sim = r
+            .written()
+            .sim
+            .as_ref()
+            .unwrap()
+            .service(&s.service)
+            .unwrap();
         assert_eq!(row.simulated, Some(sim.amplification.measured));
     }
     assert_eq!(m.end_to_end.requests.0, measured_run.end_to_end.requests);
@@ -359,12 +365,7 @@ fn markdown_sre_book_beside_one_layer() {
 
 #[test]
 fn markdown_from_the_cli_is_the_library_s() {
-    let (code, out, err) = retrylint(&[
-        "report",
-        "examples/sre-book.yaml",
-        "--format",
-        "markdown",
-    ]);
+    let (code, out, err) = retrylint(&["report", "examples/sre-book.yaml", "--format", "markdown"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("## retrylint review: `sre-book`\n"));
     assert!(out.contains("```mermaid\nflowchart LR\n"));

@@ -81,10 +81,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
     let (scenario, scenario_note) = match (&args.fault, &chaos) {
         (Some(f), _) => (faults::load(f).map_err(load_error)?, None),
         (None, Some((file, run))) => match faults::load(&run.fault) {
-            Ok(s) => (
-                s,
-                Some(format!("the scenario of the chaos run in {file}")),
-            ),
+            Ok(s) => (s, Some(format!("the scenario of the chaos run in {file}"))),
             Err(_) => {
                 let (s, why) = review::default_scenario(&t);
                 (
@@ -171,7 +168,11 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
                 path.display()
             ))
         })?;
-    eprintln!("wrote {} ({} KB)", path.display(), text.len().div_ceil(1024));
+    eprintln!(
+        "wrote {} ({} KB)",
+        path.display(),
+        text.len().div_ceil(1024)
+    );
     Ok(())
 }
 

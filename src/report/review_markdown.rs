@@ -92,7 +92,9 @@ fn before_after(r: &Review) -> String {
     let figures_: [(&str, fn(&AmplificationRow) -> String); 3] = [
         ("worst case", figures::worst_case),
         ("with budgets", |row| figures::factor(row.with_budgets)),
-        ("worst response", |row| figures::millis(row.worst_response_ms)),
+        ("worst response", |row| {
+            figures::millis(row.worst_response_ms)
+        }),
     ];
     let mut header = vec!["service".to_owned()];
     for (name, _) in &figures_ {
@@ -140,7 +142,9 @@ fn storm(r: &Review) -> String {
         cell(&r.scenario.description),
         r.load
     );
-    out.push_str("| | trials | user requests | succeeded | p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n");
+    out.push_str(
+        "| | trials | user requests | succeeded | p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n",
+    );
     for side in &r.sides {
         match &side.sim {
             Some(run) => {
@@ -157,11 +161,7 @@ fn storm(r: &Review) -> String {
                 );
             }
             None => {
-                let _ = writeln!(
-                    out,
-                    "| {} | – | – | – | – | – |",
-                    cell(&side.label)
-                );
+                let _ = writeln!(out, "| {} | – | – | – | – | – |", cell(&side.label));
             }
         }
     }

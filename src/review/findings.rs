@@ -64,7 +64,8 @@ pub fn group(r: &CheckReport) -> (Vec<ServiceFindings>, usize) {
         }
     }
     for g in &mut groups {
-        g.findings.sort_by_key(|s| (s.finding.line, s.finding.column));
+        g.findings
+            .sort_by_key(|s| (s.finding.line, s.finding.column));
     }
     // Worst first; among equals, the first in the file.
     groups.sort_by_key(|g| {

@@ -121,6 +121,9 @@ pub struct Layout {
     pub height: f64,
     /// The hottest service and its figure, for the caption.
     pub hottest: Option<(String, String)>,
+    /// The hottest service is over the amplification limit: its path is
+    /// drawn as a hazard, not only as the busiest.
+    pub hottest_over: bool,
 }
 
 /// The graph as the page shows it: drawn, or too large and listed.
@@ -312,6 +315,8 @@ fn layout(
                 crate::report::figures::worst_case(&r.amplification[w]),
             )
         }),
+        hottest_over: worst
+            .is_some_and(|w| crate::report::figures::over_limit(r, &r.amplification[w])),
     }
 }
 
@@ -337,9 +342,9 @@ fn place_labels(edges: &mut [Edge]) {
     for i in order {
         let (w, h) = size(&edges[i].label);
         let free = |(x, y): (f64, f64)| {
-            placed
-                .iter()
-                .all(|&(px, py, pw, ph)| (x - px).abs() * 2.0 >= w + pw || (y - py).abs() * 2.0 >= h + ph)
+            placed.iter().all(|&(px, py, pw, ph)| {
+                (x - px).abs() * 2.0 >= w + pw || (y - py).abs() * 2.0 >= h + ph
+            })
         };
         let at = TRIES
             .iter()
@@ -386,7 +391,7 @@ fn barycentre_sweeps(
 }
 
 fn reorder(row: &mut [usize], neighbours: &[Vec<usize>], at: &[f64]) {
-    let key: Vec<(f64, usize)> = row
+    let mut sorted: Vec<(f64, usize)> = row
         .iter()
         .enumerate()
         .map(|(i, &s)| {
@@ -399,7 +404,6 @@ fn reorder(row: &mut [usize], neighbours: &[Vec<usize>], at: &[f64]) {
             (b, s)
         })
         .collect();
-    let mut sorted = key.clone();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (slot, (_, s)) in row.iter_mut().zip(sorted) {
         *slot = s;
@@ -491,7 +495,10 @@ mod tests {
         assert!(!l.edges[1].hottest);
         // Two labels from one caller: placed apart.
         let (a, b) = (l.edges[0].label_at, l.edges[1].label_at);
-        assert!((a.0 - b.0).abs() > 60.0 || (a.1 - b.1).abs() >= 15.0, "{a:?} {b:?}");
+        assert!(
+            (a.0 - b.0).abs() > 60.0 || (a.1 - b.1).abs() >= 15.0,
+            "{a:?} {b:?}"
+        );
         assert_eq!(l.hottest, Some(("b".into(), "9×".into())));
     }
 

@@ -54,7 +54,12 @@ pub fn parse(text: &str, file: &str) -> Result<RunReport, ChaosFileError> {
         file: file.to_owned(),
         line: e.line(),
         column: e.column(),
-        message: e.to_string().split(" at line ").next().unwrap_or("").to_owned(),
+        message: e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or("")
+            .to_owned(),
     })
 }
 
@@ -94,12 +99,7 @@ pub struct Measured {
 
 /// Sets `chaos` beside `sim` (the page's simulation of the topology named
 /// `topology`), when there is one.
-pub fn beside(
-    file: &str,
-    chaos: &RunReport,
-    sim: Option<&RunReport>,
-    topology: &str,
-) -> Measured {
+pub fn beside(file: &str, chaos: &RunReport, sim: Option<&RunReport>, topology: &str) -> Measured {
     let mut notes = Vec::new();
     if !chaos.topology.is_empty() && chaos.topology != topology {
         notes.push(format!(

@@ -114,7 +114,7 @@ pub fn ticks(max: f64, unit: &str) -> (Vec<Tick>, f64) {
     (ticks, n as f64 * step)
 }
 
-/// `0`, `0.5`, `12`, `1.5k`, `2M`.
+/// `0`, `0.5`, `12`, `1.5k`, `2M`, `3.6e294`.
 pub fn number(v: f64) -> String {
     let trim = |s: String| {
         if s.contains('.') {
@@ -124,7 +124,9 @@ pub fn number(v: f64) -> String {
         }
     };
     let a = v.abs();
-    if a >= 1e6 {
+    if !a.is_finite() || a >= 1e9 {
+        format!("{v:.1e}")
+    } else if a >= 1e6 {
         format!("{}M", trim(format!("{:.1}", v / 1e6)))
     } else if a >= 1e4 {
         format!("{}k", trim(format!("{:.1}", v / 1e3)))
@@ -274,6 +276,7 @@ mod tests {
         assert_eq!(number(15_000.0), "15k");
         assert_eq!(number(2_500_000.0), "2.5M");
         assert_eq!(number(0.25), "0.25");
+        assert_eq!(number(3.58e294), "3.6e294");
     }
 
     #[test]

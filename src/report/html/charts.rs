@@ -243,7 +243,9 @@ fn bar_chart(out: &mut String, c: &BarChart, id: &str) {
         out.push_str("</g>\n");
     }
     // Every label when they fit, else every other (or fewer).
-    let every = ((c.categories.len() as f64 * 34.0) / plot_w()).ceil().max(1.0) as usize;
+    let every = ((c.categories.len() as f64 * 34.0) / plot_w())
+        .ceil()
+        .max(1.0) as usize;
     out.push_str("<g class=\"tick\">");
     for (i, cat) in c.categories.iter().enumerate() {
         if i % every != 0 {

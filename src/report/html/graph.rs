@@ -10,7 +10,7 @@ use crate::review::{GraphView, Review};
 
 pub fn section(out: &mut String, r: &Review) {
     out.push_str("<section id=\"graph\">\n<h2>Call graph</h2>\n");
-    out.push_str("<p class=\"note\">Services in layers from the entry (top), each call labelled with the attempts of every layer that retries it (<code>app 3 × istio 3</code>: 9 attempts per call). Boxes are coloured by worst-case amplification; the thick red line is the hottest path.</p>\n");
+    out.push_str("<p class=\"note\">Services in layers from the entry (top), each call labelled with the attempts of every layer that retries it (<code>app 3 × istio 3</code>: 9 attempts per call). Boxes are coloured by worst-case amplification; the thick line is the hottest path, red when it ends over the limit.</p>\n");
     let one = if r.sides.len() == 1 { " one" } else { "" };
     let _ = writeln!(out, "<div class=\"sides{one}\">");
     for (k, side) in r.sides.iter().enumerate() {
@@ -52,7 +52,15 @@ pub fn section(out: &mut String, r: &Review) {
         out.push_str("</figure>\n");
     }
     out.push_str("</div>\n");
-    out.push_str("<ul class=\"legend\"><li><span class=\"swatch calm\"></span>1× (no retries reach it)</li><li><span class=\"swatch warm\"></span>up to a third of the limit</li><li><span class=\"swatch hot\"></span>up to the limit</li><li><span class=\"swatch over\"></span>over the limit</li><li><span class=\"swatch storm\"></span>over 10× the limit</li><li><span class=\"swatch unreachable\"></span>unreachable</li><li><span class=\"swatch hotpath\"></span>hottest path (thinner: the hot path to another service over the limit)</li></ul>\n");
+    if !r
+        .sides
+        .iter()
+        .any(|s| matches!(s.graph, GraphView::Drawn(_)))
+    {
+        out.push_str("</section>\n");
+        return;
+    }
+    out.push_str("<ul class=\"legend\"><li><span class=\"swatch calm\"></span>1× (no retries reach it)</li><li><span class=\"swatch warm\"></span>up to a third of the limit</li><li><span class=\"swatch hot\"></span>up to the limit</li><li><span class=\"swatch over\"></span>over the limit</li><li><span class=\"swatch storm\"></span>over 10× the limit</li><li><span class=\"swatch unreachable\"></span>unreachable</li><li><span class=\"swatch hotpath\"></span>hottest path over the limit (thinner: the path to another service over it)</li><li><span class=\"swatch hotpath within\"></span>hottest path within the limit</li></ul>\n");
     out.push_str("</section>\n");
 }
 
@@ -77,14 +85,20 @@ fn svg(out: &mut String, l: &Layout, side: usize, name: &str) {
         let e = &l.edges[i];
         let (a, b) = (&l.nodes[e.from], &l.nodes[e.to]);
         let [p0, p1, p2, p3] = e.curve;
-        let class = if e.hottest {
+        let class = if e.hottest && l.hottest_over {
             "edge hottest"
+        } else if e.hottest {
+            "edge hottest within"
         } else if e.hot {
             "edge hot"
         } else {
             "edge"
         };
-        let marker = if e.hot || e.hottest { 'h' } else { 'a' };
+        let marker = if e.hot || (e.hottest && l.hottest_over) {
+            'h'
+        } else {
+            'a'
+        };
         let _ = writeln!(
             out,
             "<g class=\"{class}\"><title>{} → {}: {}</title><path d=\"M{},{} C{},{} {},{} {},{}\" marker-end=\"url(#{marker}{side})\"/></g>",

@@ -29,7 +29,12 @@ const STYLE: &str = include_str!("style.css");
 
 /// The ids of the page's sections, in order (tests look for them).
 pub const SECTIONS: &[&str] = &[
-    "verdict", "graph", "tables", "storm", "findings", "reproduce",
+    "verdict",
+    "graph",
+    "tables",
+    "storm",
+    "findings",
+    "reproduce",
 ];
 
 /// The page.
@@ -42,7 +47,11 @@ pub fn render(r: &Review) -> String {
         r.version,
         esc(name)
     );
-    let _ = writeln!(out, "<header>\n<h1>Retry review: <code>{}</code></h1>", esc(name));
+    let _ = writeln!(
+        out,
+        "<header>\n<h1>Retry review: <code>{}</code></h1>",
+        esc(name)
+    );
     let _ = writeln!(
         out,
         "<p class=\"note\">{} · entry <code>{}</code> · scenario <code>{}</code> · retrylint {}</p>",
@@ -55,7 +64,9 @@ pub fn render(r: &Review) -> String {
     if r.measured.is_some() {
         out.push_str("<a href=\"#measured\">Measured</a>");
     }
-    out.push_str("<a href=\"#findings\">Findings</a><a href=\"#reproduce\">Reproduce</a></nav>\n</header>\n");
+    out.push_str(
+        "<a href=\"#findings\">Findings</a><a href=\"#reproduce\">Reproduce</a></nav>\n</header>\n",
+    );
     verdict(&mut out, r);
     graph::section(&mut out, r);
     tables::section(&mut out, r);
@@ -139,7 +150,7 @@ fn footer(out: &mut String, r: &Review) {
         esc(&r.scenario.description)
     );
     if let Some(n) = &r.scenario.note {
-        let _ = writeln!(out, "<p class=\"note\">{}.</p>", esc(&capital(n)));
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", ticks(&capital(n)));
     }
     let trials: Vec<String> = r
         .sides

@@ -51,8 +51,9 @@ pub fn section(out: &mut String, r: &Review) {
         };
         let _ = writeln!(out, "<p>{}{}{over}.</p>", esc(&label), ticks(&line));
     }
-    let columns: [(&str, fn(&AmplificationRow) -> String); 1] =
-        [("worst response", |row| figures::millis(row.worst_response_ms))];
+    let columns: [(&str, fn(&AmplificationRow) -> String); 1] = [("worst response", |row| {
+        figures::millis(row.worst_response_ms)
+    })];
     let deadline_ms = first.deadline.map(|d| d.as_secs_f64() * 1e3);
     table(out, r, &columns, |row, _| {
         deadline_ms.is_some_and(|d| row.reachable && row.worst_response_ms > d)
@@ -106,11 +107,16 @@ fn table(
             .enumerate()
             .map(|(k, i)| i.map(|i| &r.sides[k].check.amplification[i]))
             .collect();
-        let marked = cells.iter().enumerate().any(|(k, c)| {
-            c.is_some_and(|c| over(c, r.sides[k].check.max_amplification))
-        });
+        let marked = cells
+            .iter()
+            .enumerate()
+            .any(|(k, c)| c.is_some_and(|c| over(c, r.sides[k].check.max_amplification)));
         let class = if marked { " class=\"over\"" } else { "" };
-        let _ = write!(out, "<tr{class}><td><code>{}</code></td>", esc(&row.service));
+        let _ = write!(
+            out,
+            "<tr{class}><td><code>{}</code></td>",
+            esc(&row.service)
+        );
         for (_, value) in columns {
             for c in &cells {
                 let text = match c {
