@@ -14,7 +14,6 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
-use retrylint::faults;
 use retrylint::lint::{self, CliLevels, Config};
 use retrylint::report::html;
 use retrylint::review::{self, Settings};

@@ -9,6 +9,9 @@ use std::fmt::Write as _;
 use super::figures;
 use super::markdown::{cell, cell_code, code, graph, verdict};
 use crate::lint::{AmplificationRow, Severity};
+
+/// A figure's heading and how a row shows it.
+type Column = (&'static str, fn(&AmplificationRow) -> String);
 use crate::review::Review;
 
 /// A comment stays under this many characters (GitHub's limit is 65,536; the
@@ -89,7 +92,7 @@ fn before_after(r: &Review) -> String {
     } else {
         "### Attempts per user request\n\nWhen every call fails, with budgets, and the worst response time.\n\n"
     });
-    let figures_: [(&str, fn(&AmplificationRow) -> String); 3] = [
+    let figures_: [Column; 3] = [
         ("worst case", figures::worst_case),
         ("with budgets", |row| figures::factor(row.with_budgets)),
         ("worst response", |row| {

@@ -375,15 +375,15 @@ fn barycentre_sweeps(
     };
     place(rows, &mut at);
     for _ in 0..4 {
-        for l in 1..rows.len() {
-            reorder(&mut rows[l], callers, &at);
-            for (i, &s) in rows[l].iter().enumerate() {
+        for row in rows.iter_mut().skip(1) {
+            reorder(row, callers, &at);
+            for (i, &s) in row.iter().enumerate() {
                 at[s] = i as f64;
             }
         }
-        for l in (0..rows.len().saturating_sub(1)).rev() {
-            reorder(&mut rows[l], callees, &at);
-            for (i, &s) in rows[l].iter().enumerate() {
+        for row in rows.iter_mut().rev().skip(1) {
+            reorder(row, callees, &at);
+            for (i, &s) in row.iter().enumerate() {
                 at[s] = i as f64;
             }
         }

@@ -7,6 +7,9 @@ use std::fmt::Write as _;
 
 use super::{capital, esc, ticks};
 use crate::lint::AmplificationRow;
+
+/// A figure's heading and how a row shows it.
+type Column = (&'static str, fn(&AmplificationRow) -> String);
 use crate::report::figures;
 use crate::review::{Measured, Review};
 
@@ -24,7 +27,7 @@ pub fn section(out: &mut String, r: &Review) {
             let _ = writeln!(out, "<p class=\"note\">{}.</p>", ticks(&capital(&line)));
         }
     }
-    let columns: [(&str, fn(&AmplificationRow) -> String); 3] = [
+    let columns: [Column; 3] = [
         ("worst case", figures::worst_case),
         ("with budgets", |row| figures::factor(row.with_budgets)),
         ("with breakers", |row| figures::factor(row.with_breakers)),
@@ -51,7 +54,7 @@ pub fn section(out: &mut String, r: &Review) {
         };
         let _ = writeln!(out, "<p>{}{}{over}.</p>", esc(&label), ticks(&line));
     }
-    let columns: [(&str, fn(&AmplificationRow) -> String); 1] = [("worst response", |row| {
+    let columns: [Column; 1] = [("worst response", |row| {
         figures::millis(row.worst_response_ms)
     })];
     let deadline_ms = first.deadline.map(|d| d.as_secs_f64() * 1e3);
@@ -74,7 +77,7 @@ pub fn section(out: &mut String, r: &Review) {
 fn table(
     out: &mut String,
     r: &Review,
-    columns: &[(&str, fn(&AmplificationRow) -> String)],
+    columns: &[Column],
     over: impl Fn(&AmplificationRow, f64) -> bool,
 ) {
     let two = r.sides.len() > 1;
