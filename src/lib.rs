@@ -6,7 +6,8 @@
 //! `run` holds the plain results of a run; `probe` measures a real client's
 //! retry policy against scripted faults; `export` lays the topology out as
 //! Kubernetes or Compose manifests; `fix` turns findings' proposed fixes into
-//! edits of the YAML; `report` formats plain results.
+//! edits of the YAML; `review` gathers the architecture review page's data;
+//! `report` formats plain results.
 //! `policy` is the ground floor.
 
 // Lets unit tests include helpers written for the integration tests.
@@ -22,6 +23,7 @@ pub mod lint;
 pub mod policy;
 pub mod probe;
 pub mod report;
+pub mod review;
 pub mod run;
 pub mod sim;
 pub mod source;

@@ -7,6 +7,7 @@ mod drive;
 mod export;
 mod outcome;
 mod probe;
+mod report;
 mod rules;
 mod run_args;
 mod serve;
@@ -60,6 +61,10 @@ enum Command {
     /// Drive load into an entry already running (`serve` processes), collect
     /// every service's counters and print the report as `chaos` does.
     Drive(drive::DriveArgs),
+    /// The architecture review: one self-contained HTML page (call graph,
+    /// findings, figures, the storm in time under a fault) or its markdown
+    /// cut for a PR comment.
+    Report(report::ReportArgs),
     /// Write Kubernetes or Docker Compose manifests that run every service as
     /// its own process (`retrylint serve`) and the load as `retrylint drive`.
     #[command(subcommand)]
@@ -84,6 +89,7 @@ pub fn main() -> ExitCode {
         Command::Export(command) => export::export(command),
         Command::Serve(args) => serve::serve(args),
         Command::Drive(args) => drive::drive(args),
+        Command::Report(args) => report::report(args),
     };
     Outcome::exit_code(result)
 }

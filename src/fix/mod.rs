@@ -61,7 +61,7 @@ pub use edit::{Edit, EditKind, EditSet, Skipped, apply};
 pub use intent::{Change, Intent, LayerAt, Section};
 pub use plan::{FixNote, Plan, plan};
 pub use resolve::resolve;
-pub use run::{FixError, FixRun, MAX_PASSES, check_text, fix_text};
+pub use run::{FixError, FixRun, MAX_PASSES, check_text, fix_text, what_if};
 pub use summary::summary;
 pub use write::write_atomically;
 

@@ -103,3 +103,20 @@ pub fn fix_text(
     }
     Ok(run)
 }
+
+/// The what-if of the review page: the topology in `text` with every fix
+/// made, loaded again, beside the run that made them; `None` when no fix
+/// changes anything.
+pub fn what_if(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    presets: &Presets,
+) -> Result<Option<(Topology, FixRun)>, FixError> {
+    let run = fix_text(text, file, default_name, presets, &CliLevels::default())?;
+    if !run.changed() {
+        return Ok(None);
+    }
+    let t = topology::load_str(&run.text, file, default_name, presets).map_err(FixError::Load)?;
+    Ok(Some((t, run)))
+}

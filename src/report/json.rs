@@ -53,3 +53,8 @@ impl<'a> Document<'a> {
         }
     }
 }
+
+/// The JSON value of a report, for callers that look inside it.
+pub fn value(r: &CheckReport) -> serde_json::Value {
+    serde_json::to_value(Document::of(r)).unwrap_or_default()
+}

@@ -35,7 +35,7 @@ impl CheckReporter for Markdown {
 }
 
 /// `❌ **retrylint**: 11 errors, 26 warnings in `checkout` — worst case 486× at `db``.
-fn verdict(r: &CheckReport) -> String {
+pub(crate) fn verdict(r: &CheckReport) -> String {
     let s = &r.summary;
     let (mark, counts) = if r.failed() {
         let mut c = figures::counts(s);
@@ -184,7 +184,7 @@ fn amplification(out: &mut String, r: &CheckReport) {
 }
 
 /// The topology as a mermaid flowchart.
-fn graph(out: &mut String, r: &CheckReport) {
+pub(crate) fn graph(out: &mut String, r: &CheckReport) {
     out.push_str("### Topology\n\n");
     if r.amplification.len() > MAX_GRAPH_NODES || r.edges.len() > MAX_GRAPH_EDGES {
         let _ = writeln!(
@@ -340,7 +340,7 @@ fn label(text: &str) -> String {
 
 /// Text in a table cell: a pipe or a newline would end the cell, `<` could open
 /// HTML, and a backslash could un-escape a pipe.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace('<', "&lt;")
@@ -349,7 +349,7 @@ fn cell(text: &str) -> String {
 }
 
 /// A code span holding any text: a fence longer than any run of backticks in it.
-fn code(text: &str) -> String {
+pub(crate) fn code(text: &str) -> String {
     let text = text.replace(['\n', '\r'], " ");
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
@@ -362,7 +362,7 @@ fn code(text: &str) -> String {
 }
 
 /// A code span in a table cell: a pipe is escaped even inside the span.
-fn cell_code(text: &str) -> String {
+pub(crate) fn cell_code(text: &str) -> String {
     code(&text.replace('|', "\\|"))
 }
 

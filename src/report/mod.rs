@@ -4,12 +4,14 @@
 pub mod error;
 pub mod figures;
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod probe_json;
 pub mod probe_markdown;
 pub mod probe_table;
 pub mod prometheus;
+pub mod review_markdown;
 pub mod rules;
 pub mod run_containment;
 pub mod run_formats;

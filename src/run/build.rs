@@ -240,17 +240,23 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
         listeners: info.listeners,
         elapsed_ms: info.elapsed_ms,
         interrupted: info.interrupted,
-        goodput: shows_goodput(t, info.scenario).then(|| {
-            super::goodput::report(
-                &tally.counts.goodput,
-                k,
-                info.load.horizon(),
-                fault_window(info.scenario),
-            )
-        }),
+        goodput: shows_goodput(t, info.scenario)
+            .then(|| goodput(&tally.counts.goodput, k, info.load, info.scenario)),
         breakers: None,
         harness: Default::default(),
     }
+}
+
+/// Goodput over time of counts summed over `k` trials of a run under
+/// `load` and `scenario`: what [`build`] reports when [`shows_goodput`] holds,
+/// and what the review page asks for always.
+pub fn goodput(
+    counts: &super::goodput::GoodputCounts,
+    k: u64,
+    load: &LoadSettings,
+    scenario: &Scenario,
+) -> super::goodput::Goodput {
+    super::goodput::report(counts, k, load.horizon(), fault_window(scenario))
 }
 
 /// Goodput over time is reported when a service queues or the scenario

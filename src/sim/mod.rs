@@ -146,6 +146,29 @@ pub fn run_with(
     Ok(simulate(t, scenario, load, options)?.0)
 }
 
+/// [`run_with`], with goodput over time (offered and succeeded user requests
+/// per 100 ms) reported whatever the topology and scenario: the review page
+/// draws user-request success over time for every run, not only the
+/// queueing ones `simulate` shows it for.
+pub fn run_over_time(
+    t: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    options: &SimOptions,
+) -> Result<RunReport, SimError> {
+    let (mut report, merged) = simulate(t, scenario, load, options)?;
+    if report.goodput.is_none() {
+        let load = load.in_virtual_time();
+        report.goodput = Some(crate::run::build::goodput(
+            &merged.sums.goodput,
+            merged.k(),
+            &load,
+            scenario,
+        ));
+    }
+    Ok(report)
+}
+
 /// What a simulation would cost, without running it.
 pub fn estimate(
     t: &Topology,

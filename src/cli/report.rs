@@ -1,0 +1,222 @@
+//! `retrylint report`: the architecture review page (HTML) or its PR-comment
+//! cut (markdown). Parses the flags, loads the inputs, and hands them to
+//! `review::gather` and the formats.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::outcome::{Failure, Outcome, emit, load_error, presets};
+use super::values::whole;
+use retrylint::faults;
+use retrylint::report::{html, review_markdown};
+use retrylint::review::{self, Other, Settings};
+use retrylint::run::LoadSettings;
+use retrylint::topology;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The topology file (schema version 1).
+    pub topology: PathBuf,
+    /// The fault scenario the storm is simulated under: a shipped name or a
+    /// path [default: `503-burst`, the leaves answer 503 for 2 s;
+    /// with --chaos, the run's scenario].
+    #[arg(long, value_name = "NAME|PATH")]
+    fault: Option<String>,
+    /// A chaos run's JSON (`retrylint chaos … --format json > run.json`), set
+    /// beside the prediction and the simulation.
+    #[arg(long, value_name = "RUN.json")]
+    chaos: Option<PathBuf>,
+    /// Seed of the simulation (trial i uses seed + i) [default: 42, or the
+    /// chaos run's seed].
+    #[arg(long, value_name = "S", allow_negative_numbers = true,
+          value_parser = whole(0u64, u64::MAX))]
+    seed: Option<u64>,
+    /// Open loop: user requests per second in the simulation (`50`, `50/s`,
+    /// `3000/m`) [default: 20/s, as `simulate`].
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    rate: Option<String>,
+    /// Simulated trials; fewer when a large topology would not fit the page's
+    /// work budget (the page says so).
+    #[arg(long, default_value_t = review::DEFAULT_TRIALS, value_name = "N",
+          allow_negative_numbers = true, value_parser = whole(1u32, 10_000))]
+    trials: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "html")]
+    format: Format,
+    /// Where to write: a file, or `-` for standard output [default:
+    /// review.html for html, standard output for markdown].
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// More retry-policy presets: a directory of NAME.yaml files.
+    #[arg(long, value_name = "DIR")]
+    policies: Vec<PathBuf>,
+    /// A second topology shown side by side (the what-if), for development
+    /// until `check --fix` supplies the fixed topology.
+    #[arg(long, value_name = "OTHER.yaml", hide = true)]
+    compare: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One self-contained page: graph, findings, figures, the storm in time.
+    Html,
+    /// A PR comment: verdict, before/after table, mermaid graph.
+    Markdown,
+}
+
+pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
+    let presets = presets(&args.policies)?;
+    let t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    let chaos = args
+        .chaos
+        .as_deref()
+        .map(|p| {
+            review::measured::read(p)
+                .map(|run| (p.display().to_string(), run))
+                .map_err(|e| Failure::Usage(e.to_string()))
+        })
+        .transpose()?;
+    let (scenario, scenario_note) = match (&args.fault, &chaos) {
+        (Some(f), _) => (faults::load(f).map_err(load_error)?, None),
+        (None, Some((file, run))) => match faults::load(&run.fault) {
+            Ok(s) => (s, Some(format!("the scenario of the chaos run in {file}"))),
+            Err(_) => {
+                let (s, why) = review::default_scenario(&t);
+                (
+                    s,
+                    Some(format!(
+                        "{why} (the chaos run's `{}` is not a shipped scenario)",
+                        run.fault
+                    )),
+                )
+            }
+        },
+        (None, None) => {
+            let (s, why) = review::default_scenario(&t);
+            (s, Some(why))
+        }
+    };
+    scenario.plan(&t).map_err(|e| match e.located() {
+        Some(located) => load_error(located),
+        None => Failure::Usage(e.to_string()),
+    })?;
+    let seed = args
+        .seed
+        .or(chaos.as_ref().map(|(_, run)| run.seed))
+        .unwrap_or(LoadSettings::DEFAULT_SEED);
+    let rate = args
+        .rate
+        .as_deref()
+        .map(LoadSettings::parse_rate)
+        .transpose()
+        .map_err(|e| Failure::Usage(format!("--rate: {e}")))?;
+    let load = LoadSettings::new(rate, None, None, None, Some(seed))
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+
+    // The second topology of the page: the one `--compare` names, or else
+    // this one with every fix `check --fix` would make, applied in memory.
+    let compared = match args.compare.as_deref() {
+        Some(p) => Some((
+            topology::load(p, &presets).map_err(load_error)?,
+            None::<String>,
+        )),
+        None => {
+            let text = std::fs::read_to_string(&args.topology)
+                .map_err(|e| Failure::Usage(format!("{}: {e}", args.topology.display())))?;
+            let stem = args
+                .topology
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "topology".into());
+            retrylint::fix::what_if(&text, &t.file, &stem, &presets)
+                .map_err(|e| Failure::Usage(e.to_string()))?
+                .map(|(fixed, run)| {
+                    let label = format!(
+                        "with the fixes applied ({} fix{})",
+                        run.applied.len(),
+                        if run.applied.len() == 1 { "" } else { "es" }
+                    );
+                    (fixed, Some(label))
+                })
+        }
+    };
+    let other = compared.as_ref().map(|(c, label)| Other {
+        topology: c,
+        label: label
+            .clone()
+            .unwrap_or_else(|| format!("compare: {}", c.name)),
+    });
+
+    let fault = args.fault.clone().unwrap_or_else(|| scenario.name.clone());
+    let command = command_line(&args, &fault, seed);
+    let settings = Settings {
+        scenario,
+        scenario_note,
+        load,
+        trials: args.trials,
+        budget: review::BUDGET,
+        threads: None,
+        command,
+    };
+    let chaos_ref = chaos.as_ref().map(|(f, run)| (f.as_str(), run));
+    let page = review::gather(&t, other, &settings, chaos_ref)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let text = match args.format {
+        Format::Html => html::render(&page),
+        Format::Markdown => review_markdown::render(&page),
+    };
+    let output = match (&args.output, args.format) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Format::Html) => Some(PathBuf::from("review.html")),
+        (None, Format::Markdown) => None,
+    };
+    match output.filter(|p| p.as_os_str() != "-") {
+        Some(path) => write_file(&path, &text)?,
+        None => emit(&text),
+    }
+    Ok(Outcome::Clean)
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| {
+            Failure::Usage(format!(
+                "{}: cannot write the report: {e}; give a writable path with -o",
+                path.display()
+            ))
+        })?;
+    eprintln!(
+        "wrote {} ({} KB)",
+        path.display(),
+        text.len().div_ceil(1024)
+    );
+    Ok(())
+}
+
+/// The command that makes the same page, for its footer.
+fn command_line(args: &ReportArgs, fault: &str, seed: u64) -> String {
+    let mut c = format!(
+        "retrylint report {} --fault {fault} --seed {seed} --trials {}",
+        args.topology.display(),
+        args.trials
+    );
+    if let Some(r) = &args.rate {
+        c.push_str(&format!(" --rate {r}"));
+    }
+    if let Some(p) = &args.chaos {
+        c.push_str(&format!(" --chaos {}", p.display()));
+    }
+    if let Some(p) = &args.compare {
+        c.push_str(&format!(" --compare {}", p.display()));
+    }
+    for p in &args.policies {
+        c.push_str(&format!(" --policies {}", p.display()));
+    }
+    if args.format == Format::Markdown {
+        c.push_str(" --format markdown");
+    }
+    c
+}

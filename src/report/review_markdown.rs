@@ -1,0 +1,229 @@
+//! `retrylint report --format markdown`: the review page cut to a PR comment —
+//! the verdict, the before/after table (a column per topology when the page
+//! has two), the storm in numbers, the top findings and the mermaid graph,
+//! under GitHub's 65,536-character limit for a comment. Past
+//! [`MAX_CHARS`], whole sections are left out from the end, with a note.
+
+use std::fmt::Write as _;
+
+use super::figures;
+use super::markdown::{cell, cell_code, code, graph, verdict};
+use crate::lint::{AmplificationRow, Severity};
+
+/// A figure's heading and how a row shows it.
+type Column = (&'static str, fn(&AmplificationRow) -> String);
+use crate::review::Review;
+
+/// A comment stays under this many characters (GitHub's limit is 65,536; the
+/// margin holds the truncation note).
+pub const MAX_CHARS: usize = 65_000;
+/// Rows of the before/after table.
+const MAX_ROWS: usize = 40;
+/// Findings listed.
+const MAX_FINDINGS: usize = 20;
+
+pub fn render(r: &Review) -> String {
+    let mut sections: Vec<String> = Vec::new();
+    let mut head = String::new();
+    let _ = writeln!(
+        head,
+        "## retrylint review: {}\n",
+        code(&r.written().check.topology)
+    );
+    for side in &r.sides {
+        if r.sides.len() > 1 {
+            let _ = write!(head, "**{}**: ", cell(&side.label));
+        }
+        let _ = writeln!(head, "{}\n", verdict(&side.check));
+    }
+    sections.push(head);
+    sections.push(before_after(r));
+    sections.push(storm(r));
+    sections.push(findings(r));
+    for side in &r.sides {
+        let mut g = String::new();
+        graph(&mut g, &side.check);
+        if r.sides.len() > 1 {
+            g = g.replacen(
+                "### Topology\n",
+                &format!("### Topology: {}\n", cell(&side.label)),
+                1,
+            );
+        }
+        g.push('\n');
+        sections.push(g);
+    }
+    sections.push(format!(
+        "\n<sub>retrylint {} · scenario {} · seed {} · `{}`</sub>\n",
+        r.version,
+        code(&r.scenario.name),
+        r.seed,
+        r.command.replace('`', "'")
+    ));
+    assemble(sections)
+}
+
+/// The sections in order while they fit, then a note saying what was cut.
+fn assemble(sections: Vec<String>) -> String {
+    const NOTE: usize = 200;
+    let mut out = String::new();
+    let mut left_out = 0;
+    for s in sections {
+        if left_out == 0 && out.len() + s.len() + NOTE <= MAX_CHARS {
+            out.push_str(&s);
+        } else {
+            left_out += s.chars().count();
+        }
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "\n> Truncated to fit a PR comment: {left_out} more characters left out. `retrylint report` writes the whole review as HTML."
+        );
+    }
+    out
+}
+
+fn before_after(r: &Review) -> String {
+    let mut out = String::new();
+    let two = r.sides.len() > 1;
+    out.push_str(if two {
+        "### Before / after\n\nAttempts per user request when every call fails, with budgets, and the worst response time.\n\n"
+    } else {
+        "### Attempts per user request\n\nWhen every call fails, with budgets, and the worst response time.\n\n"
+    });
+    let figures_: [Column; 3] = [
+        ("worst case", figures::worst_case),
+        ("with budgets", |row| figures::factor(row.with_budgets)),
+        ("worst response", |row| {
+            figures::millis(row.worst_response_ms)
+        }),
+    ];
+    let mut header = vec!["service".to_owned()];
+    for (name, _) in &figures_ {
+        for side in &r.sides {
+            header.push(if two {
+                format!("{name} ({})", cell(&side.label))
+            } else {
+                (*name).to_owned()
+            });
+        }
+    }
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(header.len() - 1));
+    for row in r.rows.iter().take(MAX_ROWS) {
+        let mut cells = vec![cell_code(&row.service)];
+        for (_, value) in &figures_ {
+            for (k, i) in row.at.iter().enumerate() {
+                cells.push(match i.map(|i| &r.sides[k].check.amplification[i]) {
+                    Some(a) if !a.reachable => "unreachable".into(),
+                    Some(a) => value(a),
+                    None => "–".into(),
+                });
+            }
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    let left = r.rows.len().saturating_sub(MAX_ROWS) + r.rows_omitted;
+    if left > 0 {
+        let _ = writeln!(
+            out,
+            "\nShowing {} services with the highest worst case; {left} more left out.",
+            r.rows.len().min(MAX_ROWS)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+fn storm(r: &Review) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### The storm in time (simulated)\n\nScenario {}: {} Load {}.\n",
+        code(&r.scenario.name),
+        cell(&r.scenario.description),
+        r.load
+    );
+    out.push_str(
+        "| | trials | user requests | succeeded | p50 | p99 |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    for side in &r.sides {
+        match &side.sim {
+            Some(run) => {
+                let e = &run.end_to_end;
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {:.1}% | {} | {} |",
+                    cell(&side.label),
+                    side.sim_trials,
+                    e.requests,
+                    100.0 * e.success_ratio(),
+                    figures::millis(e.latency_ms.p50),
+                    figures::millis(e.latency_ms.p99)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "| {} | – | – | – | – | – |", cell(&side.label));
+            }
+        }
+    }
+    for side in &r.sides {
+        if let Some(n) = &side.sim_note {
+            let _ = writeln!(out, "\n{}: {}.", cell(&side.label), cell(n));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn findings(r: &Review) -> String {
+    let side = r.written();
+    let mut out = String::new();
+    if side.check.findings.is_empty() {
+        return out;
+    }
+    out.push_str("### Top findings\n\n| severity | code | service | message | fix |\n|---|---|---|---|---|\n");
+    let mut shown = 0;
+    for sev in [Severity::Error, Severity::Warning, Severity::Info] {
+        for f in side.check.findings.iter().filter(|f| f.severity == sev) {
+            if shown == MAX_FINDINGS {
+                break;
+            }
+            shown += 1;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                f.severity.as_str(),
+                f.code,
+                cell_code(&f.service),
+                cell(&f.message),
+                cell(&f.help)
+            );
+        }
+    }
+    if side.check.findings.len() > shown {
+        let _ = writeln!(
+            out,
+            "\n…and {} more; `retrylint check` lists them all.",
+            side.check.findings.len() - shown
+        );
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_past_the_limit_are_left_out_whole() {
+        let small = "a\n".to_owned();
+        let big = "x".repeat(MAX_CHARS);
+        let out = assemble(vec![small.clone(), big, small]);
+        assert!(out.starts_with("a\n\n> Truncated"));
+        assert!(out.contains(&format!("{} more characters", MAX_CHARS + 2)));
+        assert!(out.len() < MAX_CHARS);
+    }
+}

@@ -1,0 +1,373 @@
+//! `retrylint report`: the review page of every example (every section,
+//! nothing fetched), its figures equal to `check` and `simulate`, the what-if
+//! side equal to `check` and `simulate` of the other file, a real chaos run set
+//! beside the prediction, bounds on a 1,000-service topology, refusals, and
+//! the markdown cut as snapshots.
+//!
+//! The browser's view of the same pages is `tests/report_browser.rs`.
+
+mod common;
+#[path = "common/generate.rs"]
+mod generate;
+#[path = "common/html.rs"]
+mod html;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use retrylint::faults;
+use retrylint::report::{html as page, review_markdown};
+use retrylint::review::{self, GraphView, Other, Review, Settings};
+use retrylint::run::{LoadSettings, RunReport};
+use retrylint::sim::{self, SimOptions};
+
+const EXAMPLES: &[&str] = &[
+    "aws-five-layers",
+    "clean",
+    "ecommerce",
+    "sidecar",
+    "sre-book",
+];
+const ONE_LAYER: &str = "tests/fixtures/review/sre-book-one-layer.yaml";
+
+fn retrylint(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn settings(trials: u32) -> Settings {
+    Settings {
+        scenario: faults::load("503-burst").unwrap(),
+        scenario_note: None,
+        load: LoadSettings::default(),
+        trials,
+        budget: review::BUDGET,
+        threads: Some(2),
+        command: "retrylint report test".into(),
+    }
+}
+
+fn gather(path: &str, other: Option<&str>, s: &Settings) -> Review {
+    let t = common::load_file(path);
+    let o = other.map(common::load_file);
+    review::gather(
+        &t,
+        o.as_ref().map(|o| Other {
+            topology: o,
+            label: "other".into(),
+        }),
+        s,
+        None,
+    )
+    .unwrap()
+}
+
+fn assert_complete(html: &str, what: &str) {
+    for id in page::SECTIONS {
+        assert!(
+            html.contains(&format!("id=\"{id}\"")),
+            "{what}: no section {id}"
+        );
+    }
+    let fetches = html::remote_fetches(html);
+    assert!(fetches.is_empty(), "{what} fetches {fetches:?}");
+    assert!(!html.contains("<script"), "{what} has a script");
+}
+
+#[test]
+fn every_example_gives_a_complete_page_that_fetches_nothing() {
+    for name in EXAMPLES {
+        let out = scratch(&format!("{name}.html"));
+        let (code, _, err) = retrylint(&[
+            "report",
+            &format!("examples/{name}.yaml"),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(err.contains("wrote "), "{err}");
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert_complete(&html, name);
+        assert!(html.len() < 200_000, "{name}: {} bytes", html.len());
+        // The footer reproduces the page.
+        assert!(
+            html.contains(&format!(
+                "retrylint report examples/{name}.yaml --fault 503-burst --seed 42 --trials 20"
+            )),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_page_states_what_check_and_simulate_compute() {
+    let s = settings(20);
+    let r = gather("examples/sre-book.yaml", None, &s);
+    let t = common::load_file("examples/sre-book.yaml");
+    let check = common::check(&t);
+    assert_eq!(r.written().check.amplification, check.amplification);
+    assert_eq!(r.written().check.findings, check.findings);
+    let sim = r.written().sim.as_ref().expect("simulated");
+    // The same run `simulate --trials 20` makes, goodput over time added.
+    let cli = simulate_json("examples/sre-book.yaml");
+    assert_same_run(sim, &cli);
+    let html = page::render(&r);
+    // db: 4 × 4 × 4 attempts per user action, in the table and on the graph.
+    assert!(html.contains("<td class=\"num\">64×</td>"));
+    assert!(html.contains("<text class=\"figure\""));
+    assert!(html.contains(">app 4</text>"));
+    let GraphView::Drawn(layout) = &r.written().graph else {
+        panic!("four services are drawn")
+    };
+    let path: Vec<&str> = layout
+        .nodes
+        .iter()
+        .filter(|n| n.on_hottest_path)
+        .map(|n| n.service.as_str())
+        .collect();
+    assert_eq!(path, ["browser-js", "frontend", "backend", "db"]);
+    assert_eq!(layout.hottest, Some(("db".into(), "64×".into())));
+    assert!(layout.edges.iter().all(|e| e.hottest));
+}
+
+fn simulate_json(path: &str) -> RunReport {
+    let (code, out, err) = retrylint(&[
+        "simulate",
+        path,
+        "--fault",
+        "503-burst",
+        "--trials",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Two reports of one simulation: every service's figures and the end-to-end
+/// figures equal.
+fn assert_same_run(a: &RunReport, b: &RunReport) {
+    assert_eq!(a.services, b.services);
+    assert_eq!(a.end_to_end, b.end_to_end);
+    assert_eq!(a.timeline, b.timeline);
+    assert_eq!((a.seed, a.trials), (b.seed, b.trials));
+    assert!(a.goodput.is_some(), "the page always has goodput over time");
+}
+
+#[test]
+fn the_what_if_side_equals_check_and_simulate_of_the_other_file() {
+    let s = settings(20);
+    let r = gather("examples/sre-book.yaml", Some(ONE_LAYER), &s);
+    assert_eq!(r.sides.len(), 2);
+    let other = &r.sides[1];
+    let t = common::load_file(ONE_LAYER);
+    assert_eq!(other.check.amplification, common::check(&t).amplification);
+    assert_same_run(other.sim.as_ref().unwrap(), &simulate_json(ONE_LAYER));
+    // The library call gives the same run as the CLI's.
+    let direct = sim::run_over_time(
+        &t,
+        &s.scenario,
+        &s.load,
+        &SimOptions {
+            trials: 20,
+            ..SimOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(other.sim.as_ref().unwrap(), &direct);
+    // db: 64× as written, 4× with one retrying layer; one row per service
+    // with both.
+    let db = r.rows.iter().find(|row| row.service == "db").unwrap();
+    let figure = |k: usize| r.sides[k].check.amplification[db.at[k].unwrap()].worst_case;
+    assert_eq!((figure(0), figure(1)), (64.0, 4.0));
+    // Shared axes: one chart holds both sides.
+    let storm = r.storm.as_ref().unwrap();
+    let sides: Vec<usize> = storm.attempts.lines.iter().map(|l| l.side).collect();
+    assert_eq!(sides, [0, 1]);
+    let html = page::render(&r);
+    assert_complete(&html, "compare");
+    assert!(html.contains("<th class=\"num\">other</th>"));
+}
+
+#[test]
+fn compare_flag_puts_a_second_topology_beside_the_first() {
+    let out = scratch("compare.html");
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "--compare",
+        ONE_LAYER,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<h3>compare: sre-book-one-layer</h3>"));
+    assert!(html.contains(&format!("--compare {ONE_LAYER}")));
+}
+
+#[test]
+fn a_real_chaos_run_is_set_beside_the_prediction() {
+    let run = scratch("chaos-run.json");
+    let (code, out, err) = retrylint(&[
+        "chaos",
+        "examples/sre-book.yaml",
+        "--fault",
+        "503-burst",
+        "--duration",
+        "2s",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(&run, &out).unwrap();
+    let measured_run: RunReport = serde_json::from_str(&out).unwrap();
+    let page_file = scratch("chaos.html");
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "--chaos",
+        run.to_str().unwrap(),
+        "-o",
+        page_file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&page_file).unwrap();
+    assert_complete(&html, "chaos");
+    assert!(html.contains("id=\"measured\""));
+    // Without --fault, the page simulates the run's scenario with its seed.
+    assert!(html.contains("The scenario of the chaos run in"));
+    // The library's view: every measured figure the run's own, the simulated
+    // column filled (same scenario), the prediction the run's.
+    let t = common::load_file("examples/sre-book.yaml");
+    let back = review::measured::read(&run).unwrap();
+    assert_eq!(back, measured_run);
+    let r = review::gather(&t, None, &settings(5), Some(("run.json", &back))).unwrap();
+    let m = r.measured.as_ref().unwrap();
+    assert_eq!(m.rows.len(), measured_run.services.len());
+    for (row, s) in m.rows.iter().zip(&measured_run.services) {
+        assert_eq!(row.service, s.service);
+        assert_eq!(row.measured, s.amplification.measured);
+        assert_eq!(row.predicted, s.amplification.predicted);
+        let sim = r
+            .written()
+            .sim
+            .as_ref()
+            .unwrap()
+            .service(&s.service)
+            .unwrap();
+        assert_eq!(row.simulated, Some(sim.amplification.measured));
+    }
+    assert_eq!(m.end_to_end.requests.0, measured_run.end_to_end.requests);
+}
+
+#[test]
+fn bad_inputs_are_refused_with_their_place_and_exit_2() {
+    let bad = scratch("bad-run.json");
+    std::fs::write(&bad, "{\n  \"fault\": 3\n}\n").unwrap();
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "--chaos",
+        bad.to_str().unwrap(),
+        "-o",
+        "-",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad-run.json:2:"), "{err}");
+    assert!(err.contains("--format json"), "{err}");
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "--fault",
+        "no-such-fault",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = retrylint(&["report", "examples/sre-book.yaml", "--trials", "0"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "-o",
+        "/nonexistent-dir/review.html",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot write the report"), "{err}");
+}
+
+#[test]
+fn a_thousand_services_give_a_bounded_page() {
+    let text = generate::random_dag(1_000, 3, 7);
+    let file = scratch("generated-1000.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let t = common::load_file(file.to_str().unwrap());
+    let mut s = settings(20);
+    // A debug build simulates slowly: a smaller budget, the same refusal path.
+    s.budget = 200_000;
+    let r = review::gather(&t, None, &s, None).unwrap();
+    let side = r.written();
+    let GraphView::TooLarge {
+        services,
+        hottest_path,
+        ..
+    } = &side.graph
+    else {
+        panic!("1,000 services are listed, not drawn")
+    };
+    assert_eq!(*services, 1_000);
+    assert_eq!(hottest_path.first().map(String::as_str), Some("s0"));
+    assert!(side.findings_omitted > 0);
+    assert_eq!(r.rows.len(), review::MAX_ROWS);
+    assert_eq!(r.rows_omitted, 1_000 - review::MAX_ROWS);
+    assert!(side.sim_note.is_some(), "fewer trials, or none, and why");
+    let html = page::render(&r);
+    assert!(html.len() < 2 << 20, "{} bytes", html.len());
+    assert_complete(&html, "generated");
+    let md = review_markdown::render(&r);
+    assert!(md.len() < review_markdown::MAX_CHARS, "{}", md.len());
+}
+
+fn markdown(path: &str, other: Option<&str>) -> String {
+    let mut s = settings(20);
+    s.command = format!(
+        "retrylint report {path}{} --format markdown",
+        other.map(|o| format!(" --compare {o}")).unwrap_or_default()
+    );
+    review_markdown::render(&gather(path, other, &s)).replace(env!("CARGO_PKG_VERSION"), "VERSION")
+}
+
+#[test]
+fn markdown_sre_book() {
+    insta::assert_snapshot!(markdown("examples/sre-book.yaml", None));
+}
+
+#[test]
+fn markdown_sre_book_beside_one_layer() {
+    insta::assert_snapshot!(markdown("examples/sre-book.yaml", Some(ONE_LAYER)));
+}
+
+#[test]
+fn markdown_from_the_cli_is_the_library_s() {
+    let (code, out, err) = retrylint(&["report", "examples/sre-book.yaml", "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("## retrylint review: `sre-book`\n"));
+    assert!(out.contains("```mermaid\nflowchart LR\n"));
+    assert!(out.contains("| `db` | 64× | 64× | 50ms |"), "{out}");
+}

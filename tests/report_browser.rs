@@ -1,0 +1,215 @@
+//! The review page in a real browser: Debian's chromium, headless, renders the
+//! report of every shipped example; the page logs no console error, every
+//! section is in the DOM, every SVG has a size, and a screenshot of each goes
+//! to `target/review-NAME.png` for people to look at.
+//!
+//! Without `/usr/bin/chromium` the test fails and says how to install it
+//! (`.ci/run` installs it as root); `RETRYLINT_SKIP_BROWSER=1` skips it.
+//!
+//! The size of each SVG is read from the DOM chromium dumps: the page has no
+//! script to measure layout with, so the test checks what a browser sizes an
+//! SVG by — its `width`/`height` attributes (positive numbers) or its
+//! `viewBox` — and the screenshot shows the rest.
+
+#[path = "common/html.rs"]
+mod html;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const EXAMPLES: &[&str] = &[
+    "aws-five-layers",
+    "clean",
+    "ecommerce",
+    "sidecar",
+    "sre-book",
+];
+/// A cold chromium start on a loaded 2-core machine takes a few seconds.
+const BOUND: Duration = Duration::from_secs(90);
+
+fn browser() -> Option<&'static str> {
+    if Path::new(CHROMIUM).exists() {
+        return Some(CHROMIUM);
+    }
+    if std::env::var_os("RETRYLINT_SKIP_BROWSER").is_some_and(|v| v == "1") {
+        eprintln!("skipped: RETRYLINT_SKIP_BROWSER=1 and no {CHROMIUM}");
+        return None;
+    }
+    panic!(
+        "{CHROMIUM} not found: the review page is tested in a real browser. Install Debian's chromium (as root: `apt-get install -y chromium`; .ci/run does this), or set RETRYLINT_SKIP_BROWSER=1 to skip this test"
+    );
+}
+
+fn target_dir() -> PathBuf {
+    // CARGO_TARGET_TMPDIR is target/tmp; screenshots go beside it.
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().map_or(tmp.clone(), Path::to_path_buf)
+}
+
+/// Runs chromium headless with `args` on `url`, isolated in a fresh profile
+/// and with everything that phones home off, within [`BOUND`].
+fn chromium(exe: &str, profile: &Path, args: &[String], url: &str) -> (String, String) {
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(args)
+    .arg(url)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("chromium starts");
+    let start = Instant::now();
+    // Read both pipes on threads so a full pipe cannot stall chromium.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    loop {
+        match child.try_wait().unwrap() {
+            Some(_) => break,
+            None if start.elapsed() > BOUND => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("chromium did not finish within {BOUND:?}");
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    (out_t.join().unwrap(), err_t.join().unwrap())
+}
+
+/// Console messages in chromium's log. Chromium logs every console message
+/// at INFO (`INFO:CONSOLE:1] "Uncaught ReferenceError…"`), whatever its
+/// level, so any of them counts: the page has no script, and a message can
+/// only be the browser complaining about it. Failed loads too.
+fn console_errors(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| {
+            l.contains(":CONSOLE")
+                || l.contains("net::ERR_")
+                || l.contains("Failed to load resource")
+        })
+        .collect()
+}
+
+/// `(width, height)` of every `<svg …>` tag in `dom`, from its attributes.
+fn svg_sizes(dom: &str) -> Vec<(f64, f64)> {
+    let attr = |tag: &str, name: &str| -> Option<f64> {
+        let key = format!(" {name}=\"");
+        let i = tag.find(&key)? + key.len();
+        tag[i..].split('"').next()?.parse().ok()
+    };
+    dom.match_indices("<svg")
+        .map(|(i, _)| {
+            let tag = &dom[i..i + dom[i..].find('>').unwrap_or(dom.len() - i)];
+            (
+                attr(tag, "width").unwrap_or(0.0),
+                attr(tag, "height").unwrap_or(0.0),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_example_renders_in_chromium() {
+    let Some(exe) = browser() else { return };
+    let target = target_dir();
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let bin = env!("CARGO_BIN_EXE_retrylint");
+    // Every example, and one page with a second topology beside the first.
+    let mut pages: Vec<(String, Vec<String>)> = EXAMPLES
+        .iter()
+        .map(|name| (name.to_string(), vec![format!("examples/{name}.yaml")]))
+        .collect();
+    pages.push((
+        "compare-sre-book".into(),
+        vec![
+            "examples/sre-book.yaml".into(),
+            "--compare".into(),
+            "tests/fixtures/review/sre-book-one-layer.yaml".into(),
+        ],
+    ));
+    for (name, args) in &pages {
+        let page = scratch.join(format!("{name}.html"));
+        let status = Command::new(bin)
+            .arg("report")
+            .args(args)
+            .arg("-o")
+            .arg(&page)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{name}: report failed");
+        let html_text = std::fs::read_to_string(&page).unwrap();
+        assert!(html::remote_fetches(&html_text).is_empty());
+        let url = format!("file://{}", page.canonicalize().unwrap().display());
+        let profile = scratch.join(format!("profile-{name}"));
+        let _ = std::fs::remove_dir_all(&profile);
+        let png = target.join(format!("review-{name}.png"));
+        let _ = std::fs::remove_file(&png);
+        // One start does both: the screenshot, and the DOM on stdout.
+        let (dom, log) = chromium(
+            exe,
+            &profile,
+            &[
+                format!("--screenshot={}", png.display()),
+                "--dump-dom".into(),
+                "--window-size=1280,4000".into(),
+            ],
+            &url,
+        );
+        let errors = console_errors(&log);
+        assert!(errors.is_empty(), "{name}: console errors: {errors:?}");
+        let size = std::fs::metadata(&png)
+            .unwrap_or_else(|e| panic!("{name}: no screenshot {}: {e}\n{log}", png.display()))
+            .len();
+        assert!(size > 10_000, "{name}: a {size}-byte screenshot is blank");
+        for id in retrylint::report::html::SECTIONS {
+            assert!(
+                dom.contains(&format!("id=\"{id}\"")),
+                "{name}: the browser's DOM has no section {id}"
+            );
+        }
+        let sizes = svg_sizes(&dom);
+        // A graph and three charts at least.
+        assert!(sizes.len() >= 4, "{name}: {} SVGs", sizes.len());
+        for (w, h) in sizes {
+            assert!(w > 0.0 && h > 0.0, "{name}: an SVG of {w} × {h}");
+        }
+        let _ = std::fs::remove_dir_all(&profile);
+    }
+}
+
+#[test]
+fn console_errors_are_recognised() {
+    // As chromium 148 logs them (seen with a page calling an undefined
+    // function); the D-Bus complaint is chromium's own, not the page's.
+    let log = "[1:1:ERROR:dbus/bus.cc:405] Failed to connect to the bus\n[2:2:1201/071104.821927:INFO:CONSOLE:1] \"Uncaught ReferenceError: x is not defined\", source: file:///p.html (1)\n";
+    assert_eq!(console_errors(log).len(), 1);
+    assert_eq!(
+        svg_sizes("<svg class=\"c\" width=\"600\" height=\"270\"><svg height=\"0\">"),
+        [(600.0, 270.0), (0.0, 0.0)]
+    );
+}
