@@ -23,4 +23,5 @@ pub mod report;
 pub mod run;
 pub mod sim;
 pub mod source;
+pub mod sources;
 pub mod topology;

@@ -5,17 +5,18 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::outcome::{Failure, Outcome, emit_with, load_error, presets};
+use super::outcome::{Failure, Outcome, emit_with, presets};
 use super::values::at_least;
 use retrylint::lint::{self, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
-use retrylint::source::read::{FileKind, STDIN, read_stdin};
-use retrylint::topology;
 
 #[derive(Args)]
 pub struct CheckArgs {
     /// The topology file (schema version 1); `-` reads standard input.
-    pub topology: PathBuf,
+    /// Optional when `--from` gives a call graph (a trace export).
+    pub topology: Option<PathBuf>,
+    #[command(flatten)]
+    pub sources: super::sources::SourceArgs,
     /// Output format [default: table].
     #[arg(long, value_enum)]
     format: Option<Format>,
@@ -79,13 +80,8 @@ impl From<Format> for CheckFormat {
 
 pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     let presets = presets(&args.policies)?;
-    let t = if args.topology.as_os_str() == "-" {
-        let text = read_stdin(FileKind::Topology).map_err(|e| Failure::Input(Box::new(e), None))?;
-        topology::load_str(&text, STDIN, "stdin", &presets)
-            .map_err(|e| Failure::Input(Box::new(e), Some(text)))?
-    } else {
-        topology::load(&args.topology, &presets).map_err(load_error)?
-    };
+    let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
+    let t = merged.topology;
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
     for (codes, level) in [
@@ -121,6 +117,16 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     };
     let format = args.format.map_or(CheckFormat::Table, CheckFormat::from);
     emit_with(|out| report::write_check(format, &report, style, out));
+    for (from, to, mean, most, calls) in &merged.measured {
+        let predicted = report
+            .edges
+            .iter()
+            .find(|e| &e.from == from && &e.to == to)
+            .map_or(0.0, |e| e.attempts);
+        eprintln!(
+            "traces: {from} → {to}: {mean:.2} attempts per call seen (at most {most}, over {calls} calls); at most {predicted} predicted"
+        );
+    }
     let outcome = if report.failed() && !args.exit_zero {
         Outcome::Failed
     } else {

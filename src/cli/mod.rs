@@ -9,6 +9,7 @@ mod probe;
 mod rules;
 mod run_args;
 mod simulate;
+mod sources;
 mod values;
 
 use std::process::ExitCode;

@@ -92,6 +92,9 @@ pub struct CheckReport {
     pub topology: String,
     pub file: String,
     pub source: String,
+    /// Source files merged into the topology (`--from`, `sources:`): their
+    /// names and texts, for the snippets of findings that point into them.
+    pub sources: Vec<(String, String)>,
     pub entry: String,
     pub findings: Vec<Finding>,
     pub amplification: Vec<AmplificationRow>,
@@ -113,6 +116,17 @@ pub struct CheckReport {
 
 impl CheckReport {
     /// Whether a finding reaches `fail_on`: exit code 1.
+    /// The text of a finding's file, for its snippet.
+    pub fn text_of(&self, file: &str) -> &str {
+        if file == self.file {
+            return &self.source;
+        }
+        self.sources
+            .iter()
+            .find(|(f, _)| f == file)
+            .map_or(&self.source, |(_, t)| t)
+    }
+
     pub fn failed(&self) -> bool {
         self.findings.iter().any(|f| f.severity >= self.fail_on)
     }
@@ -148,6 +162,8 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                     to: t.services[c.to].name.clone(),
                 }
             });
+            // An imported value points into its own file.
+            let (file, pos) = t.locate(d.pos);
             findings.push(Finding {
                 code: rule.code,
                 rule: rule.name,
@@ -157,14 +173,23 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                 service: t.services[d.about.unwrap_or(d.service)].name.clone(),
                 call,
                 layer: d.layer,
-                file: t.file.clone(),
-                line: d.pos.line,
-                column: d.pos.column,
+                file: file.to_owned(),
+                line: pos.line,
+                column: pos.column,
                 label: d.label,
             });
         }
     }
-    findings.sort_by(|a, b| (a.line, a.column, a.code).cmp(&(b.line, b.column, b.code)));
+    // The topology's own findings first, then each source file's.
+    findings.sort_by(|a, b| {
+        (a.file != t.file, &a.file, a.line, a.column, a.code).cmp(&(
+            b.file != t.file,
+            &b.file,
+            b.line,
+            b.column,
+            b.code,
+        ))
+    });
     findings.dedup();
     let mut summary = Summary::default();
     for f in &findings {
@@ -178,6 +203,11 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
         topology: t.name.clone(),
         file: t.file.clone(),
         source: t.source.clone(),
+        sources: t
+            .origins
+            .iter()
+            .map(|o| (o.file.clone(), o.text.clone()))
+            .collect(),
         entry: t.services[t.entry].name.clone(),
         amplification: amplification_rows(t, &analysis),
         edges: edge_rows(t, &analysis, config.max_amplification),
