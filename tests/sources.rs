@@ -626,3 +626,114 @@ fn a_source_layer_replaces_the_topology_layer_of_the_same_name() {
     let hand = figures(&[&format!("{DATA}/import/shop-hand.yaml")]);
     assert_eq!(figures(&[path.to_str().unwrap()]), hand);
 }
+
+/// Findings as (code, message): the same wherever they point.
+fn messages(args: &[&str]) -> Vec<(String, String)> {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let (_, out, _) = retrylint(&all);
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut m: Vec<(String, String)> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_owned(),
+                f["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    m.sort();
+    m
+}
+
+#[test]
+fn import_then_check_equals_check_from() {
+    let mesh = format!("{DATA}/import/shop-mesh.yaml");
+    let vs = format!("{DATA}/istio/virtual-service-all-v1.yaml");
+    let shop = format!("{DATA}/import/shop-topology.yaml");
+    let bookinfo = format!("{DATA}/import/bookinfo.yaml");
+    let otlp = format!("{DATA}/traces/otlp.json");
+    let zipkin = format!("{DATA}/traces/zipkin.json");
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("traces-otlp", vec!["--from", &otlp, "--from", &mesh]),
+        ("traces-zipkin", vec!["--from", &zipkin, "--from", &mesh]),
+        ("topology-sources", vec![&shop]),
+        (
+            "bookinfo-1.23",
+            vec![&bookinfo, "--from", &vs, "--istio-version", "1.23"],
+        ),
+    ];
+    for (name, args) in cases {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("imported-{name}.yaml"));
+        let mut import = vec!["import", "-o", out.to_str().unwrap()];
+        import.extend_from_slice(&args);
+        let (code, _, err) = retrylint(&import);
+        assert_eq!(code, 0, "{name}: {err}");
+        let written = out.to_str().unwrap();
+        assert_eq!(figures(&[written]), figures(&args), "{name}");
+        assert_eq!(messages(&[written]), messages(&args), "{name}");
+    }
+    // Each imported value names where it came from.
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-traces-otlp.yaml");
+    let text = std::fs::read_to_string(out).unwrap();
+    let attempts = line_of(&mesh, "attempts: 2", 0);
+    assert!(
+        text.contains(&format!("max_attempts: 3  # {mesh}:{attempts}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "timeout: 1s  # {mesh}:{}\n",
+            line_of(&mesh, "timeout: 1s", 0)
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("- to: payments  # tests/data/traces/otlp.json:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("traces: 1.20 attempts per call seen (at most 2, over 10 calls)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("latency: 20ms  # tests/data/traces/otlp.json:"),
+        "{text}"
+    );
+    let (_, text, _) = retrylint(&["import", &bookinfo, "--from", &vs]);
+    assert!(
+        text.contains(&format!(
+            "- name: istio-sidecar  # {vs}:37; the `istio-default` preset\n"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn import_with_grpc_budget_round_trips() {
+    let cfg = temp_file(
+        "rt.json",
+        r#"{"methodConfig": [{"name": [{"service": "x.Books"}], "timeout": "2s",
+  "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.05s", "maxBackoff": "0.4s",
+    "backoffMultiplier": 1.5, "retryableStatusCodes": ["UNAVAILABLE"]}}],
+ "retryThrottling": {"maxTokens": 20, "tokenRatio": 0.25}}
+"#,
+    );
+    let text = "version: 1\nentry: api\ndeadline: 3s\nservices:\n  api: { latency: { p50: 5ms, p99: 40ms }, capacity: 32, calls: [{ to: books, method: PUT, retry: { max_attempts: 2, backoff: { kind: constant, base: 10ms } } }] }\n  books: {}\nlint: { RL012: allow, max_amplification: 4 }\n";
+    let topo = temp_file("rt.yaml", text);
+    let args = [topo.to_str().unwrap(), "--from", cfg.to_str().unwrap()];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-rt.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&args);
+    let (code, _, err) = retrylint(&import);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        written.contains("budget: { kind: grpc_throttling, max_tokens: 20, token_ratio: 0.25 }"),
+        "{written}"
+    );
+    assert_eq!(figures(&[out.to_str().unwrap()]), figures(&args));
+    assert_eq!(messages(&[out.to_str().unwrap()]), messages(&args));
+}

@@ -4,6 +4,7 @@
 mod chaos;
 mod check;
 mod export;
+mod import;
 mod outcome;
 mod probe;
 mod rules;
@@ -57,6 +58,9 @@ enum Command {
     /// its own process (`retrylint serve`) and the load as `retrylint drive`.
     #[command(subcommand)]
     Export(export::ExportCommand),
+    /// Read retry configuration where it lives (Istio, gRPC service config)
+    /// and the call graph from traces, and write them as an editable topology.
+    Import(import::ImportArgs),
     /// The harness's own retrying client as a command (for probe's tests).
     #[command(hide = true)]
     ProbeClient(probe::ClientArgs),
@@ -75,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Probe(args) => probe::probe(args),
         Command::ProbeClient(args) => probe::client(args),
         Command::Export(command) => export::export(command),
+        Command::Import(args) => import::import(args),
     };
     Outcome::exit_code(result)
 }

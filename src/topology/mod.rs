@@ -11,6 +11,7 @@ pub mod model;
 mod policy_schema;
 pub mod presets;
 mod schema;
+pub mod write;
 
 pub use crate::source::{ErrorKind, LoadError};
 pub use load::{load, load_str};
