@@ -49,10 +49,18 @@ fn mesh_and_traces(dir: &std::path::Path, n: usize, spans: usize) -> Vec<std::pa
     let mut out = String::from("{\"resourceSpans\":[");
     let mut by_service: Vec<Vec<String>> = vec![Vec::new(); n];
     for e in 0..edges {
-        let to = if e + 1 < n { e + 1 } else { rng.random_range(1..n) };
+        let to = if e + 1 < n {
+            e + 1
+        } else {
+            rng.random_range(1..n)
+        };
         let from = rng.random_range(0..to);
         let trace = format!("{e:032x}");
-        let (root, client, server) = (format!("{:016x}", 3 * e), format!("{:016x}", 3 * e + 1), format!("{:016x}", 3 * e + 2));
+        let (root, client, server) = (
+            format!("{:016x}", 3 * e),
+            format!("{:016x}", 3 * e + 1),
+            format!("{:016x}", 3 * e + 2),
+        );
         let span = |id: &str, parent: &str, kind: u8, ms: u64| {
             format!(
                 "{{\"traceId\":\"{trace}\",\"spanId\":\"{id}\",\"parentSpanId\":\"{parent}\",\"kind\":{kind},\"startTimeUnixNano\":\"1000000000\",\"endTimeUnixNano\":\"{}\",\"attributes\":[{{\"key\":\"http.request.method\",\"value\":{{\"stringValue\":\"GET\"}}}}]}}",

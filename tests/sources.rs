@@ -737,3 +737,60 @@ fn import_with_grpc_budget_round_trips() {
     assert_eq!(figures(&[out.to_str().unwrap()]), figures(&args));
     assert_eq!(messages(&[out.to_str().unwrap()]), messages(&args));
 }
+
+#[test]
+fn envoy_route_retry_policy_and_cluster_budget() {
+    let text = "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: orders }, { to: orders, method: POST, path: /orders }] }\n  orders: {}\n";
+    let topo = temp_file("orders.yaml", text);
+    let envoy = format!("{DATA}/envoy/front-proxy.yaml");
+    let m = merged(Some(topo.to_str().unwrap()), &[&envoy], 28);
+    let t = &m.topology;
+    let web = &t.services[t.id_of("web").unwrap()];
+    let get = &web.calls[0];
+    let names: Vec<&str> = get.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "envoy-route", "envoy"]);
+    assert_eq!(
+        layer(get, "envoy-route").timeout.unwrap().value,
+        Duration::from_secs(2)
+    );
+    let e = layer(get, "envoy");
+    assert_eq!(e.policy.max_attempts, 4, "num_retries: 3 counts retries");
+    assert_eq!(e.timeout.unwrap().value, Duration::from_millis(500));
+    assert_eq!(e.policy.retry_on.0, conditions("connect, reset, 503"));
+    assert_eq!(e.policy.backoff.base, Duration::from_millis(100));
+    assert_eq!(e.policy.backoff.cap, Some(Duration::from_secs(1)));
+    assert!(
+        e.policy.honor_retry_after,
+        "rate_limited_retry_back_off reads Retry-After"
+    );
+    assert_eq!(
+        e.policy.budget,
+        Some(retrylint::policy::BudgetSpec::Ratio {
+            ratio: 0.25,
+            min_per_second: 0.0,
+            window: Duration::from_secs(10)
+        })
+    );
+    let (file, pos) = t.locate(e.spans.max_attempts.unwrap());
+    assert_eq!(
+        (file, pos.line),
+        (envoy.as_str(), line_of(&envoy, "num_retries: 3", 0))
+    );
+    let (_, pos) = t.locate(e.spans.budget.unwrap());
+    assert_eq!(pos.line, line_of(&envoy, "retry_budget:", 0));
+    // The POST takes the first route: a 3 s timeout, no retries.
+    let post = &web.calls[1];
+    let names: Vec<&str> = post.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "envoy-route"]);
+    assert_eq!(
+        layer(post, "envoy-route").timeout.unwrap().value,
+        Duration::from_secs(3)
+    );
+    // And import writes it back with the same figures.
+    let args = [topo.to_str().unwrap(), "--from", envoy.as_str()];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-envoy.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&args);
+    assert_eq!(retrylint(&import).0, 0);
+    assert_eq!(figures(&[out.to_str().unwrap()]), figures(&args));
+}

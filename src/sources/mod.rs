@@ -11,6 +11,7 @@
 //! its content, and the kind's reader adds its facts to [`Facts`].
 
 pub mod docs;
+pub mod envoy;
 pub mod facts;
 pub mod grpc_service_config;
 pub mod hosts;
@@ -69,6 +70,7 @@ pub fn parse_istio_version(text: &str) -> Result<u32, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     IstioVirtualService,
+    Envoy,
     KubernetesService,
     KubernetesNamespace,
     GrpcServiceConfig,
@@ -81,6 +83,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::IstioVirtualService => "Istio VirtualService",
+            Kind::Envoy => "Envoy configuration",
             Kind::KubernetesService => "Kubernetes Service",
             Kind::KubernetesNamespace => "Kubernetes Namespace",
             Kind::GrpcServiceConfig => "gRPC service config",
@@ -156,6 +159,7 @@ pub fn read_text(
         facts.read_kinds.push(kind);
         match kind {
             Kind::IstioVirtualService => istio::read(cx, &doc.root, options, facts)?,
+            Kind::Envoy => envoy::read(cx, &doc.root, facts)?,
             Kind::KubernetesService | Kind::KubernetesNamespace => {
                 kubernetes::read(cx, &doc.root, kind, facts)?
             }
@@ -181,6 +185,9 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
             ("v1", "Namespace") => Some(Kind::KubernetesNamespace),
             _ => None,
         };
+    }
+    if envoy::detect(root) {
+        return Some(Kind::Envoy);
     }
     match &root.value {
         Value::Map(_) if get(root, "methodConfig").is_some() => Some(Kind::GrpcServiceConfig),

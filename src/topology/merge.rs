@@ -422,7 +422,7 @@ fn attach_layers(
             let (method, path) = (call.method.value.clone(), call.path.clone());
             let mut add: Vec<Layer> = Vec::new();
             let mut istio_seen = false;
-            for source in ["grpc", "istio"] {
+            for source in ["grpc", "istio", "envoy", "gateway", "linkerd"] {
                 let chosen = facts
                     .routes
                     .iter()
