@@ -794,3 +794,62 @@ fn envoy_route_retry_policy_and_cluster_budget() {
     assert_eq!(retrylint(&import).0, 0);
     assert_eq!(figures(&[out.to_str().unwrap()]), figures(&args));
 }
+
+#[test]
+fn gateway_api_retry_counts_retries_and_timeouts_nest() {
+    let text = "version: 1\nentry: gw\nservices:\n  gw: { calls: [backend-svc, { to: timeout-svc, path: /timeout/x }] }\n  backend-svc: {}\n  timeout-svc: {}\n";
+    let topo = temp_file("gateway.yaml", text);
+    let retries = format!("{DATA}/gateway-api/http-retries.yaml");
+    let timeouts = format!("{DATA}/gateway-api/timeout-example.yaml");
+    let m = merged(Some(topo.to_str().unwrap()), &[&retries, &timeouts], 28);
+    let t = &m.topology;
+    let g = layer(call(t, "gw", "backend-svc"), "gateway");
+    assert_eq!(g.policy.max_attempts, 3, "attempts: 2 counts retries");
+    assert_eq!(
+        g.policy.retry_on.0,
+        conditions("connect, reset, 500, 502, 503, 504")
+    );
+    assert_eq!(g.policy.backoff.base, Duration::from_millis(100));
+    assert_eq!(g.timeout, None);
+    let (file, pos) = t.locate(g.spans.max_attempts.unwrap());
+    assert_eq!((file, pos.line), (retries.as_str(), 18));
+    let c = call(t, "gw", "timeout-svc");
+    let names: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "gateway-route", "gateway"]);
+    assert_eq!(
+        layer(c, "gateway-route").timeout.unwrap().value,
+        Duration::from_secs(10)
+    );
+    let per_try = layer(c, "gateway");
+    assert_eq!(per_try.timeout.unwrap().value, Duration::from_secs(2));
+    assert_eq!(per_try.policy.max_attempts, 1);
+}
+
+#[test]
+fn linkerd_profiles_and_annotations() {
+    let text = "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: webapp, path: /api/annotations }, { to: authors, method: PUT }] }\n  webapp: {}\n  authors: {}\n";
+    let topo = temp_file("linkerd.yaml", text);
+    let sp = format!("{DATA}/linkerd/service-profile.yaml");
+    let ann = format!("{DATA}/linkerd/annotated-service.yaml");
+    let m = merged(Some(topo.to_str().unwrap()), &[&sp, &ann], 28);
+    let t = &m.topology;
+    let l = layer(call(t, "web", "webapp"), "linkerd");
+    // Matches the linkerd-budget preset: 3 attempts (our bound), 5xx, no backoff.
+    let want = topology::load_str(
+        "version: 1\nservices:\n  a: { calls: [{ to: b, via: [linkerd-budget] }] }\n  b: {}\n",
+        "p.yaml",
+        "p",
+        &Presets::embedded(),
+    )
+    .unwrap();
+    assert_eq!(l.policy, want.services[0].calls[0].layers[1].policy);
+    let (file, pos) = t.locate(l.spans.budget.unwrap());
+    assert_eq!((file, pos.line), (sp.as_str(), 13));
+    let a = layer(call(t, "web", "authors"), "linkerd");
+    assert_eq!(a.policy.max_attempts, 3, "limit: 2 counts retries");
+    assert_eq!(a.policy.retry_on.0, conditions("5xx, timeout"));
+    assert_eq!(a.timeout.unwrap().value, Duration::from_millis(300));
+    assert_eq!(a.policy.budget, None);
+    let (file, pos) = t.locate(a.spans.max_attempts.unwrap());
+    assert_eq!((file, pos.line), (ann.as_str(), 10));
+}

@@ -2,7 +2,8 @@
 //! behind an Istio sidecar. A Service in a namespace labelled
 //! `istio-injection: enabled` (or with an `istio.io/rev` revision label) is
 //! meshed: calls to it that no VirtualService route covers get Istio's
-//! default retry policy, located at the Service's name.
+//! default retry policy, located at the Service's name. Linkerd's
+//! `retry.linkerd.io/*` annotations on a Service are read too (`linkerd`).
 
 use super::Kind;
 use super::facts::*;
@@ -40,11 +41,13 @@ pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), Lo
                 .and_then(str_at)
                 .unwrap_or("default")
                 .to_owned();
-            facts.k8s_services.push(HostRef {
+            let host = HostRef {
                 host: name,
                 namespace: Some(namespace),
                 at: cx.at(nk.pos),
-            });
+            };
+            super::linkerd::annotations(cx, meta, vec![host.clone()], Matcher::default(), facts)?;
+            facts.k8s_services.push(host);
         }
     }
     Ok(())

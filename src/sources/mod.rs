@@ -13,10 +13,12 @@
 pub mod docs;
 pub mod envoy;
 pub mod facts;
+pub mod gateway_api;
 pub mod grpc_service_config;
 pub mod hosts;
 pub mod istio;
 pub mod kubernetes;
+pub mod linkerd;
 pub mod node;
 pub mod traces;
 
@@ -71,6 +73,8 @@ pub fn parse_istio_version(text: &str) -> Result<u32, String> {
 pub enum Kind {
     IstioVirtualService,
     Envoy,
+    GatewayHttpRoute,
+    LinkerdServiceProfile,
     KubernetesService,
     KubernetesNamespace,
     GrpcServiceConfig,
@@ -84,6 +88,8 @@ impl Kind {
         match self {
             Kind::IstioVirtualService => "Istio VirtualService",
             Kind::Envoy => "Envoy configuration",
+            Kind::GatewayHttpRoute => "Gateway API HTTPRoute",
+            Kind::LinkerdServiceProfile => "Linkerd ServiceProfile",
             Kind::KubernetesService => "Kubernetes Service",
             Kind::KubernetesNamespace => "Kubernetes Namespace",
             Kind::GrpcServiceConfig => "gRPC service config",
@@ -160,6 +166,8 @@ pub fn read_text(
         match kind {
             Kind::IstioVirtualService => istio::read(cx, &doc.root, options, facts)?,
             Kind::Envoy => envoy::read(cx, &doc.root, facts)?,
+            Kind::GatewayHttpRoute => gateway_api::read(cx, &doc.root, facts)?,
+            Kind::LinkerdServiceProfile => linkerd::read_profile(cx, &doc.root, facts)?,
             Kind::KubernetesService | Kind::KubernetesNamespace => {
                 kubernetes::read(cx, &doc.root, kind, facts)?
             }
@@ -181,6 +189,8 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
         let group = api.split('/').next().unwrap_or("");
         return match (group, kind) {
             ("networking.istio.io", "VirtualService") => Some(Kind::IstioVirtualService),
+            ("gateway.networking.k8s.io", "HTTPRoute") => Some(Kind::GatewayHttpRoute),
+            ("linkerd.io", "ServiceProfile") => Some(Kind::LinkerdServiceProfile),
             ("v1", "Service") => Some(Kind::KubernetesService),
             ("v1", "Namespace") => Some(Kind::KubernetesNamespace),
             _ => None,

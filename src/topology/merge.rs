@@ -422,7 +422,23 @@ fn attach_layers(
             let (method, path) = (call.method.value.clone(), call.path.clone());
             let mut add: Vec<Layer> = Vec::new();
             let mut istio_seen = false;
-            for source in ["grpc", "istio", "envoy", "gateway", "linkerd"] {
+            for source in [
+                "grpc",
+                "istio",
+                "envoy",
+                "gateway",
+                "linkerd",
+                "linkerd-annotations",
+            ] {
+                if source == crate::sources::linkerd::ANNOTATIONS
+                    && facts
+                        .routes
+                        .iter()
+                        .enumerate()
+                        .any(|(i, r)| r.source == "linkerd" && resolved[i].contains(&Some(to)))
+                {
+                    continue;
+                }
                 let chosen = facts
                     .routes
                     .iter()
