@@ -35,6 +35,7 @@ fn check_text(text: &str, presets: &Presets) -> usize {
 /// service, plus extra calls down the order), written under `dir`.
 fn mesh_and_traces(dir: &std::path::Path, n: usize, spans: usize) -> Vec<std::path::PathBuf> {
     use rand::{RngExt, SeedableRng};
+    type StdRng = retrylint::policy::Rng;
     let _ = std::fs::remove_dir_all(dir);
     let vs = dir.join("mesh");
     std::fs::create_dir_all(&vs).expect("dir");
@@ -44,7 +45,7 @@ fn mesh_and_traces(dir: &std::path::Path, n: usize, spans: usize) -> Vec<std::pa
         );
         std::fs::write(vs.join(format!("s{i}.yaml")), text).expect("write");
     }
-    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut rng = StdRng::seed_from_u64(7);
     let edges = spans / 3;
     let mut out = String::from("{\"resourceSpans\":[");
     let mut by_service: Vec<Vec<String>> = vec![Vec::new(); n];

@@ -58,7 +58,8 @@ enum Command {
     /// its own process (`retrylint serve`) and the load as `retrylint drive`.
     #[command(subcommand)]
     Export(export::ExportCommand),
-    /// Read retry configuration where it lives (Istio, gRPC service config)
+    /// Read retry configuration where it lives (Istio, Envoy, Gateway API,
+    /// Linkerd, gRPC service config)
     /// and the call graph from traces, and write them as an editable topology.
     Import(import::ImportArgs),
     /// The harness's own retrying client as a command (for probe's tests).

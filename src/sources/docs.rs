@@ -42,9 +42,8 @@ fn chunks(text: &str) -> Vec<(usize, u32, String)> {
     let mut start = 0usize;
     let mut line0 = 0u32;
     let mut offset = 0usize;
-    let mut line = 0u32;
     let mut current = String::new();
-    for l in text.split_inclusive('\n') {
+    for (line, l) in (0u32..).zip(text.split_inclusive('\n')) {
         let bare = l.trim_end_matches(['\n', '\r']);
         let marker =
             bare == "---" || bare.starts_with("--- ") || bare.starts_with("---\t") || bare == "...";
@@ -61,7 +60,6 @@ fn chunks(text: &str) -> Vec<(usize, u32, String)> {
             current.push_str(l);
         }
         offset += l.len();
-        line += 1;
     }
     out.push((start, line0, current));
     out

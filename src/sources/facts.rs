@@ -235,6 +235,9 @@ pub struct LayerFact {
     pub comment: String,
 }
 
+// One per route read: their size does not matter, and a box would only add
+// noise where readers build them.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum PolicyFact {
     /// No retries (a timeout-only layer).
