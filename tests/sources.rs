@@ -39,7 +39,7 @@ fn merged(topology: Option<&str>, from: &[&str], istio_minor: u32) -> Merged {
     topology::load_with_sources(
         topology.map(Path::new),
         &from,
-        Options { istio_minor },
+        Options::istio(istio_minor),
         &Presets::embedded(),
     )
     .unwrap_or_else(|e| panic!("{e}"))
@@ -148,14 +148,9 @@ fn a_match_sends_each_call_to_its_route() {
             "      - { to: cart, method: POST }\n      - { to: payments",
         );
     let path = temp_file("post-to-cart.yaml", &text);
-    let t = topology::load_with_sources(
-        Some(&path),
-        &[],
-        Options { istio_minor: 28 },
-        &Presets::embedded(),
-    )
-    .unwrap()
-    .topology;
+    let t = topology::load_with_sources(Some(&path), &[], Options::istio(28), &Presets::embedded())
+        .unwrap()
+        .topology;
     let side = layer(call(&t, "checkout", "cart"), "istio-sidecar");
     assert_eq!(side.preset.as_deref(), Some("istio-default"));
     assert_eq!(side.policy.retry_on.0, conditions("connect, reset"));
@@ -852,4 +847,35 @@ fn linkerd_profiles_and_annotations() {
     assert_eq!(a.policy.budget, None);
     let (file, pos) = t.locate(a.spans.max_attempts.unwrap());
     assert_eq!((file, pos.line), (ann.as_str(), 10));
+}
+
+#[test]
+fn imports_are_bounded_in_files_and_bytes() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sources-bound");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..4 {
+        std::fs::write(dir.join(format!("{i}.yaml")), "a: 1\n").unwrap();
+    }
+    let request = [Request::path(&dir)];
+    let few = Options {
+        max_files: 3,
+        ..Options::default()
+    };
+    let e = sources::import(&request, few).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: more than 3 files or 512 MiB to import under {}; point --from at the directories that hold the mesh configuration and traces",
+            dir.display(),
+            dir.display()
+        )
+    );
+    let small = Options {
+        max_total_bytes: 15,
+        ..Options::default()
+    };
+    assert!(sources::import(&request, small).is_err(), "20 bytes > 15");
+    let facts = sources::import(&request, Options::default()).unwrap();
+    assert_eq!(facts.skipped.len(), 4);
 }

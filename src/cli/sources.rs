@@ -33,9 +33,7 @@ fn parse_istio(s: &str) -> Result<u32, String> {
 
 impl SourceArgs {
     fn options(&self) -> sources::Options {
-        sources::Options {
-            istio_minor: self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR),
-        }
+        sources::Options::istio(self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR))
     }
 }
 

@@ -39,12 +39,28 @@ pub const MAX_TOTAL_BYTES: u64 = 512 * 1024 * 1024;
 pub struct Options {
     /// Istio's minor version (1.x) for its default retry policy.
     pub istio_minor: u32,
+    /// Files and bytes one import reads at most ([`MAX_FILES`],
+    /// [`MAX_TOTAL_BYTES`] unless a test says otherwise).
+    pub max_files: usize,
+    pub max_total_bytes: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             istio_minor: istio::NEWEST_MINOR,
+            max_files: MAX_FILES,
+            max_total_bytes: MAX_TOTAL_BYTES,
+        }
+    }
+}
+
+impl Options {
+    /// The defaults, for Istio `1.minor`.
+    pub fn istio(minor: u32) -> Self {
+        Options {
+            istio_minor: minor,
+            ..Options::default()
         }
     }
 }
@@ -124,7 +140,7 @@ impl Request {
 
 /// Reads every document under `requests` and returns their facts.
 pub fn import(requests: &[Request], options: Options) -> Result<Facts, LoadError> {
-    let files = collect(requests)?;
+    let files = collect(requests, options)?;
     let mut facts = Facts {
         istio_minor: options.istio_minor,
         ..Facts::default()
@@ -227,8 +243,11 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
 
 /// The files to read: each path, or every `.yaml`, `.yml` and `.json` under a
 /// directory (sorted, so the order and the first error are the same on every
-/// machine), within [`MAX_FILES`] and [`MAX_TOTAL_BYTES`].
-pub fn collect(requests: &[Request]) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
+/// machine), within `options`' file and byte counts.
+pub fn collect(
+    requests: &[Request],
+    options: Options,
+) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
     let mut out = Vec::new();
     let mut bytes = 0u64;
     for r in requests {
@@ -247,7 +266,7 @@ pub fn collect(requests: &[Request]) -> Result<Vec<(PathBuf, Option<String>)>, L
         })?;
         let mut found = Vec::new();
         if meta.is_dir() {
-            walk(&r.path, &mut found, 0).map_err(|e| err(e.to_string()))?;
+            walk(&r.path, &mut found, 0, options.max_files).map_err(|e| err(e.to_string()))?;
             found.sort();
         } else {
             found.push(r.path.clone());
@@ -255,10 +274,11 @@ pub fn collect(requests: &[Request]) -> Result<Vec<(PathBuf, Option<String>)>, L
         for path in found {
             bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             out.push((path, r.service.clone()));
-            if out.len() > MAX_FILES || bytes > MAX_TOTAL_BYTES {
+            if out.len() > options.max_files || bytes > options.max_total_bytes {
                 return Err(err(format!(
-                    "more than {MAX_FILES} files or {} MiB to import under {}",
-                    MAX_TOTAL_BYTES / (1024 * 1024),
+                    "more than {} files or {} MiB to import under {}",
+                    options.max_files,
+                    options.max_total_bytes / (1024 * 1024),
                     r.path.display()
                 ))
                 .with_help(
@@ -270,7 +290,7 @@ pub fn collect(requests: &[Request]) -> Result<Vec<(PathBuf, Option<String>)>, L
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) -> std::io::Result<()> {
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32, max: usize) -> std::io::Result<()> {
     // Deeper than any configuration tree; a symlink loop stops here.
     if depth > 32 {
         return Ok(());
@@ -284,14 +304,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) -> std::io::Result<()> {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with('.'));
             if !hidden {
-                walk(&path, out, depth + 1)?;
+                walk(&path, out, depth + 1, max)?;
             }
         } else if matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml" | "json")
         ) {
             out.push(path);
-            if out.len() > MAX_FILES {
+            if out.len() > max {
                 return Ok(());
             }
         }
