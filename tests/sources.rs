@@ -879,3 +879,27 @@ fn imports_are_bounded_in_files_and_bytes() {
     let facts = sources::import(&request, Options::default()).unwrap();
     assert_eq!(facts.skipped.len(), 4);
 }
+
+#[test]
+fn an_envoy_gateway_backend_traffic_policy_retries_its_routes() {
+    let text = "version: 1\nentry: gw\nservices:\n  gw: { calls: [backend] }\n  backend: {}\n";
+    let topo = temp_file("eg.yaml", text);
+    let btp = format!("{DATA}/envoy-gateway/retry-for-route.yaml");
+    let route = format!("{DATA}/envoy-gateway/backend-route.yaml");
+    let m = merged(Some(topo.to_str().unwrap()), &[&btp, &route], 28);
+    let c = call(&m.topology, "gw", "backend");
+    let names: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "gateway-route", "gateway"]);
+    assert_eq!(
+        layer(c, "gateway-route").timeout.unwrap().value,
+        Duration::from_secs(5)
+    );
+    let g = layer(c, "gateway");
+    assert_eq!(g.policy.max_attempts, 6, "numRetries: 5 counts retries");
+    assert_eq!(g.timeout.unwrap().value, Duration::from_millis(250));
+    assert_eq!(g.policy.backoff.base, Duration::from_millis(100));
+    assert_eq!(g.policy.backoff.cap, Some(Duration::from_secs(10)));
+    assert_eq!(g.policy.retry_on.0, conditions("connect, 500"));
+    let (file, pos) = m.topology.locate(g.spans.max_attempts.unwrap());
+    assert_eq!((file, pos.line), (btp.as_str(), 12));
+}

@@ -49,6 +49,25 @@ pub struct Facts {
     pub(crate) traces: super::traces::Acc,
     pub(crate) injected_namespaces: Vec<String>,
     pub(crate) k8s_services: Vec<HostRef>,
+    pub(crate) http_routes: Vec<HttpRouteRef>,
+    pub(crate) traffic_policies: Vec<TrafficPolicy>,
+}
+
+/// An HTTPRoute read: its name and the `routes` indices of its rules.
+#[derive(Debug, Clone, Default)]
+pub struct HttpRouteRef {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub routes: Vec<usize>,
+}
+
+/// An Envoy Gateway BackendTrafficPolicy's retry layer for one HTTPRoute.
+#[derive(Debug, Clone)]
+pub struct TrafficPolicy {
+    pub route: String,
+    pub namespace: Option<String>,
+    pub layer: LayerFact,
+    pub at: At,
 }
 
 impl Facts {
@@ -65,6 +84,7 @@ impl Facts {
     pub(crate) fn finish(&mut self) {
         let acc = std::mem::take(&mut self.traces);
         acc.finish(self);
+        super::gateway_api::apply_traffic_policies(self);
         for s in &self.k8s_services {
             if s.namespace
                 .as_ref()

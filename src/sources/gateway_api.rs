@@ -18,6 +18,12 @@
 //!   taken to hold); the first rule that matches wins.
 //! - Linkerd's `retry.linkerd.io/*` annotations on the HTTPRoute are read
 //!   too (`linkerd`).
+//! - Envoy Gateway's `BackendTrafficPolicy` (`gateway.envoyproxy.io`) with a
+//!   `retry:` replaces the retry layer of the HTTPRoutes it targets:
+//!   `numRetries` counts RETRIES (default 2), `perRetry.timeout`,
+//!   `perRetry.backOff` (`baseInterval`, `maxInterval`), `retryOn.triggers`
+//!   (Envoy's conditions) and `retryOn.httpStatusCodes`; absent, Envoy
+//!   Gateway's default conditions (`connect`, `reset`, `503`).
 
 use std::time::Duration;
 
@@ -44,6 +50,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             .with_help("an HTTPRoute has `spec: { rules: [...] }`"));
     };
     let mut all_hosts = Vec::new();
+    let mut indices = Vec::new();
     for rule in node::list(cx, spec, "rules")? {
         let mut hosts = Vec::new();
         for b in node::list(cx, rule, "backendRefs")? {
@@ -102,15 +109,23 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             }
         }
         all_hosts.extend(hosts.iter().cloned());
-        if !layers.is_empty() {
-            facts.routes.push(RouteFact {
-                source: "gateway",
-                group,
-                hosts,
-                matcher,
-                layers,
-            });
-        }
+        // Pushed even without layers: an Envoy Gateway BackendTrafficPolicy
+        // may give it its retries.
+        indices.push(facts.routes.len());
+        facts.routes.push(RouteFact {
+            source: "gateway",
+            group,
+            hosts,
+            matcher,
+            layers,
+        });
+    }
+    if let Some(name) = meta.and_then(|m| get(m, "name")).and_then(str_at) {
+        facts.http_routes.push(HttpRouteRef {
+            name: name.to_owned(),
+            namespace: namespace.clone(),
+            routes: indices,
+        });
     }
     if let Some(m) = meta {
         super::linkerd::annotations(cx, m, all_hosts, Matcher::default(), facts)?;
@@ -211,4 +226,165 @@ fn retry(
             spans,
         },
     })
+}
+
+/// An Envoy Gateway `BackendTrafficPolicy`: its retry layer, for the
+/// HTTPRoutes it targets (resolved once every document is read).
+pub fn read_backend_traffic_policy(
+    cx: Cx,
+    root: &Node,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
+    let namespace = get(root, "metadata")
+        .and_then(|m| get(m, "namespace"))
+        .and_then(str_at)
+        .map(str::to_owned);
+    let Some(spec) = get(root, "spec") else {
+        return Ok(());
+    };
+    let Some((rk, r)) = entry(spec, "retry") else {
+        return Ok(());
+    };
+    let mut targets: Vec<&Node> = node::list(cx, spec, "targetRefs")?.iter().collect();
+    targets.extend(get(spec, "targetRef"));
+    let mut spans = Spans {
+        policy: Some(rk.pos),
+        ..Spans::default()
+    };
+    let retries = match entry(r, "numRetries") {
+        Some((k, v)) => {
+            spans.max_attempts = Some(k.pos);
+            node::int(
+                cx,
+                v,
+                "numRetries",
+                0,
+                i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
+            )? as u32
+        }
+        None => 2,
+    };
+    let mut retry_on = Vec::new();
+    match entry(r, "retryOn") {
+        Some((k, on)) => {
+            spans.retry_on = Some(k.pos);
+            for t in node::list(cx, on, "triggers")? {
+                let name = cx.f.str(t, "a retry trigger")?;
+                let conditions = super::istio::retry_on(name).map_err(|bad| {
+                    cx.f.error(t.pos, format!("unknown retry trigger `{bad}`"))
+                        .with_help(format!(
+                            "use Envoy's conditions: {}",
+                            super::istio::KNOWN.join(", ")
+                        ))
+                })?;
+                for c in conditions {
+                    if !retry_on.contains(&c) {
+                        retry_on.push(c);
+                    }
+                }
+            }
+            for c in node::list(cx, on, "httpStatusCodes")? {
+                let code = Condition::Status(node::int(cx, c, "httpStatusCodes", 100, 599)? as u16);
+                if !retry_on.contains(&code) {
+                    retry_on.push(code);
+                }
+            }
+        }
+        None => retry_on.extend([Condition::Connect, Condition::Reset, Condition::Status(503)]),
+    }
+    let per_retry = get(r, "perRetry");
+    let timeout = per_retry
+        .and_then(|p| entry(p, "timeout"))
+        .map(|(k, v)| node::duration(cx, v, "timeout").map(|d| (d, k.pos)))
+        .transpose()?;
+    let (mut base, mut cap) = (Duration::from_millis(25), None);
+    if let Some((k, b)) = per_retry.and_then(|p| entry(p, "backOff")) {
+        spans.backoff = Some(k.pos);
+        if let Some(v) = get(b, "baseInterval") {
+            base = node::duration(cx, v, "baseInterval")?;
+        }
+        if let Some(v) = get(b, "maxInterval") {
+            cap = Some(node::duration(cx, v, "maxInterval")?);
+        }
+    }
+    let layer = LayerFact {
+        name: LAYER.into(),
+        file: cx.file,
+        pos: rk.pos,
+        timeout,
+        comment: format!(
+            "Envoy Gateway BackendTrafficPolicy retry: numRetries {retries} counts retries"
+        ),
+        policy: PolicyFact::Inline {
+            policy: RetryPolicy {
+                max_attempts: retries + 1,
+                backoff: Backoff {
+                    kind: BackoffKind::Exponential,
+                    base,
+                    multiplier: 2.0,
+                    cap: Some(cap.unwrap_or(base * 10)),
+                    jitter: Jitter::Full,
+                },
+                retry_on: RetryOn(retry_on),
+                honor_retry_after: false,
+                budget: None,
+            },
+            spans,
+        },
+    };
+    for t in targets {
+        let kind = get(t, "kind").and_then(str_at).unwrap_or("");
+        let Some(name) = get(t, "name").and_then(str_at) else {
+            continue;
+        };
+        if kind != "HTTPRoute" {
+            facts.note(
+                Some(cx.at(t.pos)),
+                format!("a BackendTrafficPolicy targeting a {kind} is not followed; target the HTTPRoutes"),
+            );
+            continue;
+        }
+        let ns = get(t, "namespace").and_then(str_at).map(str::to_owned);
+        facts.traffic_policies.push(TrafficPolicy {
+            route: name.to_owned(),
+            namespace: ns.or_else(|| namespace.clone()),
+            layer: layer.clone(),
+            at: cx.at(t.pos),
+        });
+    }
+    Ok(())
+}
+
+/// Gives each targeted HTTPRoute the policy's retry layer.
+pub(crate) fn apply_traffic_policies(facts: &mut Facts) {
+    let policies = std::mem::take(&mut facts.traffic_policies);
+    for p in policies {
+        let Some(route) = facts.http_routes.iter().find(|r| {
+            let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".into());
+            r.name == p.route && ns(&r.namespace) == ns(&p.namespace)
+        }) else {
+            facts.warn(
+                Some(p.at),
+                format!(
+                    "BackendTrafficPolicy targets HTTPRoute `{}`, which is not among the sources",
+                    p.route
+                ),
+            );
+            continue;
+        };
+        for &i in &route.routes.clone() {
+            let layers = &mut facts.routes[i].layers;
+            match layers.iter_mut().find(|l| l.name == LAYER) {
+                Some(l) => {
+                    // The route's backendRequest timeout stays unless the policy sets one.
+                    let timeout = p.layer.timeout.or(l.timeout);
+                    *l = LayerFact {
+                        timeout,
+                        ..p.layer.clone()
+                    };
+                }
+                None => layers.push(p.layer.clone()),
+            }
+        }
+    }
 }

@@ -90,6 +90,7 @@ pub enum Kind {
     IstioVirtualService,
     Envoy,
     GatewayHttpRoute,
+    EnvoyGatewayBackendTrafficPolicy,
     LinkerdServiceProfile,
     KubernetesService,
     KubernetesNamespace,
@@ -105,6 +106,7 @@ impl Kind {
             Kind::IstioVirtualService => "Istio VirtualService",
             Kind::Envoy => "Envoy configuration",
             Kind::GatewayHttpRoute => "Gateway API HTTPRoute",
+            Kind::EnvoyGatewayBackendTrafficPolicy => "Envoy Gateway BackendTrafficPolicy",
             Kind::LinkerdServiceProfile => "Linkerd ServiceProfile",
             Kind::KubernetesService => "Kubernetes Service",
             Kind::KubernetesNamespace => "Kubernetes Namespace",
@@ -183,6 +185,9 @@ pub fn read_text(
             Kind::IstioVirtualService => istio::read(cx, &doc.root, options, facts)?,
             Kind::Envoy => envoy::read(cx, &doc.root, facts)?,
             Kind::GatewayHttpRoute => gateway_api::read(cx, &doc.root, facts)?,
+            Kind::EnvoyGatewayBackendTrafficPolicy => {
+                gateway_api::read_backend_traffic_policy(cx, &doc.root, facts)?
+            }
             Kind::LinkerdServiceProfile => linkerd::read_profile(cx, &doc.root, facts)?,
             Kind::KubernetesService | Kind::KubernetesNamespace => {
                 kubernetes::read(cx, &doc.root, kind, facts)?
@@ -206,6 +211,9 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
         return match (group, kind) {
             ("networking.istio.io", "VirtualService") => Some(Kind::IstioVirtualService),
             ("gateway.networking.k8s.io", "HTTPRoute") => Some(Kind::GatewayHttpRoute),
+            ("gateway.envoyproxy.io", "BackendTrafficPolicy") => {
+                Some(Kind::EnvoyGatewayBackendTrafficPolicy)
+            }
             ("linkerd.io", "ServiceProfile") => Some(Kind::LinkerdServiceProfile),
             ("v1", "Service") => Some(Kind::KubernetesService),
             ("v1", "Namespace") => Some(Kind::KubernetesNamespace),
