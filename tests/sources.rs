@@ -350,7 +350,8 @@ fn traces(file: &str) -> sources::Facts {
 fn three_trace_formats_give_one_call_graph() {
     for file in ["otlp.json", "jaeger.json", "zipkin.json"] {
         let f = traces(file);
-        let mut services: Vec<(String, Option<(Duration, Duration)>, u64)> = f
+        type Row = (String, Option<(Duration, Duration)>, u64);
+        let mut services: Vec<Row> = f
             .services
             .iter()
             .map(|s| (s.name.clone(), s.latency, s.server_spans))
@@ -367,7 +368,8 @@ fn three_trace_formats_give_one_call_graph() {
             ],
             "{file}"
         );
-        let mut calls: Vec<(String, String, Option<String>, u64, f64, u32)> = f
+        type Call = (String, String, Option<String>, u64, f64, u32);
+        let mut calls: Vec<Call> = f
             .calls
             .iter()
             .map(|c| {
