@@ -905,3 +905,54 @@ fn an_envoy_gateway_backend_traffic_policy_retries_its_routes() {
     let (file, pos) = m.topology.locate(g.spans.max_attempts.unwrap());
     assert_eq!((file, pos.line), (btp.as_str(), 12));
 }
+
+#[test]
+fn simulate_reads_the_sources_too() {
+    let services = |args: &[&str]| {
+        let mut all = vec![
+            "simulate",
+            "--trials",
+            "1",
+            "--requests",
+            "20",
+            "--fault",
+            "total-outage",
+            "--target",
+            "payments",
+            "--seed",
+            "3",
+            "--format",
+            "json",
+        ];
+        all.extend_from_slice(args);
+        let (code, out, err) = retrylint(&all);
+        assert!(code == 0 || code == 1, "{err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        r["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["service"].as_str().unwrap().to_owned(),
+                    s["received"].as_f64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let hand = services(&[&format!("{DATA}/import/shop-hand.yaml")]);
+    // 20 requests, each POSTed to payments with Istio's 3 attempts.
+    assert!(hand.contains(&("payments".to_owned(), 60.0)), "{hand:?}");
+    assert_eq!(
+        services(&[&format!("{DATA}/import/shop-topology.yaml")]),
+        hand
+    );
+    let bare = temp_file(
+        "shop-bare.yaml",
+        &std::fs::read_to_string(format!("{DATA}/import/shop-topology.yaml"))
+            .unwrap()
+            .replace("sources: [shop-mesh.yaml]\n", ""),
+    );
+    let mesh = format!("{DATA}/import/shop-mesh.yaml");
+    assert_eq!(services(&[bare.to_str().unwrap(), "--from", &mesh]), hand);
+}
