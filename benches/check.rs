@@ -32,6 +32,69 @@ fn check_text(text: &str, presets: &Presets) -> usize {
     lint::check(&t, &config).findings.len()
 }
 
+/// `n` VirtualServices, one file each, and an OTLP/JSON trace of about
+/// `spans` spans over a random DAG of `n` services (a tree that reaches every
+/// service, plus extra calls down the order), written under `dir`.
+fn mesh_and_traces(dir: &std::path::Path, n: usize, spans: usize) -> Vec<std::path::PathBuf> {
+    use rand::{RngExt, SeedableRng};
+    type StdRng = retrylint::policy::Rng;
+    let _ = std::fs::remove_dir_all(dir);
+    let vs = dir.join("mesh");
+    std::fs::create_dir_all(&vs).expect("dir");
+    for i in 0..n {
+        let text = format!(
+            "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: s{i}\n  namespace: shop\nspec:\n  hosts: [s{i}]\n  http:\n  - match: [{{ method: {{ exact: POST }} }}]\n    route: [{{ destination: {{ host: s{i}.shop.svc.cluster.local }} }}]\n    retries: {{ attempts: 0 }}\n  - route:\n    - destination: {{ host: s{i}.shop.svc.cluster.local, subset: v1 }}\n    timeout: 2s\n    retries:\n      attempts: 2\n      perTryTimeout: 500ms\n      retryOn: gateway-error,connect-failure,refused-stream\n"
+        );
+        std::fs::write(vs.join(format!("s{i}.yaml")), text).expect("write");
+    }
+    let mut rng = StdRng::seed_from_u64(7);
+    let edges = spans / 3;
+    let mut out = String::from("{\"resourceSpans\":[");
+    let mut by_service: Vec<Vec<String>> = vec![Vec::new(); n];
+    for e in 0..edges {
+        let to = if e + 1 < n {
+            e + 1
+        } else {
+            rng.random_range(1..n)
+        };
+        let from = rng.random_range(0..to);
+        let trace = format!("{e:032x}");
+        let (root, client, server) = (
+            format!("{:016x}", 3 * e),
+            format!("{:016x}", 3 * e + 1),
+            format!("{:016x}", 3 * e + 2),
+        );
+        let span = |id: &str, parent: &str, kind: u8, ms: u64| {
+            format!(
+                "{{\"traceId\":\"{trace}\",\"spanId\":\"{id}\",\"parentSpanId\":\"{parent}\",\"kind\":{kind},\"startTimeUnixNano\":\"1000000000\",\"endTimeUnixNano\":\"{}\",\"attributes\":[{{\"key\":\"http.request.method\",\"value\":{{\"stringValue\":\"GET\"}}}}]}}",
+                1_000_000_000 + ms * 1_000_000
+            )
+        };
+        by_service[from].push(span(&root, "", 2, 12));
+        by_service[from].push(span(&client, &root, 3, 10));
+        by_service[to].push(span(&server, &client, 2, 10));
+    }
+    for (i, spans) in by_service.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "{{\"resource\":{{\"attributes\":[{{\"key\":\"service.name\",\"value\":{{\"stringValue\":\"s{i}\"}}}}]}},\"scopeSpans\":[{{\"spans\":[{}]}}]}}",
+            spans.join(",")
+        ));
+    }
+    out.push_str("]}\n");
+    let trace = dir.join("traces.json");
+    std::fs::write(&trace, out).expect("write");
+    vec![vs, trace]
+}
+
+fn check_from(from: &[std::path::PathBuf], presets: &Presets) -> usize {
+    let m = topology::load_with_sources(None, from, Default::default(), presets).expect("valid");
+    let config = Config::resolve(&m.topology, &CliLevels::default()).expect("levels");
+    lint::check(&m.topology, &config).findings.len()
+}
+
 fn bench(c: &mut Criterion) {
     let presets = Presets::embedded();
     let mut group = c.benchmark_group("check");
@@ -62,6 +125,14 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("load+check/diamond-ladder-64", |b| {
         b.iter(|| check_text(black_box(&text), &presets))
+    });
+    // `check --from`: 1,000 VirtualServices (a directory walked) and a
+    // 10,000-span OTLP trace, against the same-sized hand topology above.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-sources");
+    let from = mesh_and_traces(&dir, 1_000, 10_000);
+    group.throughput(Throughput::Elements(1_000));
+    group.bench_function("check-from/1000-virtualservices+10000-spans", |b| {
+        b.iter(|| check_from(black_box(&from), &presets))
     });
     group.finish();
 }

@@ -1,6 +1,8 @@
 //! retrylint: finds retry storms before production does.
 //!
-//! The flow is one way (DESIGN.md): `topology` turns YAML into `policy` values;
+//! The flow is one way (DESIGN.md): `topology` turns YAML into `policy` values,
+//! merged with what `sources` reads where it lives (mesh, gateway and gRPC
+//! configuration, traces);
 //! `lint` analyses them; `chaos` runs them for real on loopback under `faults`,
 //! `sim` in virtual time over seeded trials;
 //! `run` holds the plain results of a run; `probe` measures a real client's
@@ -27,4 +29,5 @@ pub mod review;
 pub mod run;
 pub mod sim;
 pub mod source;
+pub mod sources;
 pub mod topology;

@@ -5,18 +5,20 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::outcome::{Failure, Outcome, emit, emit_with, load_error, presets};
+use super::outcome::{Failure, Outcome, emit, emit_with, presets};
 use super::values::at_least;
 use retrylint::fix::{self, FixError};
 use retrylint::lint::{self, CheckReport, CliLevels, Level, ResolveError, Severity};
 use retrylint::report::{self, CheckFormat, Style};
-use retrylint::source::read::{FileKind, STDIN, read_stdin};
-use retrylint::topology::{self, Presets, Topology};
+use retrylint::topology::{Presets, Topology};
 
 #[derive(Args)]
 pub struct CheckArgs {
     /// The topology file (schema version 1); `-` reads standard input.
-    pub topology: PathBuf,
+    /// Optional when `--from` gives a call graph (a trace export).
+    pub topology: Option<PathBuf>,
+    #[command(flatten)]
+    pub sources: super::sources::SourceArgs,
     /// Output format [default: table].
     #[arg(long, value_enum)]
     format: Option<Format>,
@@ -93,19 +95,28 @@ impl From<Format> for CheckFormat {
 
 pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     let presets = presets(&args.policies)?;
-    let stdin = args.topology.as_os_str() == "-";
-    if args.fix && stdin && !args.diff {
-        return Err(Failure::Usage(
-            "--fix writes the topology file in place; with standard input use --fix --diff".into(),
-        ));
-    }
-    let t = if stdin {
-        let text = read_stdin(FileKind::Topology).map_err(|e| Failure::Input(Box::new(e), None))?;
-        topology::load_str(&text, STDIN, "stdin", &presets)
-            .map_err(|e| Failure::Input(Box::new(e), Some(text)))?
-    } else {
-        topology::load(&args.topology, &presets).map_err(load_error)?
+    let stdin = args.topology.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let fix_target = match (&args.topology, args.fix) {
+        (_, false) => None,
+        (None, true) => {
+            return Err(Failure::Usage(
+                "--fix edits a topology file: name one (imported sources are not edited)".into(),
+            ));
+        }
+        (Some(_), true) if !args.sources.from.is_empty() => {
+            return Err(Failure::Usage(
+                "--fix edits the topology file alone: run it without --from (imported sources are not edited)".into(),
+            ));
+        }
+        (Some(_), true) if stdin && !args.diff => {
+            return Err(Failure::Usage(
+                "--fix writes the topology file in place; with standard input use --fix --diff".into(),
+            ));
+        }
+        (Some(p), true) => Some(p.clone()),
     };
+    let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
+    let t = merged.topology;
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
     for (codes, level) in [
@@ -135,15 +146,14 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         ResolveError::Topology(e) => Failure::Input(Box::new(e), Some(t.source.clone())),
         ResolveError::Cli(e) => Failure::Usage(e.to_string()),
     })?;
-    let (t, report) = if args.fix {
+    let (t, report) = if let Some(path) = &fix_target {
         let default_name = if stdin {
             "stdin".to_owned()
         } else {
-            args.topology
-                .file_stem()
+            path.file_stem()
                 .map_or_else(|| "topology".into(), |s| s.to_string_lossy().into_owned())
         };
-        let fixed = fix_file(&args, &t, &default_name, &presets, &cli)?;
+        let fixed = fix_file(&args, path, &t, &default_name, &presets, &cli)?;
         if args.diff {
             let code = if fixed.report.failed() && !args.exit_zero {
                 Outcome::Failed
@@ -162,6 +172,16 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     };
     let format = args.format.map_or(CheckFormat::Table, CheckFormat::from);
     emit_with(|out| report::write_check(format, &report, style, out));
+    for (from, to, mean, most, calls) in &merged.measured {
+        let predicted = report
+            .edges
+            .iter()
+            .find(|e| &e.from == from && &e.to == to)
+            .map_or(0.0, |e| e.attempts);
+        eprintln!(
+            "traces: {from} → {to}: {mean:.2} attempts per call seen (at most {most}, over {calls} calls); at most {predicted} predicted"
+        );
+    }
     let outcome = if report.failed() && !args.exit_zero {
         Outcome::Failed
     } else {
@@ -184,6 +204,7 @@ struct Fixed {
 /// stderr what was fixed and what was skipped.
 fn fix_file(
     args: &CheckArgs,
+    path: &std::path::Path,
     t: &Topology,
     default_name: &str,
     presets: &Presets,
@@ -203,7 +224,7 @@ fn fix_file(
     if args.diff {
         emit(&fix::unified(&t.file, &t.source, &run.text));
     } else if run.changed() {
-        fix::write_atomically(&args.topology, &run.text).map_err(|e| {
+        fix::write_atomically(path, &run.text).map_err(|e| {
             Failure::Usage(format!(
                 "cannot write the fixed topology to {}: {e}",
                 t.file

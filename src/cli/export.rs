@@ -86,6 +86,7 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
         format: None,
         expect: args.expect.clone(),
         policies: Vec::new(),
+        sources: Default::default(),
     };
     let p = prepare(&run)?;
     let t = load_target(&args.topology, &p)?;

@@ -5,6 +5,7 @@ mod chaos;
 mod check;
 mod drive;
 mod export;
+mod import;
 mod outcome;
 mod probe;
 mod report;
@@ -12,6 +13,7 @@ mod rules;
 mod run_args;
 mod serve;
 mod simulate;
+mod sources;
 mod values;
 
 use std::process::ExitCode;
@@ -69,6 +71,10 @@ enum Command {
     /// its own process (`retrylint serve`) and the load as `retrylint drive`.
     #[command(subcommand)]
     Export(export::ExportCommand),
+    /// Read retry configuration where it lives (Istio, Envoy, Gateway API,
+    /// Linkerd, gRPC service config)
+    /// and the call graph from traces, and write them as an editable topology.
+    Import(import::ImportArgs),
     /// The harness's own retrying client as a command (for probe's tests).
     #[command(hide = true)]
     ProbeClient(probe::ClientArgs),
@@ -90,6 +96,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::serve(args),
         Command::Drive(args) => drive::drive(args),
         Command::Report(args) => report::report(args),
+        Command::Import(args) => import::import(args),
     };
     Outcome::exit_code(result)
 }

@@ -61,6 +61,8 @@ pub struct RunArgs {
     /// Open loop: how user requests arrive at the rate [default: uniform].
     #[arg(long, value_enum, conflicts_with = "clients")]
     pub arrivals: Option<Arrivals>,
+    #[command(flatten)]
+    pub sources: super::sources::SourceArgs,
 }
 
 /// How a run's report is printed (the CLI's names for `report::RunFormat`).
@@ -80,6 +82,7 @@ pub struct Prepared {
     pub scenario: faults::Scenario,
     pub load: LoadSettings,
     pub gates: Vec<Expectation>,
+    pub sources: super::sources::SourceArgs,
 }
 
 pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
@@ -138,12 +141,13 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
         scenario,
         load,
         gates,
+        sources: args.sources.clone(),
     })
 }
 
 /// Loads a topology the scenario can strike and the gates can name.
 pub fn load_target(path: &std::path::Path, p: &Prepared) -> Result<topology::Topology, Failure> {
-    let t = topology::load(path, &p.presets).map_err(load_error)?;
+    let t = super::sources::load(Some(path), &p.sources, &p.presets)?.topology;
     for gate in &p.gates {
         gate.check_service(t.services.iter().map(|s| s.name.as_str()))
             .map_err(|e| Failure::Usage(e.to_string()))?;

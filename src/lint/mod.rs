@@ -92,6 +92,9 @@ pub struct CheckReport {
     pub topology: String,
     pub file: String,
     pub source: String,
+    /// Source files merged into the topology (`--from`, `sources:`): their
+    /// names and texts, for the snippets of findings that point into them.
+    pub sources: Vec<(String, String)>,
     pub entry: String,
     pub findings: Vec<Finding>,
     pub amplification: Vec<AmplificationRow>,
@@ -113,6 +116,17 @@ pub struct CheckReport {
 
 impl CheckReport {
     /// Whether a finding reaches `fail_on`: exit code 1.
+    /// The text of a finding's file, for its snippet.
+    pub fn text_of(&self, file: &str) -> &str {
+        if file == self.file {
+            return &self.source;
+        }
+        self.sources
+            .iter()
+            .find(|(f, _)| f == file)
+            .map_or(&self.source, |(_, t)| t)
+    }
+
     pub fn failed(&self) -> bool {
         self.findings.iter().any(|f| f.severity >= self.fail_on)
     }
@@ -151,7 +165,10 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                     to: t.services[c.to].name.clone(),
                 }
             });
-            let fix = d.fix.as_ref().map(|intent| {
+            // An imported value points into its own file.
+            let (file, pos) = t.locate(d.pos);
+            // Fixes edit the topology file only, never an imported source.
+            let fix = d.fix.as_ref().filter(|_| file == t.file).map(|intent| {
                 let doc = doc.get_or_insert_with(|| crate::fix::Doc::new(&t.source, &t.file));
                 crate::fix::resolve(t, doc.as_ref(), intent)
             });
@@ -164,15 +181,24 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
                 service: t.services[d.about.unwrap_or(d.service)].name.clone(),
                 call,
                 layer: d.layer,
-                file: t.file.clone(),
-                line: d.pos.line,
-                column: d.pos.column,
+                file: file.to_owned(),
+                line: pos.line,
+                column: pos.column,
                 label: d.label,
                 fix,
             });
         }
     }
-    findings.sort_by(|a, b| (a.line, a.column, a.code).cmp(&(b.line, b.column, b.code)));
+    // The topology's own findings first, then each source file's.
+    findings.sort_by(|a, b| {
+        (a.file != t.file, &a.file, a.line, a.column, a.code).cmp(&(
+            b.file != t.file,
+            &b.file,
+            b.line,
+            b.column,
+            b.code,
+        ))
+    });
     findings.dedup();
     let mut summary = Summary::default();
     for f in &findings {
@@ -186,6 +212,11 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
         topology: t.name.clone(),
         file: t.file.clone(),
         source: t.source.clone(),
+        sources: t
+            .origins
+            .iter()
+            .map(|o| (o.file.clone(), o.text.clone()))
+            .collect(),
         entry: t.services[t.entry].name.clone(),
         amplification: amplification_rows(t, &analysis),
         edges: edge_rows(t, &analysis, config.max_amplification),

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::figures;
-use super::snippet::{self, Lines};
+use super::snippet::{self, FileLines};
 use super::{CheckReporter, Style};
 use crate::lint::{CheckReport, Severity};
 
@@ -18,7 +18,7 @@ pub struct Github;
 impl CheckReporter for Github {
     fn render(&self, r: &CheckReport, _: Style) -> String {
         let mut out = String::new();
-        let lines = Lines::new(&r.source);
+        let lines = FileLines::new(r);
         for f in &r.findings {
             let command = match f.severity {
                 Severity::Error => "error",
@@ -26,7 +26,7 @@ impl CheckReporter for Github {
                 Severity::Info => "notice",
             };
             let line = f.line.max(1);
-            let (col, end) = snippet::columns(lines.get(line), f.column);
+            let (col, end) = snippet::columns(lines.get(&f.file, line), f.column);
             let mut message = f.message.clone();
             if !f.help.is_empty() {
                 message.push_str(" — fix: ");

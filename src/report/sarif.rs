@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::rules::doc;
-use super::snippet::{self, Lines};
+use super::snippet::{self, FileLines};
 use super::{CheckReporter, Style};
 use crate::lint::{CheckReport, Finding, RULES, Severity, rules::find_rule};
 
@@ -107,10 +107,10 @@ fn driver() -> Value {
 
 /// One result per finding, made as they are asked for.
 fn results(r: &CheckReport) -> impl Iterator<Item = Value> + '_ {
-    let lines = Lines::new(&r.source);
+    let lines = FileLines::new(r);
     let mut seen = HashMap::new();
     r.findings.iter().map(move |f| {
-        let text = lines.get(f.line.max(1));
+        let text = lines.get(&f.file, f.line.max(1));
         let hash = line_hash(text, f.code);
         let n = seen.entry(hash).or_insert(0u32);
         *n += 1;

@@ -57,6 +57,33 @@ impl<'a> Lines<'a> {
     }
 }
 
+/// The lines of every file a report's findings point into: the topology's
+/// and each merged source file's.
+pub struct FileLines<'a> {
+    main: &'a str,
+    files: Vec<(&'a str, Lines<'a>)>,
+}
+
+impl<'a> FileLines<'a> {
+    pub fn new(r: &'a crate::lint::CheckReport) -> Self {
+        let mut files = vec![(r.file.as_str(), Lines::new(&r.source))];
+        files.extend(r.sources.iter().map(|(f, t)| (f.as_str(), Lines::new(t))));
+        FileLines {
+            main: &r.file,
+            files,
+        }
+    }
+
+    /// The text of 1-based `line` of `file`.
+    pub fn get(&self, file: &str, line: u32) -> &'a str {
+        let file = if file.is_empty() { self.main } else { file };
+        self.files
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map_or("", |(_, l)| l.get(line))
+    }
+}
+
 /// The 1-based columns, in characters, of the token at `column` of a line's
 /// `text`, end exclusive (SARIF's `endColumn`, GitHub's `endColumn`): the same
 /// span the caret underlines. A position past the text is one column wide.

@@ -14,7 +14,7 @@ use annotate_snippets::Level;
 use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 
 use super::figures;
-use super::snippet::{self, Annotated, Lines};
+use super::snippet::{self, Annotated, FileLines};
 use super::{CheckReporter, Style};
 use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
 
@@ -30,7 +30,7 @@ impl CheckReporter for Table {
 
     /// The findings as they are drawn, then the summary and the table.
     fn write(&self, r: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
-        let lines = Lines::new(&r.source);
+        let lines = FileLines::new(r);
         for f in &r.findings {
             out.write_all(finding(&lines, f, style.color).as_bytes())?;
             out.write_all(b"\n\n")?;
@@ -69,14 +69,14 @@ fn level(s: Severity) -> Level<'static> {
 }
 
 /// One rustc-style block.
-fn finding(lines: &Lines, f: &Finding, color: bool) -> String {
+fn finding(lines: &FileLines, f: &Finding, color: bool) -> String {
     snippet::render(
         &Annotated {
             level: level(f.severity),
             code: Some(f.code),
             title: &f.message,
             file: &f.file,
-            text: lines.get(f.line),
+            text: lines.get(&f.file, f.line),
             line: f.line,
             column: f.column,
             label: &f.label,

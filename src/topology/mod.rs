@@ -6,13 +6,16 @@ mod capacity_schema;
 mod containment_schema;
 pub mod graph;
 pub mod load;
+pub mod merge;
 pub mod model;
 mod policy_schema;
 pub mod presets;
 mod schema;
+pub mod write;
 
 pub use crate::source::{ErrorKind, LoadError};
 pub use load::{load, load_str};
+pub use merge::{Merged, load_with_sources};
 pub use model::*;
 pub use policy_schema::MAX_ATTEMPTS_LIMIT;
 pub use presets::Presets;

@@ -30,6 +30,30 @@ pub struct Topology {
     pub client: Option<Layer>,
     pub services: Vec<Service>,
     pub lint: LintSettings,
+    /// The `sources:` list: configuration and traces to merge in.
+    pub sources: Vec<SourceDecl>,
+    /// Files merged in from sources. Their positions are kept past the
+    /// topology's own lines (see [`Topology::locate`]), so every `Pos` in the
+    /// model stays one number pair and findings still find their file.
+    pub origins: Vec<Origin>,
+}
+
+/// One `sources:` entry: a path relative to the topology file, and the
+/// service a gRPC service config applies to, if named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceDecl {
+    pub path: String,
+    pub service: Option<String>,
+    pub pos: Pos,
+}
+
+/// A source file merged into the topology: its lines are numbered from
+/// `first_line + 1` in the model's positions.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub file: String,
+    pub text: String,
+    pub first_line: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -252,6 +276,32 @@ impl Layer {
 }
 
 impl Topology {
+    /// The file and the position in it of a model position: the topology's
+    /// own, or one of the merged source files'.
+    pub fn locate(&self, pos: Pos) -> (&str, Pos) {
+        match self.origins.iter().rev().find(|o| pos.line > o.first_line) {
+            Some(o) => (
+                &o.file,
+                Pos {
+                    line: pos.line - o.first_line,
+                    column: pos.column,
+                },
+            ),
+            None => (&self.file, pos),
+        }
+    }
+
+    /// The text of `file`: the topology's or a merged source's, for snippets.
+    pub fn text_of(&self, file: &str) -> Option<&str> {
+        if file == self.file {
+            return Some(&self.source);
+        }
+        self.origins
+            .iter()
+            .find(|o| o.file == file)
+            .map(|o| o.text.as_str())
+    }
+
     pub fn service(&self, id: ServiceId) -> &Service {
         &self.services[id]
     }

@@ -22,6 +22,7 @@ const TOP_KEYS: &[&str] = &[
     "services",
     "lint",
     "defaults",
+    "sources",
 ];
 const SERVICE_KEYS: &[&str] = &[
     "latency",
@@ -204,12 +205,59 @@ pub fn read(
         client,
         services,
         lint,
+        sources: top
+            .get("sources")
+            .map(|n| read_sources(f, n))
+            .transpose()?
+            .unwrap_or_default(),
+        origins: Vec::new(),
     };
     super::graph::check_acyclic(&topology)?;
     if top.get("entry").is_none() {
         topology.entry = super::graph::infer_entry(&topology, top.pos)?;
     }
     Ok(topology)
+}
+
+/// `sources:`: paths (relative to the topology) of configuration and traces
+/// to merge in; an entry may be `{ path: retry.json, service: echo }`.
+fn read_sources(f: Fields, node: &Node) -> Result<Vec<super::model::SourceDecl>, LoadError> {
+    let mut out = Vec::new();
+    for item in f.list(node) {
+        let (path, service) = match &item.value {
+            Value::Str(p) => (p.to_string(), None),
+            Value::Map(_) => {
+                let m = f.map(item, "a `sources:` entry", &["path", "service"])?;
+                let Some(p) = m.get("path") else {
+                    return Err(f
+                        .error(item.pos, "a `sources:` entry needs `path:`")
+                        .with_help("write `- path: mesh/retry.json` (relative to this file)"));
+                };
+                let service = m
+                    .get("service")
+                    .map(|s| f.str(s, "`service`").map(str::to_owned))
+                    .transpose()?;
+                (f.str(p, "`path`")?.to_owned(), service)
+            }
+            _ => {
+                return Err(f.expected(
+                    item,
+                    "a path (or `{ path: ..., service: ... }`) in `sources:`",
+                ));
+            }
+        };
+        if path.trim().is_empty() {
+            return Err(f
+                .error(item.pos, "an empty path in `sources:`")
+                .with_help("name a file or a directory, relative to this topology"));
+        }
+        out.push(super::model::SourceDecl {
+            path,
+            service,
+            pos: item.pos,
+        });
+    }
+    Ok(out)
 }
 
 /// Top-level keys starting with `x-` hold anchors for merging and are ignored.

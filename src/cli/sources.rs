@@ -1,0 +1,87 @@
+//! The flags that read configuration where it lives (`--from`,
+//! `--istio-version`, `--verbose`), shared by `check`, `chaos`, `simulate`
+//! and `import`, and loading a topology with its sources merged in.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::outcome::{Failure, load_error};
+use retrylint::source::read::{FileKind, STDIN, read_stdin};
+use retrylint::sources;
+use retrylint::topology::{self, Merged, Presets};
+
+#[derive(Args, Clone, Default)]
+pub struct SourceArgs {
+    /// Mesh, gateway or gRPC configuration, or a trace export, to merge into
+    /// the topology: a file or a directory (walked for .yaml, .yml, .json);
+    /// repeatable. With traces, no topology file is needed.
+    #[arg(long, value_name = "PATH")]
+    pub from: Vec<PathBuf>,
+    /// The Istio version whose default retry policy applies (`1.23`: 503 is
+    /// retried; `1.24` and later: not) [default: the newest].
+    #[arg(long, value_name = "1.X", value_parser = parse_istio)]
+    pub istio_version: Option<u32>,
+    /// List the documents read and skipped from the sources.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+fn parse_istio(s: &str) -> Result<u32, String> {
+    sources::parse_istio_version(s)
+}
+
+impl SourceArgs {
+    fn options(&self) -> sources::Options {
+        sources::Options::istio(self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR))
+    }
+}
+
+/// Loads `path` (`-` is standard input; `None` needs `--from` traces) with
+/// every source merged in, printing the notes to standard error.
+pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result<Merged, Failure> {
+    let merged = if path.is_some_and(|p| p.as_os_str() == "-") {
+        let text = read_stdin(FileKind::Topology).map_err(|e| Failure::Input(Box::new(e), None))?;
+        let base = topology::load_str(&text, STDIN, "stdin", presets)
+            .map_err(|e| Failure::Input(Box::new(e), Some(text)))?;
+        if args.from.is_empty() {
+            Merged {
+                topology: base,
+                notes: Vec::new(),
+                skipped: Vec::new(),
+                read: Vec::new(),
+                measured: Vec::new(),
+            }
+        } else {
+            let requests: Vec<sources::Request> =
+                args.from.iter().map(sources::Request::path).collect();
+            let facts = sources::import(&requests, args.options()).map_err(load_error)?;
+            topology::merge::merge(Some(base), &facts, presets).map_err(load_error)?
+        }
+    } else {
+        if path.is_none() && args.from.is_empty() {
+            return Err(Failure::Usage(
+                "give a topology file, or --from with configuration and a trace export".into(),
+            ));
+        }
+        topology::load_with_sources(path, &args.from, args.options(), presets)
+            .map_err(load_error)?
+    };
+    if args.verbose {
+        for (kind, n) in &merged.read {
+            eprintln!("read: {n} × {kind}");
+        }
+        for s in &merged.skipped {
+            eprintln!("{s}");
+        }
+    } else if !merged.skipped.is_empty() {
+        eprintln!(
+            "note: {} document(s) of other kinds skipped (--verbose lists them)",
+            merged.skipped.len()
+        );
+    }
+    for n in &merged.notes {
+        eprintln!("{n}");
+    }
+    Ok(merged)
+}

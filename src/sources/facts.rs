@@ -1,0 +1,289 @@
+//! What the readers produce: plain facts with their file and position, for
+//! `topology::merge` to turn into a topology.
+
+use std::time::Duration;
+
+use super::Kind;
+use crate::policy::RetryPolicy;
+use crate::source::Pos;
+
+/// One file read, kept whole for snippets and for errors found while merging.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as it was found (`--from k8s/` gives `k8s/ratings.yaml`).
+    pub file: String,
+    pub text: String,
+}
+
+/// A position in one of `Facts::files`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    pub file: usize,
+    pub pos: Pos,
+}
+
+/// Everything the sources said.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub files: Vec<SourceFile>,
+    /// Documents of kinds no reader takes, for `--verbose`.
+    pub skipped: Vec<Skipped>,
+    /// The kind of every document read, in order.
+    pub read_kinds: Vec<Kind>,
+    /// Services seen in traces, with their latency from server spans.
+    pub services: Vec<ServiceFact>,
+    /// Calls seen in traces.
+    pub calls: Vec<CallFact>,
+    /// Retry layers to put on the calls to some hosts.
+    pub routes: Vec<RouteFact>,
+    /// Hosts whose callers go through an Istio sidecar (a Kubernetes Service
+    /// in a namespace labelled for injection): the default policy applies to
+    /// calls to them that no VirtualService route covers.
+    pub meshed: Vec<HostRef>,
+    /// The Istio default policy's preset, once an Istio document was read.
+    pub istio_default: Option<&'static str>,
+    /// Istio's minor version the defaults follow (`--istio-version`).
+    pub istio_minor: u32,
+    /// Warnings and notes to print beside the result.
+    pub notes: Vec<Note>,
+    pub(crate) traces: super::traces::Acc,
+    pub(crate) injected_namespaces: Vec<String>,
+    pub(crate) k8s_services: Vec<HostRef>,
+    pub(crate) http_routes: Vec<HttpRouteRef>,
+    pub(crate) traffic_policies: Vec<TrafficPolicy>,
+}
+
+/// An HTTPRoute read: its name and the `routes` indices of its rules.
+#[derive(Debug, Clone, Default)]
+pub struct HttpRouteRef {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub routes: Vec<usize>,
+}
+
+/// An Envoy Gateway BackendTrafficPolicy's retry layer for one HTTPRoute.
+#[derive(Debug, Clone)]
+pub struct TrafficPolicy {
+    pub route: String,
+    pub namespace: Option<String>,
+    pub layer: LayerFact,
+    pub at: At,
+}
+
+impl Facts {
+    pub(crate) fn add_file(&mut self, file: &str, text: String) -> usize {
+        self.files.push(SourceFile {
+            file: file.to_owned(),
+            text,
+        });
+        self.files.len() - 1
+    }
+
+    /// Turns what the traces recorded into services and calls, and the
+    /// Services of injected namespaces into meshed hosts.
+    pub(crate) fn finish(&mut self) {
+        let acc = std::mem::take(&mut self.traces);
+        acc.finish(self);
+        super::gateway_api::apply_traffic_policies(self);
+        for s in &self.k8s_services {
+            if s.namespace
+                .as_ref()
+                .is_some_and(|ns| self.injected_namespaces.contains(ns))
+            {
+                self.meshed.push(s.clone());
+            }
+        }
+    }
+
+    /// `file:line:column` of a position, for notes.
+    pub fn show(&self, at: At) -> String {
+        format!(
+            "{}:{}:{}",
+            self.files[at.file].file, at.pos.line, at.pos.column
+        )
+    }
+
+    pub fn warn(&mut self, at: Option<At>, text: impl Into<String>) {
+        self.notes.push(Note {
+            at,
+            warning: true,
+            text: text.into(),
+        });
+    }
+
+    pub fn note(&mut self, at: Option<At>, text: impl Into<String>) {
+        self.notes.push(Note {
+            at,
+            warning: false,
+            text: text.into(),
+        });
+    }
+
+    /// Whether the sources give a call graph of their own.
+    pub fn has_call_graph(&self) -> bool {
+        !self.calls.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub file: usize,
+    pub pos: Pos,
+    /// `apps/v1 Deployment`, or `a JSON/YAML document of no known kind`.
+    pub what: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub at: Option<At>,
+    /// A warning (something may be wrong) rather than a note (what was done).
+    pub warning: bool,
+    pub text: String,
+}
+
+/// A service seen in traces.
+#[derive(Debug, Clone)]
+pub struct ServiceFact {
+    pub name: String,
+    /// Its first span.
+    pub at: At,
+    /// p50 and p99 of its server spans' durations (own work and calls).
+    pub latency: Option<(Duration, Duration)>,
+    /// Server spans seen.
+    pub server_spans: u64,
+}
+
+/// A call seen in traces: `from` calls `to`.
+#[derive(Debug, Clone)]
+pub struct CallFact {
+    pub from: String,
+    pub to: String,
+    /// The first client span of the call.
+    pub at: At,
+    /// The HTTP method, when a span says it.
+    pub method: Option<String>,
+    /// Logical calls seen (a parent span calling `to` once or more).
+    pub calls: u64,
+    /// Attempts seen per logical call: mean and most.
+    pub attempts_mean: f64,
+    pub attempts_max: u32,
+}
+
+/// A host a route's policy applies to, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRef {
+    pub host: String,
+    /// The namespace of the document that names it (for a short name).
+    pub namespace: Option<String>,
+    pub at: At,
+}
+
+/// One route's retry layers and the calls it covers.
+#[derive(Debug, Clone)]
+pub struct RouteFact {
+    /// `istio`, `grpc`: which reader made it.
+    pub source: &'static str,
+    /// Routes of one group (one VirtualService's `http:` list) are tried in
+    /// order and the first that matches a call wins.
+    pub group: usize,
+    pub hosts: Vec<HostRef>,
+    pub matcher: Matcher,
+    /// Outermost first.
+    pub layers: Vec<LayerFact>,
+}
+
+/// Which calls a route takes. Conditions that cannot be decided from a call
+/// (headers, query parameters, a path the call does not state) match.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matcher {
+    /// Alternatives: the route matches when any of them does; none = all.
+    pub any: Vec<MatchRule>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MatchRule {
+    pub method: Option<StrMatch>,
+    pub path: Option<StrMatch>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrMatch {
+    Exact(String),
+    Prefix(String),
+    /// Not evaluated: matches.
+    Regex(String),
+}
+
+impl StrMatch {
+    pub fn matches(&self, s: &str) -> bool {
+        match self {
+            StrMatch::Exact(e) => e == s,
+            StrMatch::Prefix(p) => s.starts_with(p.as_str()),
+            StrMatch::Regex(_) => true,
+        }
+    }
+}
+
+impl Matcher {
+    /// Whether a call with this method (and path, if stated) takes the route.
+    pub fn matches(&self, method: &str, path: Option<&str>) -> bool {
+        self.any.is_empty()
+            || self.any.iter().any(|r| {
+                r.method
+                    .as_ref()
+                    .is_none_or(|m| m.matches(&method.to_ascii_uppercase()))
+                    && match (&r.path, path) {
+                        (Some(m), Some(p)) => m.matches(p),
+                        _ => true,
+                    }
+            })
+    }
+}
+
+/// One retry layer from a source.
+#[derive(Debug, Clone)]
+pub struct LayerFact {
+    /// The layer's name in the topology (`istio-sidecar`, `grpc`).
+    pub name: String,
+    pub file: usize,
+    /// Where the layer is declared (the `retries:` key, the destination).
+    pub pos: Pos,
+    /// Per-attempt timeout, located at its key.
+    pub timeout: Option<(Duration, Pos)>,
+    pub policy: PolicyFact,
+    /// Said beside the layer in `import`'s output.
+    pub comment: String,
+}
+
+// One per route read: their size does not matter, and a box would only add
+// noise where readers build them.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum PolicyFact {
+    /// No retries (a timeout-only layer).
+    None,
+    Inline {
+        policy: RetryPolicy,
+        spans: Spans,
+    },
+    /// A shipped preset, named at `at` (Istio's default).
+    Preset {
+        name: String,
+        at: Pos,
+    },
+}
+
+/// Positions of a policy's fields in its source file (see
+/// `topology::PolicySpans`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spans {
+    pub policy: Option<Pos>,
+    pub max_attempts: Option<Pos>,
+    pub backoff: Option<Pos>,
+    pub backoff_kind: Option<Pos>,
+    pub jitter: Option<Pos>,
+    pub cap: Option<Pos>,
+    pub retry_on: Option<Pos>,
+    pub honor_retry_after: Option<Pos>,
+    pub budget: Option<Pos>,
+}

@@ -1,0 +1,328 @@
+//! Configuration that lives elsewhere, read where it lives: mesh, gateway and
+//! gRPC configuration and trace exports. One file per kind; each turns its
+//! documents into plain facts (services, calls, retry layers to attach) with
+//! the file, line and column of every value, and nothing else. Merging the
+//! facts into a topology is `topology::merge`'s job.
+//!
+//! The flow: [`collect`] walks the paths (`--from`, `sources:`) within their
+//! bounds, [`read_file`] splits a file into documents (multi-document YAML,
+//! or one JSON value — JSON is YAML flow syntax, so the located YAML reader
+//! gives JSON its positions too), [`detect`] names each document's kind from
+//! its content, and the kind's reader adds its facts to [`Facts`].
+
+pub mod docs;
+pub mod envoy;
+pub mod facts;
+pub mod gateway_api;
+pub mod grpc_service_config;
+pub mod hosts;
+pub mod istio;
+pub mod kubernetes;
+pub mod linkerd;
+pub mod node;
+pub mod traces;
+
+use std::path::{Path, PathBuf};
+
+pub use facts::*;
+
+use crate::source::error::{ErrorKind, LoadError};
+
+/// How many files one import reads at most, and how many bytes in all: a
+/// directory walk that strays into a repository's vendor tree stops with a
+/// message rather than reading for minutes.
+pub const MAX_FILES: usize = 20_000;
+pub const MAX_TOTAL_BYTES: u64 = 512 * 1024 * 1024;
+
+/// What the readers need to know beyond the documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Istio's minor version (1.x) for its default retry policy.
+    pub istio_minor: u32,
+    /// Files and bytes one import reads at most ([`MAX_FILES`],
+    /// [`MAX_TOTAL_BYTES`] unless a test says otherwise).
+    pub max_files: usize,
+    pub max_total_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            istio_minor: istio::NEWEST_MINOR,
+            max_files: MAX_FILES,
+            max_total_bytes: MAX_TOTAL_BYTES,
+        }
+    }
+}
+
+impl Options {
+    /// The defaults, for Istio `1.minor`.
+    pub fn istio(minor: u32) -> Self {
+        Options {
+            istio_minor: minor,
+            ..Options::default()
+        }
+    }
+}
+
+/// Parses `--istio-version 1.23` (or `1.23.4`) into the minor version.
+pub fn parse_istio_version(text: &str) -> Result<u32, String> {
+    let t = text.trim().trim_start_matches('v');
+    let mut parts = t.split('.');
+    let (Some(major), Some(minor)) = (parts.next(), parts.next()) else {
+        return Err(format!(
+            "`{text}` is not an Istio version; write e.g. `1.23`"
+        ));
+    };
+    if major != "1" {
+        return Err(format!(
+            "`{text}`: only Istio 1.x is known; write e.g. `1.23` or `1.24`"
+        ));
+    }
+    minor
+        .parse::<u32>()
+        .map_err(|_| format!("`{text}` is not an Istio version; write e.g. `1.23`"))
+}
+
+/// One document kind this reader understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    IstioVirtualService,
+    Envoy,
+    GatewayHttpRoute,
+    EnvoyGatewayBackendTrafficPolicy,
+    LinkerdServiceProfile,
+    KubernetesService,
+    KubernetesNamespace,
+    GrpcServiceConfig,
+    Otlp,
+    Jaeger,
+    Zipkin,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::IstioVirtualService => "Istio VirtualService",
+            Kind::Envoy => "Envoy configuration",
+            Kind::GatewayHttpRoute => "Gateway API HTTPRoute",
+            Kind::EnvoyGatewayBackendTrafficPolicy => "Envoy Gateway BackendTrafficPolicy",
+            Kind::LinkerdServiceProfile => "Linkerd ServiceProfile",
+            Kind::KubernetesService => "Kubernetes Service",
+            Kind::KubernetesNamespace => "Kubernetes Namespace",
+            Kind::GrpcServiceConfig => "gRPC service config",
+            Kind::Otlp => "OTLP/JSON trace",
+            Kind::Jaeger => "Jaeger JSON trace",
+            Kind::Zipkin => "Zipkin v2 JSON trace",
+        }
+    }
+}
+
+/// A path the user named, and where it was named (a `sources:` entry), for
+/// errors.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: PathBuf,
+    /// A gRPC service config's target service, when the `sources:` entry
+    /// names it (`{ path: retry.json, service: echo }`).
+    pub service: Option<String>,
+    /// `(file, line, column)` of the `sources:` entry, if any.
+    pub named_at: Option<(String, crate::source::Pos)>,
+}
+
+impl Request {
+    pub fn path(path: impl Into<PathBuf>) -> Self {
+        Request {
+            path: path.into(),
+            service: None,
+            named_at: None,
+        }
+    }
+}
+
+/// Reads every document under `requests` and returns their facts.
+pub fn import(requests: &[Request], options: Options) -> Result<Facts, LoadError> {
+    let files = collect(requests, options)?;
+    let mut facts = Facts {
+        istio_minor: options.istio_minor,
+        ..Facts::default()
+    };
+    for (path, service) in files {
+        let shown = path.display().to_string();
+        let text =
+            crate::source::read::read_text(&path, &shown, crate::source::read::FileKind::Topology)?;
+        read_text(&shown, text, service.as_deref(), options, &mut facts)?;
+    }
+    facts.finish();
+    Ok(facts)
+}
+
+/// Reads one file's text (already within its size limit) into `facts`.
+pub fn read_text(
+    shown: &str,
+    text: String,
+    service: Option<&str>,
+    options: Options,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
+    let file = facts.add_file(shown, text);
+    let text = facts.files[file].text.clone();
+    for doc in docs::split(shown, &text)? {
+        let Some(kind) = detect(&doc.root) else {
+            facts.skipped.push(Skipped {
+                file,
+                pos: doc.root.pos,
+                what: docs::describe(&doc.root),
+            });
+            continue;
+        };
+        let cx = node::Cx {
+            f: crate::source::fields::Fields::new(shown, &text),
+            file,
+        };
+        facts.read_kinds.push(kind);
+        match kind {
+            Kind::IstioVirtualService => istio::read(cx, &doc.root, options, facts)?,
+            Kind::Envoy => envoy::read(cx, &doc.root, facts)?,
+            Kind::GatewayHttpRoute => gateway_api::read(cx, &doc.root, facts)?,
+            Kind::EnvoyGatewayBackendTrafficPolicy => {
+                gateway_api::read_backend_traffic_policy(cx, &doc.root, facts)?
+            }
+            Kind::LinkerdServiceProfile => linkerd::read_profile(cx, &doc.root, facts)?,
+            Kind::KubernetesService | Kind::KubernetesNamespace => {
+                kubernetes::read(cx, &doc.root, kind, facts)?
+            }
+            Kind::GrpcServiceConfig => grpc_service_config::read(cx, &doc.root, service, facts)?,
+            Kind::Otlp => traces::otlp::read(cx, &doc.root, facts)?,
+            Kind::Jaeger => traces::jaeger::read(cx, &doc.root, facts)?,
+            Kind::Zipkin => traces::zipkin::read(cx, &doc.root, facts)?,
+        }
+    }
+    Ok(())
+}
+
+/// The kind of a document, from its content alone.
+pub fn detect(root: &crate::source::Node) -> Option<Kind> {
+    use crate::source::Value;
+    use node::{get, str_at};
+    if let Some(api) = get(root, "apiVersion").and_then(str_at) {
+        let kind = get(root, "kind").and_then(str_at).unwrap_or("");
+        let group = api.split('/').next().unwrap_or("");
+        return match (group, kind) {
+            ("networking.istio.io", "VirtualService") => Some(Kind::IstioVirtualService),
+            ("gateway.networking.k8s.io", "HTTPRoute") => Some(Kind::GatewayHttpRoute),
+            ("gateway.envoyproxy.io", "BackendTrafficPolicy") => {
+                Some(Kind::EnvoyGatewayBackendTrafficPolicy)
+            }
+            ("linkerd.io", "ServiceProfile") => Some(Kind::LinkerdServiceProfile),
+            ("v1", "Service") => Some(Kind::KubernetesService),
+            ("v1", "Namespace") => Some(Kind::KubernetesNamespace),
+            _ => None,
+        };
+    }
+    if envoy::detect(root) {
+        return Some(Kind::Envoy);
+    }
+    match &root.value {
+        Value::Map(_) if get(root, "methodConfig").is_some() => Some(Kind::GrpcServiceConfig),
+        Value::Map(_) if get(root, "retryThrottling").is_some() => Some(Kind::GrpcServiceConfig),
+        Value::Map(_) if get(root, "resourceSpans").is_some() => Some(Kind::Otlp),
+        Value::Map(_) => {
+            let data = get(root, "data")?;
+            let Value::Seq(items) = &data.value else {
+                return None;
+            };
+            items
+                .first()
+                .filter(|t| get(t, "spans").is_some() && get(t, "processes").is_some())
+                .map(|_| Kind::Jaeger)
+        }
+        // Zipkin v2: a list of spans, or a list of traces (lists of spans).
+        Value::Seq(items) => {
+            let first = match items.first().map(|n| &n.value) {
+                Some(Value::Seq(inner)) => inner.first()?,
+                _ => items.first()?,
+            };
+            (get(first, "traceId").is_some() && get(first, "id").is_some()).then_some(Kind::Zipkin)
+        }
+        _ => None,
+    }
+}
+
+/// The files to read: each path, or every `.yaml`, `.yml` and `.json` under a
+/// directory (sorted, so the order and the first error are the same on every
+/// machine), within `options`' file and byte counts.
+pub fn collect(
+    requests: &[Request],
+    options: Options,
+) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
+    let mut out = Vec::new();
+    let mut bytes = 0u64;
+    for r in requests {
+        let err = |msg: String| match &r.named_at {
+            Some((file, pos)) => LoadError::new(ErrorKind::Io, file, Some(*pos), msg),
+            None => LoadError::new(ErrorKind::Io, &r.path.display().to_string(), None, msg),
+        };
+        let meta = std::fs::metadata(&r.path).map_err(|e| {
+            err(match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("no such file or directory: {}", r.path.display())
+                }
+                _ => format!("cannot read {}: {e}", r.path.display()),
+            })
+            .with_help("give a configuration file, a trace export or a directory of them")
+        })?;
+        let mut found = Vec::new();
+        if meta.is_dir() {
+            walk(&r.path, &mut found, 0, options.max_files).map_err(|e| err(e.to_string()))?;
+            found.sort();
+        } else {
+            found.push(r.path.clone());
+        }
+        for path in found {
+            bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            out.push((path, r.service.clone()));
+            if out.len() > options.max_files || bytes > options.max_total_bytes {
+                return Err(err(format!(
+                    "more than {} files or {} MiB to import under {}",
+                    options.max_files,
+                    options.max_total_bytes / (1024 * 1024),
+                    r.path.display()
+                ))
+                .with_help(
+                    "point --from at the directories that hold the mesh configuration and traces",
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32, max: usize) -> std::io::Result<()> {
+    // Deeper than any configuration tree; a symlink loop stops here.
+    if depth > 32 {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if !hidden {
+                walk(&path, out, depth + 1, max)?;
+            }
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
+            out.push(path);
+            if out.len() > max {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! Jaeger JSON, as the query API (`/api/traces`) and the UI's download give
+//! it: `data[]` traces, each with `spans[]` (`traceID`, `spanID`,
+//! `references` with `CHILD_OF`, `duration` in microseconds, `tags`) and
+//! `processes` naming each span's service.
+
+use std::time::Duration;
+
+use super::{Span, SpanKind, method_of};
+use crate::source::error::LoadError;
+use crate::source::{Node, Value};
+use crate::sources::facts::Facts;
+use crate::sources::node::{Cx, get, items, str_at};
+
+fn tag<'a>(tags: Option<&'a Node>, key: &str) -> Option<&'a Node> {
+    tags.map(items)
+        .unwrap_or(&[])
+        .iter()
+        .find(|t| get(t, "key").and_then(str_at) == Some(key))
+        .and_then(|t| get(t, "value"))
+}
+
+fn required<'a>(cx: Cx, n: &'a Node, key: &str) -> Result<&'a Node, LoadError> {
+    get(n, key).ok_or_else(|| {
+        cx.f.error(n.pos, format!("a Jaeger span without `{key}`"))
+            .with_help(
+                "Jaeger's JSON spans carry traceID, spanID, processID, startTime and duration",
+            )
+    })
+}
+
+pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+    for trace in crate::sources::node::list(cx, root, "data")? {
+        let processes = get(trace, "processes");
+        for span in crate::sources::node::list(cx, trace, "spans")? {
+            let pid_node = required(cx, span, "processID")?;
+            let pid = cx.f.str(pid_node, "`processID`")?;
+            let Some(service) = processes
+                .and_then(|p| get(p, pid))
+                .and_then(|p| get(p, "serviceName"))
+                .and_then(str_at)
+            else {
+                return Err(cx
+                    .f
+                    .error(
+                        pid_node.pos,
+                        format!("processID `{pid}` is not in the trace's `processes`"),
+                    )
+                    .with_help("export the trace whole: each process names a span's service"));
+            };
+            let micros = crate::sources::node::int(
+                cx,
+                required(cx, span, "duration")?,
+                "duration",
+                0,
+                i128::from(u64::MAX),
+            )?;
+            let tags = get(span, "tags");
+            let kind = match tag(tags, "span.kind").and_then(str_at) {
+                Some("server") => SpanKind::Server,
+                Some("client") => SpanKind::Client,
+                _ => SpanKind::Other,
+            };
+            let parent = crate::sources::node::items(get(span, "references").unwrap_or(span))
+                .iter()
+                .find(|r| {
+                    get(r, "refType")
+                        .and_then(str_at)
+                        .is_none_or(|t| t == "CHILD_OF")
+                })
+                .and_then(|r| get(r, "spanID"))
+                .and_then(str_at)
+                .map(str::to_owned);
+            let resend = tag(tags, "http.request.resend_count").and_then(|v| match &v.value {
+                Value::Int(n) => u32::try_from(*n).ok(),
+                Value::Str(s) => s.parse().ok(),
+                _ => None,
+            });
+            let pushed = facts.traces.push(Span {
+                trace: cx
+                    .f
+                    .str(required(cx, span, "traceID")?, "`traceID`")?
+                    .to_owned(),
+                id: cx
+                    .f
+                    .str(required(cx, span, "spanID")?, "`spanID`")?
+                    .to_owned(),
+                parent,
+                service: service.to_owned(),
+                kind,
+                duration: Duration::from_micros(micros as u64),
+                method: method_of(|k| tag(tags, k).and_then(str_at)),
+                resend,
+                at: cx.at(span.pos),
+            });
+            if !pushed {
+                return Err(super::otlp::too_many(cx, span));
+            }
+        }
+    }
+    Ok(())
+}

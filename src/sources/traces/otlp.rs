@@ -1,0 +1,119 @@
+//! OpenTelemetry OTLP/JSON, as the collector's file exporter writes it:
+//! `resourceSpans[].resource.attributes` (`service.name`) and
+//! `scopeSpans[].spans[]` (`instrumentationLibrarySpans` before OTLP 0.15),
+//! with `kind` as a number (2 server, 3 client) or its enum name, and
+//! times in nanoseconds as strings or numbers.
+
+use std::time::Duration;
+
+use super::{Span, SpanKind, method_of};
+use crate::source::error::LoadError;
+use crate::source::{Node, Value};
+use crate::sources::facts::Facts;
+use crate::sources::node::{Cx, get, items, str_at};
+
+/// `key` in an OTLP attribute list, as a string (`stringValue`) or a number
+/// written as text (`intValue`).
+fn attr<'a>(attrs: Option<&'a Node>, key: &str) -> Option<&'a str> {
+    attrs.map(items).unwrap_or(&[]).iter().find_map(|a| {
+        (get(a, "key").and_then(str_at) == Some(key))
+            .then(|| get(a, "value"))
+            .flatten()
+            .and_then(|v| get(v, "stringValue").or_else(|| get(v, "intValue")))
+            .and_then(|v| match &v.value {
+                Value::Str(s) => Some(s.as_str()),
+                _ => None,
+            })
+    })
+}
+
+fn int_attr(attrs: Option<&Node>, key: &str) -> Option<u32> {
+    let a = attrs
+        .map(items)
+        .unwrap_or(&[])
+        .iter()
+        .find(|a| get(a, "key").and_then(str_at) == Some(key))?;
+    let v = get(get(a, "value")?, "intValue")?;
+    match &v.value {
+        Value::Int(n) => u32::try_from(*n).ok(),
+        Value::Str(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+fn nanos(cx: Cx, span: &Node, key: &str) -> Result<u128, LoadError> {
+    let Some(v) = get(span, key) else {
+        return Err(cx
+            .f
+            .error(span.pos, format!("an OTLP span without `{key}`"))
+            .with_help("OTLP/JSON spans carry startTimeUnixNano and endTimeUnixNano"));
+    };
+    crate::sources::node::int(cx, v, key, 0, i128::MAX).map(|n| n as u128)
+}
+
+fn required<'a>(cx: Cx, span: &'a Node, key: &str) -> Result<&'a str, LoadError> {
+    match get(span, key) {
+        Some(v) => cx.f.str(v, &format!("`{key}`")),
+        None => Err(cx
+            .f
+            .error(span.pos, format!("an OTLP span without `{key}`"))
+            .with_help("each span has traceId and spanId (hex strings)")),
+    }
+}
+
+pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+    for rs in crate::sources::node::list(cx, root, "resourceSpans")? {
+        let attrs = get(rs, "resource").and_then(|r| get(r, "attributes"));
+        let service = attr(attrs, "service.name")
+            .unwrap_or("unknown_service")
+            .to_owned();
+        let scopes = get(rs, "scopeSpans").or_else(|| get(rs, "instrumentationLibrarySpans"));
+        for scope in scopes.map(items).unwrap_or(&[]) {
+            for span in crate::sources::node::list(cx, scope, "spans")? {
+                let start = nanos(cx, span, "startTimeUnixNano")?;
+                let end = nanos(cx, span, "endTimeUnixNano")?;
+                if end < start {
+                    return Err(cx
+                        .f
+                        .error(span.pos, "an OTLP span that ends before it starts")
+                        .with_help("endTimeUnixNano must be at least startTimeUnixNano"));
+                }
+                let kind = match get(span, "kind").map(|k| &k.value) {
+                    Some(Value::Int(2)) => SpanKind::Server,
+                    Some(Value::Int(3)) => SpanKind::Client,
+                    Some(Value::Str(s)) if s == "SPAN_KIND_SERVER" => SpanKind::Server,
+                    Some(Value::Str(s)) if s == "SPAN_KIND_CLIENT" => SpanKind::Client,
+                    _ => SpanKind::Other,
+                };
+                let sattrs = get(span, "attributes");
+                let parent = get(span, "parentSpanId")
+                    .and_then(str_at)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned);
+                let pushed = facts.traces.push(Span {
+                    trace: required(cx, span, "traceId")?.to_owned(),
+                    id: required(cx, span, "spanId")?.to_owned(),
+                    parent,
+                    service: service.clone(),
+                    kind,
+                    duration: Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX)),
+                    method: method_of(|k| attr(sattrs, k)),
+                    resend: int_attr(sattrs, "http.request.resend_count"),
+                    at: cx.at(span.pos),
+                });
+                if !pushed {
+                    return Err(too_many(cx, span));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn too_many(cx: Cx, span: &Node) -> LoadError {
+    cx.f.error(
+        span.pos,
+        format!("more than {} spans in all", super::MAX_SPANS),
+    )
+    .with_help("a sample of traces gives the call graph: export fewer (an hour of a few services is plenty)")
+}

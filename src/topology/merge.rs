@@ -1,0 +1,561 @@
+//! A hand topology merged with what the sources say (`--from`, `sources:`).
+//!
+//! The topology says what only people know: idempotency and idempotency
+//! keys, the application's own retries, capacity, the deadline. The sources
+//! add services and calls (traces) and retry layers (mesh and gRPC
+//! configuration). Where both give a value the source wins and a note says
+//! so: a `via` layer of the same name is replaced, a service's latency is
+//! the one traces measured. A call both know keeps the topology's method
+//! (its idempotency is a person's statement, not a trace's).
+//!
+//! Every imported value keeps its own file, line and column: the source files
+//! become [`Origin`]s numbered past the topology's lines, and
+//! [`Topology::locate`] turns a position back into its file and line.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::model::{
+    Call, Latency, Layer, LayerKind, LintSettings, Located, Origin, PolicySpans, Pos, Service,
+    Topology,
+};
+use super::policy_schema::PolicyReader;
+use super::presets::Presets;
+use super::schema::method_is_idempotent;
+use crate::source::error::{ErrorKind, LoadError};
+use crate::source::fields::Fields;
+use crate::source::{Node, Value};
+use crate::sources::hosts::{self, Resolved};
+use crate::sources::{At, Facts, LayerFact, PolicyFact, Request, Spans};
+
+/// A topology with its sources merged in, and what was noticed on the way.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub topology: Topology,
+    /// `file:line:column: warning: …` lines for standard error.
+    pub notes: Vec<String>,
+    /// Documents of kinds not read, for `--verbose`.
+    pub skipped: Vec<String>,
+    /// Documents read, by kind: `Istio VirtualService: 4`.
+    pub read: Vec<(String, usize)>,
+    /// Attempts per call seen in traces: `(from, to, mean, most, calls)`.
+    pub measured: Vec<(String, String, f64, u32, u64)>,
+}
+
+/// Loads `path` (if any) and merges every source it names and every `from`.
+/// Without sources the topology is returned as loaded.
+pub fn load_with_sources(
+    path: Option<&Path>,
+    from: &[PathBuf],
+    options: crate::sources::Options,
+    presets: &Presets,
+) -> Result<Merged, LoadError> {
+    let base = path.map(|p| super::load::load(p, presets)).transpose()?;
+    let mut requests: Vec<Request> = Vec::new();
+    if let (Some(t), Some(p)) = (&base, path) {
+        let dir = p.parent().unwrap_or(Path::new(""));
+        for d in &t.sources {
+            requests.push(Request {
+                path: dir.join(&d.path),
+                service: d.service.clone(),
+                named_at: Some((t.file.clone(), d.pos)),
+            });
+        }
+    }
+    requests.extend(from.iter().map(Request::path));
+    if requests.is_empty() {
+        let Some(topology) = base else {
+            return Err(LoadError::new(
+                ErrorKind::Io,
+                "retrylint",
+                None,
+                "nothing to read: no topology and no --from",
+            )
+            .with_help(
+                "give a topology file, or --from with mesh configuration and a trace export",
+            ));
+        };
+        return Ok(Merged {
+            topology,
+            notes: Vec::new(),
+            skipped: Vec::new(),
+            read: Vec::new(),
+            measured: Vec::new(),
+        });
+    }
+    let facts = crate::sources::import(&requests, options)?;
+    merge(base, &facts, presets)
+}
+
+/// Where each source file's lines start in the model's positions.
+struct Places {
+    first: Vec<u32>,
+}
+
+impl Places {
+    fn pos(&self, file: usize, p: Pos) -> Pos {
+        Pos {
+            line: self.first[file] + p.line,
+            column: p.column,
+        }
+    }
+
+    fn at(&self, at: At) -> Pos {
+        self.pos(at.file, at.pos)
+    }
+
+    fn opt(&self, file: usize, p: Option<Pos>) -> Option<Pos> {
+        p.map(|p| self.pos(file, p))
+    }
+}
+
+fn error_at(facts: &Facts, at: At, kind: ErrorKind, message: impl Into<String>) -> LoadError {
+    LoadError::new(kind, &facts.files[at.file].file, Some(at.pos), message)
+}
+
+/// Merges `facts` into `base` (or builds a topology from the traces alone).
+pub fn merge(
+    base: Option<Topology>,
+    facts: &Facts,
+    presets: &Presets,
+) -> Result<Merged, LoadError> {
+    let mut notes: Vec<String> = facts
+        .notes
+        .iter()
+        .map(|n| {
+            let level = if n.warning { "warning" } else { "note" };
+            match n.at {
+                Some(at) => format!("{}: {level}: {}", facts.show(at), n.text),
+                None => format!("{level}: {}", n.text),
+            }
+        })
+        .collect();
+    let has_base = base.is_some();
+    let mut t = match base {
+        Some(t) => t,
+        None => {
+            if !facts.has_call_graph() {
+                let at = facts
+                    .files
+                    .first()
+                    .map(|f| f.file.clone())
+                    .unwrap_or_default();
+                return Err(LoadError::new(
+                    ErrorKind::Graph,
+                    &at,
+                    None,
+                    "the sources give no call graph and no topology was given",
+                )
+                .with_help("add a trace export (OTLP/JSON, Jaeger or Zipkin) with --from, or give a topology with the services and calls"));
+            }
+            Topology {
+                name: "imported".into(),
+                file: facts
+                    .files
+                    .first()
+                    .map(|f| f.file.clone())
+                    .unwrap_or_default(),
+                source: String::new(),
+                entry: 0,
+                deadline: None,
+                client: None,
+                services: Vec::new(),
+                lint: LintSettings::default(),
+                sources: Vec::new(),
+                origins: Vec::new(),
+            }
+        }
+    };
+    // Number the source files' lines past the topology's own.
+    let mut next = if has_base {
+        u32::try_from(t.source.lines().count()).unwrap_or(u32::MAX / 2) + 1
+    } else {
+        0
+    };
+    let mut first = Vec::with_capacity(facts.files.len());
+    for f in &facts.files {
+        first.push(next);
+        t.origins.push(Origin {
+            file: f.file.clone(),
+            text: f.text.clone(),
+            first_line: next,
+        });
+        let lines = u32::try_from(f.text.lines().count()).unwrap_or(u32::MAX / 4);
+        next = next.saturating_add(lines).saturating_add(1);
+    }
+    let places = Places { first };
+    add_traced(&mut t, facts, &places, has_base, &mut notes);
+    attach_layers(&mut t, facts, &places, presets, &mut notes)?;
+    super::graph::check_acyclic(&t).map_err(|e| relocate(&t, e))?;
+    if !has_base {
+        let at = facts
+            .services
+            .first()
+            .map_or(Pos { line: 1, column: 1 }, |s| places.at(s.at));
+        t.entry = super::graph::infer_entry(&t, at).map_err(|e| {
+            relocate(&t, e).with_help(
+                "traces show several services nobody calls: write a topology with `entry:` and `sources:` naming these files",
+            )
+        })?;
+    }
+    let mut read: Vec<(String, usize)> = Vec::new();
+    for k in &facts.read_kinds {
+        match read.iter_mut().find(|(n, _)| n == k.name()) {
+            Some((_, c)) => *c += 1,
+            None => read.push((k.name().to_owned(), 1)),
+        }
+    }
+    Ok(Merged {
+        topology: t,
+        notes,
+        skipped: facts
+            .skipped
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}:{}:{}: skipped {}",
+                    facts.files[s.file].file, s.pos.line, s.pos.column, s.what
+                )
+            })
+            .collect(),
+        read,
+        measured: facts
+            .calls
+            .iter()
+            .map(|c| {
+                (
+                    c.from.clone(),
+                    c.to.clone(),
+                    c.attempts_mean,
+                    c.attempts_max,
+                    c.calls,
+                )
+            })
+            .collect(),
+    })
+}
+
+/// A graph error at a model position, pointed at its real file and line.
+fn relocate(t: &Topology, mut e: LoadError) -> LoadError {
+    if let Some(p) = e.pos {
+        let (file, pos) = t.locate(p);
+        e.file = file.to_owned();
+        e.pos = Some(pos);
+    }
+    e
+}
+
+fn no_retry_app_layer(pos: Pos) -> Layer {
+    Layer {
+        kind: LayerKind::App,
+        name: "app".into(),
+        pos,
+        timeout: None,
+        policy: Default::default(),
+        spans: PolicySpans::default(),
+        preset: None,
+        breaker: None,
+        hedging: None,
+    }
+}
+
+/// Services and calls from traces.
+fn add_traced(
+    t: &mut Topology,
+    facts: &Facts,
+    places: &Places,
+    has_base: bool,
+    notes: &mut Vec<String>,
+) {
+    let mut ids: HashMap<String, usize> = t
+        .services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), i))
+        .collect();
+    for s in &facts.services {
+        let latency = s.latency.map(|(p50, p99)| Latency {
+            p50,
+            p99,
+            pos: Some(places.at(s.at)),
+            exponential_mean: None,
+        });
+        match ids.get(&s.name) {
+            Some(&i) => {
+                if let Some(l) = latency {
+                    let svc = &mut t.services[i];
+                    if svc.latency.pos.is_some()
+                        && (svc.latency.p50, svc.latency.p99) != (l.p50, l.p99)
+                    {
+                        notes.push(format!(
+                            "{}: note: `{}`'s latency from traces (p50 {}, p99 {}) replaces the topology's (p50 {}, p99 {})",
+                            facts.show(s.at),
+                            s.name,
+                            crate::source::duration::format(l.p50),
+                            crate::source::duration::format(l.p99),
+                            crate::source::duration::format(svc.latency.p50),
+                            crate::source::duration::format(svc.latency.p99),
+                        ));
+                    }
+                    svc.latency = l;
+                }
+            }
+            None => {
+                if has_base {
+                    notes.push(format!(
+                        "{}: note: service `{}` seen in traces is added",
+                        facts.show(s.at),
+                        s.name
+                    ));
+                }
+                ids.insert(s.name.clone(), t.services.len());
+                t.services.push(Service {
+                    name: s.name.clone(),
+                    pos: places.at(s.at),
+                    latency: latency.unwrap_or(Latency::fixed(Latency::DEFAULT, None)),
+                    capacity: None,
+                    queueing: None,
+                    deadline_propagation: false,
+                    calls: Vec::new(),
+                });
+            }
+        }
+    }
+    for c in &facts.calls {
+        let (Some(&from), Some(&to)) = (ids.get(&c.from), ids.get(&c.to)) else {
+            continue;
+        };
+        if let Some(existing) = t.services[from].calls.iter().find(|k| k.to == to) {
+            if let Some(m) = &c.method
+                && *m != existing.method.value
+            {
+                notes.push(format!(
+                    "{}: note: traces show {m} from `{}` to `{}`; the topology's {} is kept (it says whether the call is idempotent)",
+                    facts.show(c.at),
+                    c.from,
+                    c.to,
+                    existing.method.value
+                ));
+            }
+            continue;
+        }
+        if has_base {
+            notes.push(format!(
+                "{}: note: call `{}` → `{}` seen in traces is added",
+                facts.show(c.at),
+                c.from,
+                c.to
+            ));
+        }
+        let pos = places.at(c.at);
+        let method = c.method.clone().unwrap_or_else(|| "GET".into());
+        t.services[from].calls.push(Call {
+            from,
+            to,
+            pos,
+            idempotent: method_is_idempotent(&method),
+            method: Located { value: method, pos },
+            path: None,
+            idempotency_key: false,
+            parallel: false,
+            layers: vec![no_retry_app_layer(pos)],
+        });
+    }
+}
+
+/// Which service each route host names, warned about once each.
+fn resolve_hosts(t: &Topology, facts: &Facts, notes: &mut Vec<String>) -> Vec<Vec<Option<usize>>> {
+    let mut warn = |h: &crate::sources::HostRef, r: &Resolved, names: &[&str]| {
+        match r {
+        Resolved::Unknown => notes.push(format!(
+            "{}: warning: host `{}` is not a service of the topology; its retry policy is not applied",
+            facts.show(h.at),
+            h.host
+        )),
+        Resolved::Ambiguous(ids) => notes.push(format!(
+            "{}: warning: host `{}` could be any of {}; write the namespace (`{}.NAMESPACE`)",
+            facts.show(h.at),
+            h.host,
+            ids.iter().map(|&i| format!("`{}`", names[i])).collect::<Vec<_>>().join(", "),
+            hosts::split(&h.host).name
+        )),
+        Resolved::One(_) => {}
+    }
+    };
+    let names: Vec<&str> = t.services.iter().map(|s| s.name.as_str()).collect();
+    let mut one = |h: &crate::sources::HostRef| {
+        let r = hosts::resolve(&h.host, h.namespace.as_deref(), names.iter().copied());
+        warn(h, &r, &names);
+        match r {
+            Resolved::One(i) => Some(i),
+            _ => None,
+        }
+    };
+    let mut out: Vec<Vec<Option<usize>>> = facts
+        .routes
+        .iter()
+        .map(|r| r.hosts.iter().map(&mut one).collect())
+        .collect();
+    out.push(facts.meshed.iter().map(&mut one).collect());
+    out
+}
+
+/// The layers the sources put on each call.
+fn attach_layers(
+    t: &mut Topology,
+    facts: &Facts,
+    places: &Places,
+    presets: &Presets,
+    notes: &mut Vec<String>,
+) -> Result<(), LoadError> {
+    if facts.routes.is_empty() && facts.meshed.is_empty() {
+        return Ok(());
+    }
+    let resolved = resolve_hosts(t, facts, notes);
+    let meshed = resolved.last().cloned().unwrap_or_default();
+    let mut reader = PolicyReader::new(presets);
+    let default_preset = crate::sources::istio::default_preset(facts.istio_minor);
+    for s in 0..t.services.len() {
+        for c in 0..t.services[s].calls.len() {
+            let call = &t.services[s].calls[c];
+            let to = call.to;
+            let (method, path) = (call.method.value.clone(), call.path.clone());
+            let mut add: Vec<Layer> = Vec::new();
+            let mut istio_seen = false;
+            for source in [
+                "grpc",
+                "istio",
+                "envoy",
+                "gateway",
+                "linkerd",
+                "linkerd-annotations",
+            ] {
+                if source == crate::sources::linkerd::ANNOTATIONS
+                    && facts
+                        .routes
+                        .iter()
+                        .enumerate()
+                        .any(|(i, r)| r.source == "linkerd" && resolved[i].contains(&Some(to)))
+                {
+                    continue;
+                }
+                let chosen = facts
+                    .routes
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, r)| r.source == source && resolved[*i].contains(&Some(to)))
+                    .find(|(_, r)| r.matcher.matches(&method, path.as_deref()));
+                if let Some((_, r)) = chosen {
+                    istio_seen |= source == "istio";
+                    for l in &r.layers {
+                        add.push(layer(facts, places, &mut reader, l)?);
+                    }
+                }
+            }
+            if !istio_seen && let Some(h) = meshed.iter().position(|m| *m == Some(to)) {
+                let at = facts.meshed[h].at;
+                add.push(layer(
+                    facts,
+                    places,
+                    &mut reader,
+                    &LayerFact {
+                        name: crate::sources::istio::SIDECAR.into(),
+                        file: at.file,
+                        pos: at.pos,
+                        timeout: None,
+                        policy: PolicyFact::Preset {
+                            name: default_preset.into(),
+                            at: at.pos,
+                        },
+                        comment: format!(
+                            "Istio 1.{}'s default retry policy: a meshed Service no VirtualService routes",
+                            facts.istio_minor
+                        ),
+                    },
+                )?);
+            }
+            for l in add {
+                let found = t.services[s].calls[c]
+                    .layers
+                    .iter()
+                    .position(|k| k.kind == LayerKind::Via && k.name == l.name);
+                match found {
+                    Some(k) => {
+                        let old = t.services[s].calls[c].layers[k].pos;
+                        let (fa, pa) = t.locate(l.pos);
+                        let (fb, pb) = t.locate(old);
+                        notes.push(format!(
+                            "{fa}:{}:{}: note: the `{}` layer here replaces the one at {fb}:{}:{} (the source wins)",
+                            pa.line, pa.column, l.name, pb.line, pb.column
+                        ));
+                        t.services[s].calls[c].layers[k] = l;
+                    }
+                    None => t.services[s].calls[c].layers.push(l),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn shift_spans(places: &Places, file: usize, s: Spans) -> PolicySpans {
+    PolicySpans {
+        policy: places.opt(file, s.policy),
+        max_attempts: places.opt(file, s.max_attempts),
+        backoff: places.opt(file, s.backoff),
+        backoff_kind: places.opt(file, s.backoff_kind),
+        jitter: places.opt(file, s.jitter),
+        cap: places.opt(file, s.cap),
+        retry_on: places.opt(file, s.retry_on),
+        honor_retry_after: places.opt(file, s.honor_retry_after),
+        budget: places.opt(file, s.budget),
+    }
+}
+
+fn layer(
+    facts: &Facts,
+    places: &Places,
+    reader: &mut PolicyReader,
+    l: &LayerFact,
+) -> Result<Layer, LoadError> {
+    let (policy, spans, preset) = match &l.policy {
+        PolicyFact::None => (Default::default(), PolicySpans::default(), None),
+        PolicyFact::Inline { policy, spans } => {
+            (policy.clone(), shift_spans(places, l.file, *spans), None)
+        }
+        PolicyFact::Preset { name, at } => {
+            let file = &facts.files[l.file];
+            let f = Fields::new(&file.file, &file.text);
+            let pos = places.pos(l.file, *at);
+            let node = Node {
+                pos,
+                span: Default::default(),
+                value: Value::Str(name.as_str().into()),
+            };
+            let r = reader.read(f, pos, &node).map_err(|mut e| {
+                e.pos = Some(*at);
+                e
+            })?;
+            (r.policy, r.spans, r.preset)
+        }
+    };
+    Ok(Layer {
+        kind: LayerKind::Via,
+        name: l.name.clone(),
+        pos: places.pos(l.file, l.pos),
+        timeout: l.timeout.map(|(d, p)| Located {
+            value: d,
+            pos: places.pos(l.file, p),
+        }),
+        policy,
+        spans,
+        preset,
+        breaker: None,
+        hedging: None,
+    })
+}
+
+/// An error at a source position (for readers of merged results).
+pub fn source_error(facts: &Facts, at: At, message: &str) -> LoadError {
+    error_at(facts, at, ErrorKind::Schema, message)
+}

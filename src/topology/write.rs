@@ -1,0 +1,314 @@
+//! A topology written back as YAML (schema version 1): what `retrylint
+//! import` prints. Every value is written out in full (a preset's values
+//! too, so the file says what runs), and each value that came from a source
+//! file carries a comment naming that file and line, so a reader knows where
+//! to change it. Loading the output gives the same figures as the model it
+//! was written from.
+
+use std::fmt::Write as _;
+
+use super::model::{Call, Latency, Layer, LevelSetting, Pos, Topology};
+use crate::policy::{BackoffKind, BudgetSpec, Jitter, RetryPolicy};
+use crate::source::duration::format as dur;
+
+/// What cannot be written yet, for an error that says so.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`import` cannot write {what} yet (service `{service}`); keep the hand topology and list the configuration under `sources:` instead"
+)]
+pub struct Unwritable {
+    pub what: &'static str,
+    pub service: String,
+}
+
+/// Calls' measured attempts: `(from, to, mean, most, calls)`.
+pub type Measured = [(String, String, f64, u32, u64)];
+
+pub fn write(t: &Topology, measured: &Measured) -> Result<String, Unwritable> {
+    let mut w = Writer {
+        t,
+        out: String::new(),
+    };
+    w.out.push_str("# Written by `retrylint import`: edit freely. A comment names the file and\n# line each imported value came from.\n");
+    let files: Vec<&str> = t.origins.iter().map(|o| o.file.as_str()).collect();
+    if !files.is_empty() {
+        let _ = writeln!(w.out, "# Sources: {}", files.join(", "));
+    }
+    w.out.push_str("version: 1\n");
+    let _ = writeln!(w.out, "name: {}", quote(&t.name));
+    let _ = writeln!(w.out, "entry: {}", quote(&t.services[t.entry].name));
+    if let Some(d) = t.deadline {
+        let line = format!("deadline: {}", dur(d.value));
+        w.line(0, &line, Some(d.pos));
+    }
+    if let Some(c) = &t.client {
+        w.out.push_str("client:\n");
+        w.layer_body(2, c);
+    }
+    w.lint();
+    w.out.push_str("services:\n");
+    for s in &t.services {
+        if s.queueing.is_some() {
+            return Err(Unwritable {
+                what: "a queueing capacity (`workers`/`queue`)",
+                service: s.name.clone(),
+            });
+        }
+        w.line(2, &format!("{}:", quote(&s.name)), Some(s.pos));
+        if s.latency != Latency::fixed(Latency::DEFAULT, None) {
+            let l = &s.latency;
+            let text = match l.exponential_mean {
+                Some(m) => format!("latency: {{ distribution: exponential, mean: {} }}", dur(m)),
+                None if l.p50 == l.p99 => format!("latency: {}", dur(l.p50)),
+                None => format!("latency: {{ p50: {}, p99: {} }}", dur(l.p50), dur(l.p99)),
+            };
+            w.line(4, &text, l.pos);
+        }
+        if let Some(c) = s.capacity {
+            w.line(4, &format!("capacity: {}", c.value), Some(c.pos));
+        }
+        if s.deadline_propagation {
+            w.out.push_str("    deadline_propagation: true\n");
+        }
+        if s.calls.is_empty() {
+            continue;
+        }
+        w.out.push_str("    calls:\n");
+        for c in &s.calls {
+            w.call(c, measured)?;
+        }
+    }
+    Ok(w.out)
+}
+
+struct Writer<'t> {
+    t: &'t Topology,
+    out: String,
+}
+
+impl Writer<'_> {
+    /// `text` at `indent`, with a comment naming its source when it was imported.
+    fn line(&mut self, indent: usize, text: &str, pos: Option<Pos>) {
+        self.line_with(indent, text, pos, None);
+    }
+
+    /// The same with more words in the comment.
+    fn line_with(&mut self, indent: usize, text: &str, pos: Option<Pos>, extra: Option<String>) {
+        let _ = write!(self.out, "{:indent$}{text}", "");
+        let mut said = Vec::new();
+        if let Some(p) = pos {
+            let (file, at) = self.t.locate(p);
+            if file != self.t.file || self.t.source.is_empty() {
+                said.push(format!("{file}:{}", at.line));
+            }
+        }
+        said.extend(extra);
+        if !said.is_empty() {
+            let _ = write!(self.out, "  # {}", said.join("; "));
+        }
+        self.out.push('\n');
+    }
+
+    fn lint(&mut self) {
+        let l = &self.t.lint;
+        if l.levels.is_empty() && l.max_amplification.is_none() && l.fail_on.is_none() {
+            return;
+        }
+        self.out.push_str("lint:\n");
+        if let Some(m) = l.max_amplification {
+            let _ = writeln!(self.out, "  max_amplification: {}", m.value);
+        }
+        if let Some(f) = l.fail_on {
+            let _ = writeln!(self.out, "  fail_on: {}", level(f.value));
+        }
+        for (code, lvl) in &l.levels {
+            let _ = writeln!(self.out, "  {}: {}", quote(&code.value), level(*lvl));
+        }
+    }
+
+    fn call(&mut self, c: &Call, measured: &Measured) -> Result<(), Unwritable> {
+        let t = self.t;
+        let from = &t.services[c.from].name;
+        let to = &t.services[c.to].name;
+        let seen = measured.iter().find(|m| &m.0 == from && &m.1 == to).map(
+            |(_, _, mean, most, calls)| {
+                format!(
+                    "traces: {mean:.2} attempts per call seen (at most {most}, over {calls} calls)"
+                )
+            },
+        );
+        self.line_with(6, &format!("- to: {}", quote(to)), Some(c.pos), seen);
+        let method = match &c.path {
+            Some(p) => format!("method: {}", quote(&format!("{} {p}", c.method.value))),
+            None => format!("method: {}", c.method.value),
+        };
+        self.line(8, &method, Some(c.method.pos));
+        if c.idempotent != super::schema::method_is_idempotent(&c.method.value) {
+            let _ = writeln!(self.out, "        idempotent: {}", c.idempotent);
+        }
+        if c.idempotency_key {
+            self.out.push_str("        idempotency_key: true\n");
+        }
+        if c.parallel {
+            self.out.push_str("        parallel: true\n");
+        }
+        let mut layers = c.layers.iter();
+        if let Some(app) = layers.next() {
+            if app.breaker.is_some() || app.hedging.is_some() {
+                return Err(Unwritable {
+                    what: "a circuit breaker or hedging",
+                    service: from.clone(),
+                });
+            }
+            self.layer_body(8, app);
+        }
+        let vias: Vec<&Layer> = layers.collect();
+        if !vias.is_empty() {
+            self.out.push_str("        via:\n");
+            for l in vias {
+                if l.breaker.is_some() {
+                    return Err(Unwritable {
+                        what: "a circuit breaker",
+                        service: from.clone(),
+                    });
+                }
+                let preset = l.preset.as_ref().map(|p| format!("the `{p}` preset"));
+                self.line_with(
+                    10,
+                    &format!("- name: {}", quote(&l.name)),
+                    Some(l.pos),
+                    preset,
+                );
+                self.layer_body(12, l);
+            }
+        }
+        Ok(())
+    }
+
+    /// A layer's `timeout:` and `retry:` at `indent`.
+    fn layer_body(&mut self, indent: usize, l: &Layer) {
+        if let Some(tm) = l.timeout {
+            self.line(indent, &format!("timeout: {}", dur(tm.value)), Some(tm.pos));
+        }
+        // A layer that only times out (the app's own, Istio's route timeout).
+        if l.policy == RetryPolicy::default() && l.preset.is_none() {
+            return;
+        }
+        let p = &l.policy;
+        // A field no source wrote (Envoy's default backoff under Istio)
+        // comes from the policy that implies it.
+        let mut s = l.spans;
+        for f in [
+            &mut s.backoff,
+            &mut s.honor_retry_after,
+            &mut s.retry_on,
+            &mut s.max_attempts,
+        ] {
+            *f = f.or(l.spans.policy);
+        }
+        self.line(indent, "retry:", s.policy);
+        let i = indent + 2;
+        self.line(
+            i,
+            &format!("max_attempts: {}", p.attempts_text()),
+            s.max_attempts,
+        );
+        let b = &p.backoff;
+        let backoff = match b.kind {
+            BackoffKind::None => "backoff: { kind: none }".to_owned(),
+            kind => {
+                let mut text = format!(
+                    "backoff: {{ kind: {}, base: {}",
+                    match kind {
+                        BackoffKind::Constant => "constant",
+                        BackoffKind::Linear => "linear",
+                        _ => "exponential",
+                    },
+                    dur(b.base)
+                );
+                if kind == BackoffKind::Exponential {
+                    let _ = write!(text, ", multiplier: {}", b.multiplier);
+                }
+                if let Some(cap) = b.cap {
+                    let _ = write!(text, ", cap: {}", dur(cap));
+                }
+                let jitter = match b.jitter {
+                    Jitter::None => "none".to_owned(),
+                    Jitter::Full => "full".to_owned(),
+                    Jitter::Equal => "equal".to_owned(),
+                    Jitter::Decorrelated => "decorrelated".to_owned(),
+                    Jitter::Proportional { ratio } => {
+                        format!("proportional, jitter_ratio: {ratio}")
+                    }
+                };
+                let _ = write!(text, ", jitter: {jitter} }}");
+                text
+            }
+        };
+        self.line(i, &backoff, s.backoff);
+        let on: Vec<String> = p.retry_on.0.iter().map(|c| c.to_string()).collect();
+        self.line(i, &format!("retry_on: [{}]", on.join(", ")), s.retry_on);
+        self.line(
+            i,
+            &format!("honor_retry_after: {}", p.honor_retry_after),
+            s.honor_retry_after,
+        );
+        if let Some(budget) = &p.budget {
+            let text = match budget {
+                BudgetSpec::Ratio {
+                    ratio,
+                    min_per_second,
+                    window,
+                } => format!(
+                    "budget: {{ kind: ratio, ratio: {ratio}, min_per_second: {min_per_second}, window: {} }}",
+                    dur(*window)
+                ),
+                BudgetSpec::TokenBucket {
+                    capacity,
+                    retry_cost,
+                    timeout_cost,
+                    success_refund,
+                } => format!(
+                    "budget: {{ kind: token_bucket, capacity: {capacity}, retry_cost: {retry_cost}, timeout_cost: {timeout_cost}, success_refund: {success_refund} }}"
+                ),
+                BudgetSpec::GrpcThrottling {
+                    max_tokens,
+                    token_ratio,
+                } => format!(
+                    "budget: {{ kind: grpc_throttling, max_tokens: {max_tokens}, token_ratio: {token_ratio} }}"
+                ),
+                BudgetSpec::Concurrency { max } => {
+                    format!("budget: {{ kind: concurrency, max: {max} }}")
+                }
+            };
+            self.line(i, &text, s.budget);
+        }
+    }
+}
+
+fn level(l: LevelSetting) -> &'static str {
+    match l {
+        LevelSetting::Error => "error",
+        LevelSetting::Warning => "warning",
+        LevelSetting::Info => "info",
+        LevelSetting::Allow => "allow",
+    }
+}
+
+/// A YAML scalar: plain when that reads back as the same string, else
+/// double-quoted (JSON escaping is valid YAML).
+fn quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && !matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
+        );
+    if plain {
+        s.to_owned()
+    } else {
+        serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+    }
+}
