@@ -94,13 +94,23 @@ fn a_full_queue_turns_requests_away_at_once() {
 /// 60/s arrive, 250/s from 2 s to 4 s; web's 100 ms timeout with 3
 /// attempts, and optionally a 10 % retry budget.
 fn surge_run(budget: bool) -> RunReport {
-    let budget = if budget {
-        "\n          budget: { kind: ratio, ratio: 0.1, min_per_second: 1 }"
-    } else {
-        ""
-    };
-    let text = format!(
-        "version: 1\nentry: web\nservices:\n  web:\n    latency: 0ms\n    calls:\n      - to: db\n        timeout: 100ms\n        retry:\n          max_attempts: 3\n          retry_on: [timeout, 503]\n          backoff: {{ kind: exponential, base: 10ms, cap: 100ms, jitter: full }}{budget}\n  db:\n    latency: 20ms\n    capacity: {{ workers: 2, queue: 50 }}\n"
+    surge_variant(|t| {
+        if budget {
+            t.replace(
+                "jitter: full }\n",
+                "jitter: full }\n          budget: { kind: ratio, ratio: 0.1, min_per_second: 1 }\n",
+            )
+        } else {
+            t
+        }
+    })
+}
+
+/// The time-scaled surge topology with `edit` applied, under its surge.
+fn surge_variant(edit: impl Fn(String) -> String) -> RunReport {
+    let text = edit(
+        "version: 1\nentry: web\nservices:\n  web:\n    latency: 0ms\n    calls:\n      - to: db\n        timeout: 100ms\n        retry:\n          max_attempts: 3\n          retry_on: [timeout, 503]\n          backoff: { kind: exponential, base: 10ms, cap: 100ms, jitter: full }\n  db:\n    latency: 20ms\n    capacity: { workers: 2, queue: 50 }\n"
+            .to_owned(),
     );
     let surge = faults::load_str(
         "name: surge-small\ntarget: entry\nphases: [ { after: 2s, for: 2s, inject: { kind: surge, rate: 250 } } ]\n",
@@ -142,4 +152,42 @@ fn after_a_surge_naive_retries_stay_collapsed_and_a_budget_recovers() {
     assert_eq!(v.state, "recovered", "{g:?}");
     let at = v.recovered_at_ms.expect("recovery time");
     assert!((5000.0..=7000.0).contains(&at), "recovered at {at} ms");
+}
+
+/// Recovered within 3 s of the surge's end (the simulator: 1 s without
+/// retries, at once when expired work is dropped, 2 s behind a breaker).
+fn assert_recovers(r: &RunReport) {
+    let g = r.goodput.as_ref().expect("goodput");
+    let v = g.verdict.as_ref().expect("verdict");
+    assert_eq!(v.state, "recovered", "{g:?}");
+    let at = v.recovered_at_ms.expect("recovery time");
+    assert!(at <= 7000.0, "recovered at {at} ms");
+}
+
+#[test]
+fn after_the_surge_no_retries_recover() {
+    assert_recovers(&surge_variant(|t| {
+        t.replace("max_attempts: 3", "max_attempts: 1")
+    }));
+}
+
+#[test]
+fn after_the_surge_dropping_expired_work_recovers() {
+    assert_recovers(&surge_variant(|t| {
+        t.replace("    latency: 0ms\n", "    latency: 0ms\n    deadline_propagation: true\n")
+            .replace(
+                "capacity: { workers: 2, queue: 50 }",
+                "capacity: { workers: 2, queue: 50, drop_expired: true }\n    deadline_propagation: true",
+            )
+    }));
+}
+
+#[test]
+fn after_the_surge_a_circuit_breaker_recovers() {
+    assert_recovers(&surge_variant(|t| {
+        t.replace(
+            "jitter: full }\n",
+            "jitter: full }\n        circuit_breaker: { failure_rate: 0.5, window: 1s, min_calls: 10, open_for: 500ms, open_jitter: 0.2 }\n",
+        )
+    }));
 }

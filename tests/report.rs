@@ -369,5 +369,27 @@ fn markdown_from_the_cli_is_the_library_s() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("## retrylint review: `sre-book`\n"));
     assert!(out.contains("```mermaid\nflowchart LR\n"));
-    assert!(out.contains("| `db` | 64× | 64× | 50ms |"), "{out}");
+    // Beside it, the what-if: the same file with every fix applied.
+    assert!(
+        out.contains("| `db` | 64× | 4× | 64× | 1.1× | 50ms | 50ms |"),
+        "{out}"
+    );
+    // The what-if's figures are `check`'s on the file `check --fix` writes.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-what-if");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixed = dir.join("sre-book.yaml");
+    std::fs::copy("examples/sre-book.yaml", &fixed).unwrap();
+    let fixed = fixed.to_str().unwrap();
+    let (code, _, err) = retrylint(&["check", fixed, "--fix"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, json, _) = retrylint(&["check", fixed, "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let db = json["amplification"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["service"] == "db")
+        .unwrap();
+    assert_eq!(db["worst_case"], 4.0);
+    assert_eq!(json["findings"].as_array().unwrap().len(), 0);
 }

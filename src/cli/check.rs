@@ -110,7 +110,8 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         }
         (Some(_), true) if stdin && !args.diff => {
             return Err(Failure::Usage(
-                "--fix writes the topology file in place; with standard input use --fix --diff".into(),
+                "--fix writes the topology file in place; with standard input use --fix --diff"
+                    .into(),
             ));
         }
         (Some(p), true) => Some(p.clone()),

@@ -132,14 +132,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
                 .unwrap_or_else(|| "topology".into());
             retrylint::fix::what_if(&text, &t.file, &stem, &presets)
                 .map_err(|e| Failure::Usage(e.to_string()))?
-                .map(|(fixed, run)| {
-                    let label = format!(
-                        "with the fixes applied ({} fix{})",
-                        run.applied.len(),
-                        if run.applied.len() == 1 { "" } else { "es" }
-                    );
-                    (fixed, Some(label))
-                })
+                .map(|(fixed, _)| (fixed, Some("with the fixes applied".to_owned())))
         }
     };
     let other = compared.as_ref().map(|(c, label)| Other {
