@@ -8,9 +8,8 @@
 //! only format a [`Review`]; nothing here formats.
 //!
 //! A page shows one topology, or two side by side ([`Other`]): the second is
-//! the what-if. Today `report --compare OTHER.yaml` supplies it; the fixed
-//! topology (`check --fix` applied in memory) plugs in at the same place —
-//! see `WHAT-IF PLUG` in `src/cli/report.rs`.
+//! the what-if, the same topology with every fix of `check --fix` applied in
+//! memory (`crate::fix::what_if`), or the file `report --compare` names.
 
 pub mod findings;
 pub mod layout;
