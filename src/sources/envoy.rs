@@ -261,16 +261,7 @@ fn retry_policy(
         ..Spans::default()
     };
     let retries = match entry(p, "num_retries") {
-        Some((k, v)) => {
-            spans.max_attempts = Some(k.pos);
-            node::int(
-                cx,
-                v,
-                "num_retries",
-                0,
-                i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
-            )? as u32
-        }
+        Some(kv) => node::retries(cx, kv, "num_retries", &mut spans.max_attempts)?,
         None => 1,
     };
     let mut retry_on: Vec<Condition> = match entry(p, "retry_on") {

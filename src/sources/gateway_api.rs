@@ -167,16 +167,7 @@ fn retry(
         ..Spans::default()
     };
     let retries = match entry(r, "attempts") {
-        Some((k, v)) => {
-            spans.max_attempts = Some(k.pos);
-            node::int(
-                cx,
-                v,
-                "attempts",
-                0,
-                i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
-            )? as u32
-        }
+        Some(kv) => node::retries(cx, kv, "attempts", &mut spans.max_attempts)?,
         None => {
             facts.note(
                 Some(cx.at(at)),
@@ -252,16 +243,7 @@ pub fn read_backend_traffic_policy(
         ..Spans::default()
     };
     let retries = match entry(r, "numRetries") {
-        Some((k, v)) => {
-            spans.max_attempts = Some(k.pos);
-            node::int(
-                cx,
-                v,
-                "numRetries",
-                0,
-                i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
-            )? as u32
-        }
+        Some(kv) => node::retries(cx, kv, "numRetries", &mut spans.max_attempts)?,
         None => 2,
     };
     let mut retry_on = Vec::new();

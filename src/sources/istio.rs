@@ -206,16 +206,7 @@ fn read_retries(
         ..Spans::default()
     };
     let attempts = match entry(r, "attempts") {
-        Some((k, v)) => {
-            spans.max_attempts = Some(k.pos);
-            node::int(
-                cx,
-                v,
-                "attempts",
-                0,
-                i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
-            )? as u32
-        }
+        Some(kv) => node::retries(cx, kv, "attempts", &mut spans.max_attempts)?,
         None => 0,
     };
     if attempts == 0 {

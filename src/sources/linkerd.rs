@@ -155,16 +155,7 @@ pub fn annotations(
         ..Spans::default()
     };
     let retries = match limit {
-        Some((k, v)) => {
-            spans.max_attempts = Some(k.pos);
-            node::int(
-                cx,
-                v,
-                "retry.linkerd.io/limit",
-                0,
-                i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
-            )? as u32
-        }
+        Some(kv) => node::retries(cx, kv, "retry.linkerd.io/limit", &mut spans.max_attempts)?,
         None => 1,
     };
     let mut retry_on = match http {

@@ -24,6 +24,26 @@ impl Cx<'_> {
     }
 }
 
+/// A count of retries written as `key`'s value (`v`, its key at `k`): 0 up
+/// to one less than the topology's attempt limit; `spans_at` learns where
+/// the key is, for findings.
+pub fn retries(
+    cx: Cx,
+    (k, v): (&Node, &Node),
+    key: &str,
+    spans_at: &mut Option<Pos>,
+) -> Result<u32, LoadError> {
+    *spans_at = Some(k.pos);
+    let n = int(
+        cx,
+        v,
+        key,
+        0,
+        i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
+    )?;
+    Ok(n as u32)
+}
+
 /// The value of `key` in a mapping.
 pub fn get<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
     entry(node, key).map(|(_, v)| v)
