@@ -112,10 +112,26 @@ pub fn run_with(
     load: &LoadSettings,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
+    on_own_runtime("retrylint-chaos", options, |opts| async move {
+        run_async(topology, scenario, load, &opts).await
+    })
+}
+
+/// Runs `body` on a runtime of its own (two worker threads), stopping it
+/// early on Ctrl-C when `options` ask: the blocking entry points of `chaos`
+/// and `drive`.
+pub(crate) fn on_own_runtime<F, T>(
+    name: &str,
+    options: &RunOptions,
+    body: impl FnOnce(RunOptions) -> F,
+) -> Result<T, ChaosError>
+where
+    F: std::future::Future<Output = Result<T, ChaosError>>,
+{
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .thread_name("retrylint-chaos")
+        .thread_name(name)
         .build()
         .map_err(ChaosError::Runtime)?;
     let result = rt.block_on(async {
@@ -123,7 +139,7 @@ pub fn run_with(
         let ctrl_c = options.ctrl_c.then(|| on_ctrl_c(stop.clone()));
         let mut opts = options.clone();
         opts.stop = Some(stop);
-        let result = run_async(topology, scenario, load, &opts).await;
+        let result = body(opts).await;
         if let Some(task) = ctrl_c {
             task.abort();
         }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::api::{ChaosError, RunOptions, STREAM_DRAWS, drive_until_done, http_client};
 use super::collect;
@@ -152,23 +152,7 @@ pub fn drive_blocking(
     collect: &[String],
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .thread_name("retrylint-drive")
-        .build()
-        .map_err(ChaosError::Runtime)?;
-    let result = rt.block_on(async {
-        let stop = options.stop.clone().unwrap_or_default();
-        let ctrl_c = options.ctrl_c.then(|| super::api::on_ctrl_c(stop.clone()));
-        let mut opts = options.clone();
-        opts.stop = Some(stop);
-        let result = drive(t, scenario, load, entry, collect, &opts).await;
-        if let Some(task) = ctrl_c {
-            task.abort();
-        }
-        result
-    });
-    rt.shutdown_timeout(Duration::from_secs(1));
-    result
+    super::api::on_own_runtime("retrylint-drive", options, |opts| async move {
+        drive(t, scenario, load, entry, collect, &opts).await
+    })
 }
