@@ -16,10 +16,16 @@ fn topo(text: &str) -> Topology {
 }
 
 fn chaos_run(t: &Topology, fault: &str, load: &LoadSettings) -> RunReport {
+    chaos_run_with(t, fault, load, false)
+}
+
+/// `baseline`: run a second time without the breakers, for what they saved.
+fn chaos_run_with(t: &Topology, fault: &str, load: &LoadSettings, baseline: bool) -> RunReport {
     let s = faults::load(fault).expect("shipped");
     let options = RunOptions {
         ctrl_c: false,
         grace: Duration::from_secs(2),
+        breaker_baseline: baseline,
         ..RunOptions::default()
     };
     chaos::run_with(t, &s, load, &options).expect("run completes")
@@ -50,11 +56,23 @@ fn a_breaker_over_a_total_outage_matches_the_simulator() {
     let s = faults::load("total-outage").expect("shipped");
     let simulated = sim::run(&t, &s, &load, 1, Some(1)).expect("simulates");
     assert_eq!(received(&simulated, "db"), 11);
-    let measured = chaos_run(&t, "total-outage", &load);
+    let measured = chaos_run_with(&t, "total-outage", &load, true);
     let db = received(&measured, "db");
     assert!(
         (10..=13).contains(&db),
         "db received {db}, the simulator 11"
+    );
+    // The same run without the breaker: every user request reaches db once,
+    // so the breaker saved all but the calls it let through.
+    let requests = measured.end_to_end.requests;
+    assert_eq!(requests, 200);
+    let saved = measured.breakers.expect("what the breaker saved");
+    assert_eq!(saved.attempts, requests + db);
+    assert_eq!(saved.attempts_without_breakers, 2 * requests);
+    assert_eq!(saved.saved, requests - db);
+    assert_eq!(
+        simulated.breakers.expect("simulated, too").saved,
+        requests - 11
     );
     let b = measured.service("web").unwrap().calls[0].layers[0]
         .breaker

@@ -19,6 +19,8 @@ fn run(text: &str, scenario: &Scenario, load: &LoadSettings) -> RunReport {
     let options = RunOptions {
         ctrl_c: false,
         grace: Duration::from_secs(2),
+        // Recovery is the point here, not what a breaker saved.
+        breaker_baseline: false,
         ..RunOptions::default()
     };
     chaos::run_with(&t, scenario, load, &options).expect("run completes")

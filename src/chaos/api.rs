@@ -43,6 +43,10 @@ pub struct RunOptions {
     pub ready: Option<std::sync::mpsc::Sender<Vec<Listener>>>,
     /// Open loop: user requests in flight at once, at most (`--max-in-flight`).
     pub max_in_flight: usize,
+    /// When the topology has circuit breakers, run the scenario a second
+    /// time without them (fresh servers, same seed and load) to report the
+    /// attempts they saved, as `simulate` does. Doubles the run's wall time.
+    pub breaker_baseline: bool,
 }
 
 impl RunOptions {
@@ -60,6 +64,7 @@ impl Default for RunOptions {
             ctrl_c: true,
             ready: None,
             max_in_flight: RunOptions::DEFAULT_MAX_IN_FLIGHT,
+            breaker_baseline: true,
         }
     }
 }
@@ -178,6 +183,34 @@ pub(crate) fn on_ctrl_c(stop: StopHandle) -> tokio::task::JoinHandle<()> {
 /// The run on the caller's tokio runtime. Every server and task it started
 /// has ended when it returns.
 pub async fn run_async(
+    topology: &Topology,
+    scenario: &Scenario,
+    load: &LoadSettings,
+    options: &RunOptions,
+) -> Result<RunReport, ChaosError> {
+    let mut report = run_once(topology, scenario, load, options).await?;
+    if options.breaker_baseline && topology.has_breakers() {
+        let quiet = RunOptions {
+            progress: false,
+            ready: None,
+            ..options.clone()
+        };
+        let without = match run_once(&topology.without_breakers(), scenario, load, &quiet).await {
+            Ok(r) => r,
+            // Stopped during the second run: the first one stands, and
+            // what the breakers saved is unknown.
+            Err(ChaosError::Interrupted(_)) => {
+                return Err(ChaosError::Interrupted(Box::new(report)));
+            }
+            Err(e) => return Err(e),
+        };
+        report.breakers = Some(crate::run::BreakerEffect::between(&report, &without));
+    }
+    Ok(report)
+}
+
+/// One run of `scenario` on freshly booted servers.
+async fn run_once(
     topology: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,

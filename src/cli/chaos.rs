@@ -21,6 +21,10 @@ pub struct ChaosArgs {
     #[arg(long, value_name = "N", default_value_t = chaos::RunOptions::DEFAULT_MAX_IN_FLIGHT as u32,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_in_flight: u32,
+    /// Run once only. By default a topology with circuit breakers runs twice,
+    /// the second time without them, to report the attempts they saved.
+    #[arg(long)]
+    pub no_breaker_baseline: bool,
 }
 
 pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
@@ -29,6 +33,7 @@ pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
         max_in_flight: args.max_in_flight as usize,
+        breaker_baseline: !args.no_breaker_baseline,
         ..Default::default()
     };
     let format = args.run.format;

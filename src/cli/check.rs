@@ -143,10 +143,12 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         }),
         max_amplification: args.max_amplification,
     };
-    let config = lint::Config::resolve(&t, &cli).map_err(|e| match e {
+    let format = args.format.map_or(CheckFormat::Table, CheckFormat::from);
+    let mut config = lint::Config::resolve(&t, &cli).map_err(|e| match e {
         ResolveError::Topology(e) => Failure::Input(Box::new(e), Some(t.source.clone())),
         ResolveError::Cli(e) => Failure::Usage(e.to_string()),
     })?;
+    config.resolve_fixes = matches!(format, CheckFormat::Json | CheckFormat::Sarif);
     let (t, report) = if let Some(path) = &fix_target {
         let default_name = if stdin {
             "stdin".to_owned()
@@ -171,7 +173,6 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     let style = Style {
         color: std::io::stdout().is_terminal(),
     };
-    let format = args.format.map_or(CheckFormat::Table, CheckFormat::from);
     emit_with(|out| report::write_check(format, &report, style, out));
     for (from, to, mean, most, calls) in &merged.measured {
         let predicted = report

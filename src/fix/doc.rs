@@ -2,6 +2,7 @@
 //! a byte is (line and column), which nodes are shared through an anchor, and
 //! finding a service, call or layer's mapping by the topology's coordinates.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::edit::{Edit, EditKind};
@@ -11,7 +12,7 @@ use crate::source::yaml::{self, Node, Value};
 pub struct Doc<'a> {
     pub text: &'a str,
     pub file: &'a str,
-    pub root: Node,
+    pub root: Cow<'a, Node>,
     line_starts: Vec<u32>,
     /// Nodes written with an anchor that an alias or merge key uses: an edit
     /// inside one changes every place that uses it.
@@ -26,6 +27,12 @@ impl<'a> Doc<'a> {
     /// memory, or a source that is not the topology file).
     pub fn new(text: &'a str, file: &'a str) -> Option<Self> {
         let root = yaml::parse_config(text).ok()?;
+        Some(Self::with_tree(text, file, Cow::Owned(root)))
+    }
+
+    /// `text` with the tree the loader already read from it: reading 10,000
+    /// services again costs more than every fix together.
+    pub fn with_tree(text: &'a str, file: &'a str, root: Cow<'a, Node>) -> Self {
         let mut line_starts = vec![0u32];
         line_starts.extend(
             text.bytes()
@@ -59,7 +66,7 @@ impl<'a> Doc<'a> {
             collect_shared(text, &doc.root, &mut aliased, &mut found);
             doc.shared = found;
         }
-        Some(doc)
+        doc
     }
 
     /// 1-based line and column (in characters) of byte `offset`.

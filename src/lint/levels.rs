@@ -44,6 +44,10 @@ pub struct Config {
     /// Findings at or above this fail the check (exit 1).
     pub fail_on: Severity,
     pub max_amplification: f64,
+    /// Whether findings carry their fixes as edits (JSON, SARIF, `--fix`,
+    /// the review's what-if). Resolving them costs a walk of the located
+    /// tree per fix; the table, GitHub and markdown formats do not show them.
+    pub resolve_fixes: bool,
 }
 
 pub const DEFAULT_MAX_AMPLIFICATION: f64 = 10.0;
@@ -93,6 +97,7 @@ impl Config {
             set_by_user,
             fail_on,
             max_amplification,
+            resolve_fixes: true,
         })
     }
 }

@@ -141,8 +141,9 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
         max_amplification: config.max_amplification,
     };
     let mut findings = Vec::new();
-    // The fixes are resolved on the file's located tree, read again once and
-    // only when some finding proposes a fix.
+    // The fixes are resolved on the file's located tree (the loader's, or read
+    // again when there is none), only when asked for and some finding
+    // proposes one.
     let mut doc: Option<Option<crate::fix::Doc>> = None;
     for ((rule, level), set_by_user) in RULES.iter().zip(&config.levels).zip(&config.set_by_user) {
         let Level::Report(level) = *level else {
@@ -168,10 +169,21 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
             // An imported value points into its own file.
             let (file, pos) = t.locate(d.pos);
             // Fixes edit the topology file only, never an imported source.
-            let fix = d.fix.as_ref().filter(|_| file == t.file).map(|intent| {
-                let doc = doc.get_or_insert_with(|| crate::fix::Doc::new(&t.source, &t.file));
-                crate::fix::resolve(t, doc.as_ref(), intent)
-            });
+            let fix = d
+                .fix
+                .as_ref()
+                .filter(|_| config.resolve_fixes && file == t.file)
+                .map(|intent| {
+                    let doc = doc.get_or_insert_with(|| match &t.located {
+                        Some(root) => Some(crate::fix::Doc::with_tree(
+                            &t.source,
+                            &t.file,
+                            std::borrow::Cow::Borrowed(root),
+                        )),
+                        None => crate::fix::Doc::new(&t.source, &t.file),
+                    });
+                    crate::fix::resolve(t, doc.as_ref(), intent)
+                });
             findings.push(Finding {
                 code: rule.code,
                 rule: rule.name,

@@ -75,6 +75,20 @@ pub struct BreakerEffect {
     pub saved: u64,
 }
 
+impl BreakerEffect {
+    /// Attempts received over every service, in a run `with` breakers and
+    /// the same run `without` them.
+    pub fn between(with: &RunReport, without: &RunReport) -> Self {
+        let total = |r: &RunReport| r.services.iter().map(|s| s.received).sum::<u64>();
+        let (with, without) = (total(with), total(without));
+        BreakerEffect {
+            attempts: with,
+            attempts_without_breakers: without,
+            saved: without.saturating_sub(with),
+        }
+    }
+}
+
 /// How well the chaos harness kept up with the run it was asked for.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Harness {

@@ -27,8 +27,12 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Adds every count and histogram of `o`. The end-to-end figures' time of
-    /// the last success is the latest of both.
+    /// the last success is the latest of both, and queue depths are the
+    /// deepest of both: a queue lives in one process, so across processes
+    /// depths are not added (over a simulator's trials they are, for a mean).
     pub fn add(&mut self, o: &Snapshot) {
+        let depths = std::mem::take(&mut self.counts.goodput.queue_depth);
+        let deepest: Vec<u64> = self.counts.services.iter().map(|s| s.max_queue).collect();
         let last = match (
             self.counts.end_to_end.last_success,
             o.counts.end_to_end.last_success,
@@ -47,6 +51,22 @@ impl Snapshot {
                 .resize_with(o.counts.layers.len(), Default::default);
         }
         self.counts.add(&o.counts);
+        let series = &mut self.counts.goodput.queue_depth;
+        if series.len() < depths.len() {
+            series.resize(depths.len(), 0);
+        }
+        for (a, b) in series.iter_mut().zip(depths) {
+            *a = (*a).max(b);
+        }
+        for ((s, before), theirs) in self
+            .counts
+            .services
+            .iter_mut()
+            .zip(deepest)
+            .zip(&o.counts.services)
+        {
+            s.max_queue = before.max(theirs.max_queue);
+        }
         self.counts.end_to_end.last_success = last;
         self.counts.end = self.counts.end.max(o.counts.end);
         if self.latency.len() < o.latency.len() {
@@ -227,6 +247,26 @@ pub(crate) mod timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn queue_depths_across_processes_are_the_deepest_not_the_sum() {
+        let snap = |depth: u64, at_ms: u64| {
+            let mut s = Snapshot {
+                counts: Counts::new(2, 0),
+                ..Snapshot::default()
+            };
+            s.counts.services[1].max_queue = depth;
+            s.counts.services[1].received = 1;
+            s.counts.goodput.depth(Duration::from_millis(at_ms), depth);
+            s
+        };
+        let mut all = snap(3, 150);
+        all.add(&snap(5, 150));
+        all.add(&snap(2, 350));
+        assert_eq!(all.counts.services[1].max_queue, 5);
+        assert_eq!(all.counts.services[1].received, 3);
+        assert_eq!(all.counts.goodput.queue_depth, vec![0, 5, 0, 2]);
+    }
 
     #[test]
     fn counts_and_histograms_cross_exactly() {

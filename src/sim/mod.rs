@@ -187,26 +187,6 @@ pub fn estimate(
     ))
 }
 
-fn has_breakers(t: &Topology) -> bool {
-    t.layers().any(|(_, l)| l.breaker.is_some())
-}
-
-/// `t` with every circuit breaker taken out.
-fn without_breakers(t: &Topology) -> Topology {
-    let mut t = t.clone();
-    if let Some(c) = t.client.as_mut() {
-        c.breaker = None;
-    }
-    for s in &mut t.services {
-        for c in &mut s.calls {
-            for l in &mut c.layers {
-                l.breaker = None;
-            }
-        }
-    }
-    t
-}
-
 fn threads(options: &SimOptions) -> usize {
     options
         .threads
@@ -228,7 +208,7 @@ fn simulate(
     let m = model::Model::new(t, scenario, load)?;
     let threads = threads(options);
     let mut estimate = estimate::estimate(t, &m, load, options.trials, threads);
-    if has_breakers(t) {
+    if t.has_breakers() {
         // It runs a second time without them, to say what they saved.
         estimate.runs = 2;
         estimate.attempts *= 2.0;
@@ -247,11 +227,11 @@ fn simulate(
     })?;
     let merged = aggregate::Merged::new(finished.parts, m.services.len(), m.layers.len());
     let mut report = aggregate::report(t, &m, scenario, load, &merged);
-    if !finished.interrupted && has_breakers(t) {
+    if !finished.interrupted && t.has_breakers() {
         // The same scenario, load and seeds without the breakers: what they
         // saved.
         let without = simulate(
-            &without_breakers(t),
+            &t.without_breakers(),
             scenario,
             load,
             &SimOptions {
@@ -260,13 +240,7 @@ fn simulate(
             },
         )?
         .0;
-        let total = |r: &RunReport| r.services.iter().map(|s| s.received).sum::<u64>();
-        let (with, without) = (total(&report), total(&without));
-        report.breakers = Some(crate::run::BreakerEffect {
-            attempts: with,
-            attempts_without_breakers: without,
-            saved: without.saturating_sub(with),
-        });
+        report.breakers = Some(crate::run::BreakerEffect::between(&report, &without));
     }
     if finished.interrupted {
         report.interrupted = true;

@@ -36,5 +36,7 @@ pub fn load_str(
         .with_help("a topology starts with `version: 1` and a `services:` map; see examples/"));
     }
     let root = yaml::parse_config(text).map_err(|e| syntax_error(file, e))?;
-    super::schema::read(file, text, &root, presets, default_name)
+    let mut topology = super::schema::read(file, text, &root, presets, default_name)?;
+    topology.located = Some(std::sync::Arc::new(root));
+    Ok(topology)
 }

@@ -163,6 +163,7 @@ pub fn merge(
                 lint: LintSettings::default(),
                 sources: Vec::new(),
                 origins: Vec::new(),
+                located: None,
             }
         }
     };

@@ -36,6 +36,10 @@ pub struct Topology {
     /// topology's own lines (see [`Topology::locate`]), so every `Pos` in the
     /// model stays one number pair and findings still find their file.
     pub origins: Vec<Origin>,
+    /// The topology file's located tree as the loader read it, kept so that
+    /// fixes are resolved on it without reading the file a second time;
+    /// `None` for a topology not read from YAML text.
+    pub located: Option<std::sync::Arc<crate::source::yaml::Node>>,
 }
 
 /// One `sources:` entry: a path relative to the topology file, and the
@@ -321,5 +325,28 @@ impl Topology {
             self.calls()
                 .flat_map(|c| c.layers.iter().map(move |l| (Some(c), l))),
         )
+    }
+
+    /// Whether some layer has a circuit breaker.
+    pub fn has_breakers(&self) -> bool {
+        self.layers().any(|(_, l)| l.breaker.is_some())
+    }
+
+    /// This topology with every circuit breaker taken out: the run both
+    /// engines do a second time to say what the breakers saved.
+    pub fn without_breakers(&self) -> Topology {
+        let mut t = self.clone();
+        if let Some(c) = t.client.as_mut() {
+            c.breaker = None;
+        }
+        for l in t
+            .services
+            .iter_mut()
+            .flat_map(|s| &mut s.calls)
+            .flat_map(|c| &mut c.layers)
+        {
+            l.breaker = None;
+        }
+        t
     }
 }

@@ -211,6 +211,7 @@ pub fn read(
             .transpose()?
             .unwrap_or_default(),
         origins: Vec::new(),
+        located: None,
     };
     super::graph::check_acyclic(&topology)?;
     if top.get("entry").is_none() {
