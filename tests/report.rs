@@ -1,8 +1,9 @@
 //! `retrylint report`: the review page of every example (every section,
 //! nothing fetched), its figures equal to `check` and `simulate`, the what-if
 //! side equal to `check` and `simulate` of the other file, a real chaos run set
-//! beside the prediction, bounds on a 1,000-service topology, refusals, and
-//! the markdown cut as snapshots.
+//! beside the prediction, bounds on a 1,000-service topology, refusals, the
+//! load and target flags in the page and its footer, and the markdown cut as
+//! snapshots, GitHub suggestions against a base version included.
 //!
 //! The browser's view of the same pages is `tests/report_browser.rs`.
 
@@ -30,6 +31,8 @@ const EXAMPLES: &[&str] = &[
     "sre-book",
 ];
 const ONE_LAYER: &str = "tests/fixtures/review/sre-book-one-layer.yaml";
+const SUGGEST_BASE: &str = "tests/fixtures/review/suggest/base.yaml";
+const SUGGEST_HEAD: &str = "tests/fixtures/review/suggest/head.yaml";
 
 fn retrylint(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("retrylint")
@@ -310,6 +313,37 @@ fn bad_inputs_are_refused_with_their_place_and_exit_2() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot write the report"), "{err}");
+    // Suggestions are markdown's; a base that cannot be read is named.
+    let (code, _, err) = retrylint(&["report", SUGGEST_HEAD, "--base", SUGGEST_BASE]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--format markdown"), "{err}");
+    let (code, _, err) = retrylint(&[
+        "report",
+        SUGGEST_HEAD,
+        "--format",
+        "markdown",
+        "--base",
+        "/nonexistent-dir/base.yaml",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("/nonexistent-dir/base.yaml: cannot read the base version"),
+        "{err}"
+    );
+    // The load flags are `simulate`'s, refused as `simulate` refuses them.
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "--rate",
+        "5",
+        "--clients",
+        "2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--clients"), "{err}");
+    let (code, _, err) = retrylint(&["report", "examples/sre-book.yaml", "--target", "nope"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nope"), "{err}");
 }
 
 #[test]
@@ -392,4 +426,219 @@ fn markdown_from_the_cli_is_the_library_s() {
         .unwrap();
     assert_eq!(db["worst_case"], 4.0);
     assert_eq!(json["findings"].as_array().unwrap().len(), 0);
+    // And its storm is `simulate`'s on that file: the same seed and trials,
+    // the same run (the page's own what-if, made as the CLI makes it), and
+    // the same row in the comment.
+    let fixed_run = simulate_json(fixed);
+    let written = common::load_file("examples/sre-book.yaml");
+    let text = std::fs::read_to_string("examples/sre-book.yaml").unwrap();
+    let (what_if, _) = retrylint::fix::what_if(
+        &text,
+        &written.file,
+        "sre-book",
+        &retrylint::topology::Presets::embedded(),
+    )
+    .unwrap()
+    .expect("sre-book has fixes");
+    let r = review::gather(
+        &written,
+        Some(Other {
+            topology: &what_if,
+            label: "with the fixes applied".into(),
+        }),
+        &settings(20),
+        None,
+    )
+    .unwrap();
+    assert_same_run(r.sides[1].sim.as_ref().unwrap(), &fixed_run);
+    let e = &fixed_run.end_to_end;
+    let row = format!(
+        "| with the fixes applied | 20 | {} | {:.1}% | {} | {} |",
+        e.requests,
+        100.0 * e.success_ratio(),
+        retrylint::report::figures::millis(e.latency_ms.p50),
+        retrylint::report::figures::millis(e.latency_ms.p99)
+    );
+    assert!(out.contains(&row), "{row}\n{out}");
+}
+
+/// `report --format markdown --base`, the version replaced.
+fn markdown_against_base() -> String {
+    let (code, out, err) = retrylint(&[
+        "report",
+        SUGGEST_HEAD,
+        "--format",
+        "markdown",
+        "--base",
+        SUGGEST_BASE,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    out.replace(env!("CARGO_PKG_VERSION"), "VERSION")
+}
+
+#[test]
+fn markdown_suggestions_against_a_base() {
+    insta::assert_snapshot!(markdown_against_base());
+}
+
+/// The suggestion blocks of a comment: the lines they name and their text.
+fn suggestion_blocks(md: &str) -> Vec<(String, usize, usize, String)> {
+    let mut blocks = Vec::new();
+    let mut rest = md;
+    while let Some(i) = rest.find("```suggestion\n") {
+        // The place is the code span on the paragraph before the block.
+        let before = &rest[..i];
+        let intro = before.trim_end().lines().last().unwrap();
+        let place = intro.split('`').nth(1).unwrap();
+        let (file, lines) = place.rsplit_once(':').unwrap();
+        let (first, last) = match lines.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap(), b.parse().unwrap()),
+            None => (lines.parse().unwrap(), lines.parse().unwrap()),
+        };
+        let body_start = i + "```suggestion\n".len();
+        let end = rest[body_start..].find("```\n").unwrap();
+        blocks.push((
+            file.to_owned(),
+            first,
+            last,
+            rest[body_start..body_start + end].to_owned(),
+        ));
+        rest = &rest[body_start + end + 4..];
+    }
+    blocks
+}
+
+#[test]
+fn a_suggestion_applied_to_the_file_removes_its_finding() {
+    let md = markdown_against_base();
+    let blocks = suggestion_blocks(&md);
+    // RL011 on the line the change adds is suggested; RL004 on a line it
+    // leaves alone is not, though `check --fix` would fix it.
+    assert_eq!(blocks.len(), 1, "{md}");
+    let (file, first, last, body) = &blocks[0];
+    assert_eq!(file, SUGGEST_HEAD);
+    // A key added to the call's mapping: its last line and the new one.
+    assert_eq!((*first, *last), (23, 23));
+    assert_eq!(body, "      - to: ledger\n        timeout: 120ms\n");
+    assert!(
+        md.contains(&format!(
+            "`{SUGGEST_HEAD}:23` — RL011 missing-timeout (line 23)"
+        )),
+        "{md}"
+    );
+    assert!(!md.contains("RL004 missing-jitter (line"), "{md}");
+    let head = std::fs::read_to_string(SUGGEST_HEAD).unwrap();
+    let json = |path: &str| -> Vec<(String, u64)> {
+        let (_, out, err) = retrylint(&["check", path, "--format", "json", "--exit-zero"]);
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_owned(),
+                    f["line"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let before = json(SUGGEST_HEAD);
+    assert!(before.contains(&("RL011".into(), 23)), "{before:?}");
+    assert!(before.contains(&("RL004".into(), 16)), "{before:?}");
+    // GitHub's "commit suggestion": lines first..=last give way to the body.
+    let lines: Vec<&str> = head.lines().collect();
+    let mut after: Vec<&str> = lines[..first - 1].to_vec();
+    after.extend(body.lines());
+    after.extend(&lines[*last..]);
+    let mut applied = after.join("\n");
+    applied.push('\n');
+    let out = scratch("suggested.yaml");
+    std::fs::write(&out, &applied).unwrap();
+    let after = json(out.to_str().unwrap());
+    assert!(
+        !after.iter().any(|(code, _)| code == "RL011"),
+        "{applied}\n{after:?}"
+    );
+    // Nothing else changed: the other findings stay where they were.
+    let others = |v: &[(String, u64)]| -> Vec<String> {
+        v.iter()
+            .filter(|(c, _)| c != "RL011")
+            .map(|(c, _)| c.clone())
+            .collect()
+    };
+    assert_eq!(others(&after), others(&before));
+    assert_eq!(
+        applied.lines().count(),
+        head.lines().count() + body.lines().count() - (last - first + 1)
+    );
+}
+
+#[test]
+fn without_a_base_there_are_no_suggestions() {
+    let (code, out, err) = retrylint(&["report", SUGGEST_HEAD, "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("```suggestion"));
+    assert!(!out.contains("### Suggested changes"));
+    let (_, help, _) = retrylint(&["report", "--help"]);
+    assert!(help.contains("without --base, no suggestions"), "{help}");
+}
+
+#[test]
+fn target_and_load_flags_steer_the_storm_and_the_footer_says_so() {
+    let page_of = |name: &str, extra: &[&str]| -> String {
+        let out = scratch(name);
+        let mut args = vec![
+            "report",
+            "examples/sre-book.yaml",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = retrylint(&args);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let plain = page_of("target-default.html", &[]);
+    // The scenario strikes the leaves: db, the one leaf.
+    assert!(plain.contains("Attempts arriving at the fault target (leaves)"));
+    assert!(plain.contains("(target <code>leaves</code>)"));
+    let struck = |page: &str| -> String {
+        let row = page
+            .lines()
+            .find(|l| l.starts_with("<tr><th>as written</th>"))
+            .expect("the storm table");
+        row.rsplit("<code>")
+            .next()
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(struck(&plain), "db");
+    let moved = page_of("target-backend.html", &["--target", "backend"]);
+    assert_complete(&moved, "--target backend");
+    assert!(
+        moved.contains("Attempts arriving at the fault target (backend)"),
+        "the storm chart is about backend"
+    );
+    assert_eq!(struck(&moved), "backend");
+    // The footer: the scenario's target and the command that reproduces it.
+    assert!(moved.contains("(target <code>backend</code>)"));
+    assert!(
+        moved.contains("--target moves the fault to `backend`")
+            || moved.contains("--target moves the fault to <code>backend</code>")
+    );
+    assert!(moved.contains(
+        "retrylint report examples/sre-book.yaml --fault 503-burst --seed 42 --trials 20 --target backend</pre>"
+    ));
+    // Closed loop for a shorter horizon, in the page's load line and the command.
+    let closed = page_of("clients.html", &["--clients", "4", "--duration", "2s"]);
+    assert!(
+        closed.contains("Load 4 closed-loop clients for 2 s;"),
+        "load line"
+    );
+    assert!(closed.contains("--trials 20 --clients 4 --duration 2s</pre>"));
 }

@@ -10,6 +10,16 @@
 //! script to measure layout with, so the test checks what a browser sizes an
 //! SVG by — its `width`/`height` attributes (positive numbers) or its
 //! `viewBox` — and the screenshot shows the rest.
+//!
+//! Dark mode: chromium renders one page with each colour scheme
+//! (`--blink-settings=preferredColorScheme=0` is dark, `=1` light; with
+//! chromium 148, `--force-dark-mode` flips the media query too, the
+//! blink setting names both schemes) and screenshots both to
+//! `target/review-NAME-dark.png` and `-light.png`. No PNG decoder is in
+//! the build, so the colours are read the way the browser computes them: a
+//! copy of the page gets a probe script that writes `matchMedia` and the
+//! computed colours of the body and the chart text into an attribute of
+//! `<html>`, and the test reads them from the dumped DOM.
 
 #[path = "common/html.rs"]
 mod html;
@@ -200,6 +210,126 @@ fn every_example_renders_in_chromium() {
         }
         let _ = std::fs::remove_dir_all(&profile);
     }
+}
+
+/// Writes what the browser computes into `<html data-probe=…>`: whether the
+/// page is in dark mode, the body's background and text colour, and the
+/// fill of the first chart text.
+const PROBE: &str = "<script>(function(){var b=getComputedStyle(document.body),t=document.querySelector('svg text');document.documentElement.setAttribute('data-probe',[matchMedia('(prefers-color-scheme: dark)').matches,b.backgroundColor,b.color,t?getComputedStyle(t).fill:''].join('|'));})();</script>";
+
+/// `rgb(13, 17, 23)` as its relative luminance, 0 (black) to 1 (white).
+fn luminance(css: &str) -> f64 {
+    let inner = css
+        .trim()
+        .strip_prefix("rgb(")
+        .or_else(|| css.trim().strip_prefix("rgba("))
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("not an rgb() colour: {css}"));
+    let c: Vec<f64> = inner
+        .split(',')
+        .take(3)
+        .map(|v| v.trim().parse::<f64>().unwrap() / 255.0)
+        .collect();
+    0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+}
+
+/// The probe's four fields from a dumped DOM.
+fn probe(dom: &str) -> [String; 4] {
+    let key = "data-probe=\"";
+    let i = dom.find(key).expect("the probe ran") + key.len();
+    let v: Vec<String> = dom[i..]
+        .split('"')
+        .next()
+        .unwrap()
+        .split('|')
+        .map(str::to_owned)
+        .collect();
+    [v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()]
+}
+
+#[test]
+fn dark_mode_darkens_the_page_and_light_mode_does_not() {
+    let Some(exe) = browser() else { return };
+    let name = "ecommerce";
+    let target = target_dir();
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-browser-dark");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let page = scratch.join(format!("{name}.html"));
+    let status = Command::new(env!("CARGO_BIN_EXE_retrylint"))
+        .args(["report", &format!("examples/{name}.yaml"), "-o"])
+        .arg(&page)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html_text = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html_text.matches("</body>").count(), 1);
+    let probed = scratch.join(format!("{name}-probed.html"));
+    std::fs::write(
+        &probed,
+        html_text.replace("</body>", &format!("{PROBE}</body>")),
+    )
+    .unwrap();
+    let url = format!("file://{}", probed.canonicalize().unwrap().display());
+    for (scheme, setting, dark) in [("dark", 0, true), ("light", 1, false)] {
+        let profile = scratch.join(format!("profile-{scheme}"));
+        let _ = std::fs::remove_dir_all(&profile);
+        let png = target.join(format!("review-{name}-{scheme}.png"));
+        let _ = std::fs::remove_file(&png);
+        let (dom, log) = chromium(
+            exe,
+            &profile,
+            &[
+                format!("--blink-settings=preferredColorScheme={setting}"),
+                format!("--screenshot={}", png.display()),
+                "--dump-dom".into(),
+                "--window-size=1280,4000".into(),
+            ],
+            &url,
+        );
+        let errors = console_errors(&log);
+        assert!(errors.is_empty(), "{scheme}: console errors: {errors:?}");
+        let size = std::fs::metadata(&png)
+            .unwrap_or_else(|e| panic!("{scheme}: no screenshot {}: {e}\n{log}", png.display()))
+            .len();
+        assert!(size > 10_000, "{scheme}: a {size}-byte screenshot is blank");
+        let [matches, background, text, chart_text] = probe(&dom);
+        assert_eq!(
+            matches,
+            dark.to_string(),
+            "chromium ignored preferredColorScheme={setting}"
+        );
+        let (bg, fg, chart) = (
+            luminance(&background),
+            luminance(&text),
+            luminance(&chart_text),
+        );
+        if dark {
+            assert!(bg < 0.15, "dark background {background}");
+            assert!(
+                fg > 0.7 && chart > 0.7,
+                "light text on it: {text}, charts {chart_text}"
+            );
+        } else {
+            assert!(bg > 0.9, "light background {background}");
+            assert!(
+                fg < 0.3 && chart < 0.3,
+                "dark text on it: {text}, charts {chart_text}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&profile);
+    }
+}
+
+#[test]
+fn probe_colours_are_read() {
+    assert_eq!(luminance("rgb(0, 0, 0)"), 0.0);
+    assert!((luminance("rgb(255, 255, 255)") - 1.0).abs() < 1e-9);
+    assert!(luminance("rgb(13, 17, 23)") < 0.1);
+    assert_eq!(
+        probe("<html data-probe=\"true|rgb(1, 2, 3)|rgb(4, 5, 6)|rgb(7, 8, 9)\"><body>"),
+        ["true", "rgb(1, 2, 3)", "rgb(4, 5, 6)", "rgb(7, 8, 9)"].map(String::from)
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::outcome::{Failure, Outcome, load_error};
-use super::run_args::{RunArgs, load_target, prepare};
+use super::run_args::{LoadArgs, RunArgs, load_target, prepare};
 use retrylint::export::{self, Export, Target, inputs};
 
 #[derive(Subcommand)]
@@ -76,11 +76,13 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
     // services, a scenario whose target the topology has.
     let run = RunArgs {
         fault: args.fault.clone().unwrap_or_else(|| "none".into()),
-        target: None,
-        rate: args.rate,
-        clients: args.clients,
-        requests: args.requests,
-        duration: args.duration,
+        load: LoadArgs {
+            target: None,
+            rate: args.rate,
+            clients: args.clients,
+            requests: args.requests,
+            duration: args.duration,
+        },
         seed: args.seed,
         arrivals: None,
         format: None,

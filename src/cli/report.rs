@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit, load_error, presets};
+use super::run_args::LoadArgs;
 use super::values::whole;
 use retrylint::faults;
 use retrylint::report::{html, review_markdown};
@@ -33,10 +34,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true,
           value_parser = whole(0u64, u64::MAX))]
     seed: Option<u64>,
-    /// Open loop: user requests per second in the simulation (`50`, `50/s`,
-    /// `3000/m`) [default: 20/s, as `simulate`].
-    #[arg(long, value_name = "R", allow_hyphen_values = true)]
-    rate: Option<String>,
+    /// Where the fault strikes and the load of the simulation, as `simulate`
+    /// takes them.
+    #[command(flatten)]
+    load: LoadArgs,
     /// Simulated trials; fewer when a large topology would not fit the page's
     /// work budget (the page says so).
     #[arg(long, default_value_t = review::DEFAULT_TRIALS, value_name = "N",
@@ -56,17 +57,30 @@ pub struct ReportArgs {
     /// until `check --fix` supplies the fixed topology.
     #[arg(long, value_name = "OTHER.yaml", hide = true)]
     compare: Option<PathBuf>,
+    /// With --format markdown: the topology file as it was before the change
+    /// (e.g. `git show origin/main:topology.yaml > base.yaml`; an empty file
+    /// for a new one). The fixes of findings on lines that differ from it
+    /// are added as GitHub ```suggestion blocks; without --base, no
+    /// suggestions.
+    #[arg(long, value_name = "OLD.yaml")]
+    base: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// One self-contained page: graph, findings, figures, the storm in time.
     Html,
-    /// A PR comment: verdict, before/after table, mermaid graph.
+    /// A PR comment: verdict, before/after table, mermaid graph (and
+    /// suggestions, with --base).
     Markdown,
 }
 
 pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
+    if args.base.is_some() && args.format != Format::Markdown {
+        return Err(Failure::Usage(
+            "--base makes GitHub suggestions, which only the PR comment shows: add `--format markdown`".into(),
+        ));
+    }
     let presets = presets(&args.policies)?;
     let t = topology::load(&args.topology, &presets).map_err(load_error)?;
     let chaos = args
@@ -78,7 +92,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
                 .map_err(|e| Failure::Usage(e.to_string()))
         })
         .transpose()?;
-    let (scenario, scenario_note) = match (&args.fault, &chaos) {
+    let (mut scenario, mut scenario_note) = match (&args.fault, &chaos) {
         (Some(f), _) => (faults::load(f).map_err(load_error)?, None),
         (None, Some((file, run))) => match faults::load(&run.fault) {
             Ok(s) => (s, Some(format!("the scenario of the chaos run in {file}"))),
@@ -98,6 +112,10 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
             (s, Some(why))
         }
     };
+    args.load.retarget(&mut scenario)?;
+    if let (Some(target), Some(note)) = (&args.load.target, scenario_note.as_mut()) {
+        note.push_str(&format!("; --target moves the fault to `{target}`"));
+    }
     scenario.plan(&t).map_err(|e| match e.located() {
         Some(located) => load_error(located),
         None => Failure::Usage(e.to_string()),
@@ -106,25 +124,18 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
         .seed
         .or(chaos.as_ref().map(|(_, run)| run.seed))
         .unwrap_or(LoadSettings::DEFAULT_SEED);
-    let rate = args
-        .rate
-        .as_deref()
-        .map(LoadSettings::parse_rate)
-        .transpose()
-        .map_err(|e| Failure::Usage(format!("--rate: {e}")))?;
-    let load = LoadSettings::new(rate, None, None, None, Some(seed))
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let load = args.load.settings(Some(seed), &scenario)?;
 
     // The second topology of the page: the one `--compare` names, or else
     // this one with every fix `check --fix` would make, applied in memory.
+    let text = std::fs::read_to_string(&args.topology)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", args.topology.display())))?;
     let compared = match args.compare.as_deref() {
         Some(p) => Some((
             topology::load(p, &presets).map_err(load_error)?,
             None::<String>,
         )),
         None => {
-            let text = std::fs::read_to_string(&args.topology)
-                .map_err(|e| Failure::Usage(format!("{}: {e}", args.topology.display())))?;
             let stem = args
                 .topology
                 .file_stem()
@@ -154,8 +165,23 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
         command,
     };
     let chaos_ref = chaos.as_ref().map(|(f, run)| (f.as_str(), run));
-    let page = review::gather(&t, other, &settings, chaos_ref)
+    let mut page = review::gather(&t, other, &settings, chaos_ref)
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    if let Some(base) = &args.base {
+        let old = std::fs::read_to_string(base).map_err(|e| {
+            Failure::Usage(format!(
+                "{}: cannot read the base version: {e}; give the file as it was before the change (an empty file for a new one)",
+                base.display()
+            ))
+        })?;
+        page.suggestions = Some(review::suggestions::suggest(
+            &base.display().to_string(),
+            &old,
+            &t.file,
+            &text,
+            &page.written().check.findings,
+        ));
+    }
     let text = match args.format {
         Format::Html => html::render(&page),
         Format::Markdown => review_markdown::render(&page),
@@ -196,9 +222,7 @@ fn command_line(args: &ReportArgs, fault: &str, seed: u64) -> String {
         args.topology.display(),
         args.trials
     );
-    if let Some(r) = &args.rate {
-        c.push_str(&format!(" --rate {r}"));
-    }
+    c.push_str(&args.load.flags());
     if let Some(p) = &args.chaos {
         c.push_str(&format!(" --chaos {}", p.display()));
     }
@@ -210,6 +234,9 @@ fn command_line(args: &ReportArgs, fault: &str, seed: u64) -> String {
     }
     if args.format == Format::Markdown {
         c.push_str(" --format markdown");
+    }
+    if let Some(p) = &args.base {
+        c.push_str(&format!(" --base {}", p.display()));
     }
     c
 }

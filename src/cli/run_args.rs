@@ -20,30 +20,8 @@ pub struct RunArgs {
     /// none for a baseline) or the path of a scenario file.
     #[arg(long, default_value = "503-burst", value_name = "NAME|PATH")]
     pub fault: String,
-    /// Inject into this service instead of the scenario's target (a service
-    /// name, `entry`, `leaves` or `all`).
-    #[arg(long, value_name = "SERVICE")]
-    pub target: Option<String>,
-    /// Open loop: user requests per second (`50`, `50/s`, `3000/m`) [default: 20/s].
-    #[arg(
-        long,
-        value_name = "R",
-        conflicts_with = "clients",
-        allow_hyphen_values = true
-    )]
-    pub rate: Option<String>,
-    /// Closed loop: this many callers, each sending its next request when the
-    /// previous one finished.
-    #[arg(long, value_name = "N", allow_negative_numbers = true,
-          value_parser = whole(1u32, u32::MAX))]
-    pub clients: Option<u32>,
-    /// Send at most this many user requests in total.
-    #[arg(long, value_name = "M", allow_negative_numbers = true,
-          value_parser = whole(1u64, u64::MAX))]
-    pub requests: Option<u64>,
-    /// No attempt starts after this time (`10s`) [default: 5s, or 60s with --requests].
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    pub duration: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
     /// Seed of every random draw: the same seed replays the same run.
     #[arg(long, value_name = "S", allow_negative_numbers = true,
           value_parser = whole(0u64, u64::MAX))]
@@ -76,6 +54,114 @@ pub enum RunFormat {
     Json,
 }
 
+/// Where the fault strikes and the load that meets it: the flags `chaos`,
+/// `simulate` and `report` share, and their one reading.
+#[derive(Args, Clone, Default)]
+pub struct LoadArgs {
+    /// Inject into this service instead of the scenario's target (a service
+    /// name, `entry`, `leaves` or `all`).
+    #[arg(long, value_name = "SERVICE")]
+    pub target: Option<String>,
+    /// Open loop: user requests per second (`50`, `50/s`, `3000/m`) [default: 20/s].
+    #[arg(
+        long,
+        value_name = "R",
+        conflicts_with = "clients",
+        allow_hyphen_values = true
+    )]
+    pub rate: Option<String>,
+    /// Closed loop: this many callers, each sending its next request when the
+    /// previous one finished.
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole(1u32, u32::MAX))]
+    pub clients: Option<u32>,
+    /// Send at most this many user requests in total.
+    #[arg(long, value_name = "M", allow_negative_numbers = true,
+          value_parser = whole(1u64, u64::MAX))]
+    pub requests: Option<u64>,
+    /// No attempt starts after this time (`10s`) [default: 5s, or 60s with --requests].
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    pub duration: Option<String>,
+}
+
+impl LoadArgs {
+    /// `scenario` struck where `--target` says, when it says.
+    pub fn retarget(&self, scenario: &mut faults::Scenario) -> Result<(), Failure> {
+        if let Some(target) = &self.target {
+            scenario.target = target
+                .parse()
+                .map_err(|e| Failure::Usage(format!("--target {target}: {e}")))?;
+            scenario.target_at = None;
+        }
+        Ok(())
+    }
+
+    /// The load the flags describe, with `seed`; a surge in `scenario`
+    /// needs a rate to raise, so closed loop is refused before anything runs.
+    pub fn settings(
+        &self,
+        seed: Option<u64>,
+        scenario: &faults::Scenario,
+    ) -> Result<LoadSettings, Failure> {
+        let rate = self
+            .rate
+            .as_deref()
+            .map(LoadSettings::parse_rate)
+            .transpose()
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        let duration = self
+            .duration
+            .as_deref()
+            .map(|d| {
+                retrylint::source::duration::parse(d).map_err(|e| {
+                    Failure::Usage(if d.trim().starts_with('-') {
+                        format!(
+                            "--duration `{d}` is negative; write a time above 0, e.g. `--duration 5s`"
+                        )
+                    } else {
+                        format!("--duration: {e}")
+                    })
+                })
+            })
+            .transpose()?;
+        let load = LoadSettings::new(rate, self.clients, self.requests, duration, seed)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        if load.clients().is_some()
+            && scenario
+                .phases
+                .iter()
+                .any(|p| matches!(p.inject, retrylint::faults::Inject::Surge(_)))
+        {
+            return Err(Failure::Usage(
+                retrylint::run::arrivals::SurgeNeedsRate.to_string(),
+            ));
+        }
+        Ok(load)
+    }
+
+    /// The flags as given, for a command line that reproduces the run
+    /// (` --target db --rate 50`; empty when none was given).
+    pub fn flags(&self) -> String {
+        let mut c = String::new();
+        if let Some(t) = &self.target {
+            c.push_str(&format!(" --target {t}"));
+        }
+        if let Some(r) = &self.rate {
+            c.push_str(&format!(" --rate {r}"));
+        }
+        if let Some(n) = self.clients {
+            c.push_str(&format!(" --clients {n}"));
+        }
+        if let Some(m) = self.requests {
+            c.push_str(&format!(" --requests {m}"));
+        }
+        if let Some(d) = &self.duration {
+            c.push_str(&format!(" --duration {d}"));
+        }
+        c
+    }
+}
+
 /// What a `chaos` or `simulate` run needs before it starts.
 pub struct Prepared {
     pub presets: Presets,
@@ -88,48 +174,10 @@ pub struct Prepared {
 pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
     let presets = presets(&args.policies)?;
     let mut scenario = faults::load(&args.fault).map_err(load_error)?;
-    if let Some(target) = &args.target {
-        scenario.target = target
-            .parse()
-            .map_err(|e| Failure::Usage(format!("--target {target}: {e}")))?;
-        scenario.target_at = None;
-    }
-    let rate = args
-        .rate
-        .as_deref()
-        .map(LoadSettings::parse_rate)
-        .transpose()
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let duration = args
-        .duration
-        .as_deref()
-        .map(|d| {
-            retrylint::source::duration::parse(d).map_err(|e| {
-                Failure::Usage(if d.trim().starts_with('-') {
-                    format!(
-                        "--duration `{d}` is negative; write a time above 0, e.g. `--duration 5s`"
-                    )
-                } else {
-                    format!("--duration: {e}")
-                })
-            })
-        })
-        .transpose()?;
-    let mut load = LoadSettings::new(rate, args.clients, args.requests, duration, args.seed)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    args.load.retarget(&mut scenario)?;
+    let mut load = args.load.settings(args.seed, &scenario)?;
     if let Some(Arrivals::Poisson) = args.arrivals {
         load.process = retrylint::run::arrivals::Process::Poisson;
-    }
-    // A surge needs a rate to raise: refused before anything runs.
-    if load.clients().is_some()
-        && scenario
-            .phases
-            .iter()
-            .any(|p| matches!(p.inject, retrylint::faults::Inject::Surge(_)))
-    {
-        return Err(Failure::Usage(
-            retrylint::run::arrivals::SurgeNeedsRate.to_string(),
-        ));
     }
     let gates = args
         .expect

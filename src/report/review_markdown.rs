@@ -1,8 +1,10 @@
 //! `retrylint report --format markdown`: the review page cut to a PR comment —
 //! the verdict, the before/after table (a column per topology when the page
-//! has two), the storm in numbers, the top findings and the mermaid graph,
-//! under GitHub's 65,536-character limit for a comment. Past
-//! [`MAX_CHARS`], whole sections are left out from the end, with a note.
+//! has two), the storm in numbers, the top findings, the fixes of findings on
+//! changed lines as ```` ```suggestion ```` blocks (with `report --base`) and
+//! the mermaid graph, under GitHub's 65,536-character limit for a comment.
+//! Past [`MAX_CHARS`], suggestions are left out first, the last first, and
+//! then whole sections from the end, each time with a note.
 
 use std::fmt::Write as _;
 
@@ -13,6 +15,7 @@ use crate::lint::{AmplificationRow, Severity};
 /// A figure's heading and how a row shows it.
 type Column = (&'static str, fn(&AmplificationRow) -> String);
 use crate::review::Review;
+use crate::review::suggestions::{Suggestion, Suggestions};
 
 /// A comment stays under this many characters (GitHub's limit is 65,536; the
 /// margin holds the truncation note).
@@ -40,6 +43,7 @@ pub fn render(r: &Review) -> String {
     sections.push(before_after(r));
     sections.push(storm(r));
     sections.push(findings(r));
+    let at = sections.len();
     for side in &r.sides {
         let mut g = String::new();
         graph(&mut g, &side.check);
@@ -60,7 +64,78 @@ pub fn render(r: &Review) -> String {
         r.seed,
         r.command.replace('`', "'")
     ));
+    if let Some(s) = &r.suggestions {
+        let others: usize = sections.iter().map(String::len).sum();
+        sections.insert(at, suggestions(s, MAX_CHARS.saturating_sub(others)));
+    }
     assemble(sections)
+}
+
+/// The suggestions section in at most `room` bytes: as many suggestions as
+/// fit, in line order, and a note on those left out.
+fn suggestions(s: &Suggestions, room: usize) -> String {
+    const NOTE: usize = 300;
+    let mut out = String::from("### Suggested changes\n\n");
+    if s.items.is_empty() {
+        let _ = writeln!(
+            out,
+            "No finding on the {} lines changed since {} has a fix to suggest.\n",
+            s.changed_lines,
+            code(&s.base)
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "Fixes of findings on lines changed since {}: paste a block into a review comment on the lines named (GitHub applies it as a suggested change). `retrylint check --fix --diff` shows every fix.\n",
+        code(&s.base)
+    );
+    let blocks: Vec<String> = s.items.iter().map(suggestion).collect();
+    let mut keep = blocks.len();
+    let mut size = out.len() + blocks.iter().map(String::len).sum::<usize>();
+    while keep > 0 && size + NOTE > room {
+        keep -= 1;
+        size -= blocks[keep].len();
+    }
+    for b in &blocks[..keep] {
+        out.push_str(b);
+    }
+    if keep < blocks.len() {
+        let _ = writeln!(
+            out,
+            "> {} more suggested changes left out to fit a PR comment (the last of {}).\n",
+            blocks.len() - keep,
+            blocks.len()
+        );
+    }
+    out
+}
+
+/// `` `file:14` `` (or `` `file:14-16` ``), what it fixes, and the block.
+fn suggestion(s: &Suggestion) -> String {
+    let place = if s.end_line == s.line {
+        format!("{}:{}", s.file, s.line)
+    } else {
+        format!("{}:{}-{}", s.file, s.line, s.end_line)
+    };
+    let what: Vec<String> = s
+        .findings
+        .iter()
+        .map(|f| format!("{} {} (line {}): {}", f.code, f.rule, f.line, f.description))
+        .collect();
+    // A fence longer than any run of backticks in the text.
+    let longest = s.text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = if s.text.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n", s.text)
+    };
+    format!(
+        "{} — {}\n\n{fence}suggestion\n{body}{fence}\n\n",
+        code(&place),
+        cell(&what.join("; "))
+    )
 }
 
 /// The sections in order while they fit, then a note saying what was cut.
@@ -216,6 +291,43 @@ fn findings(r: &Review) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::review::suggestions::Fixed;
+
+    #[test]
+    fn suggestions_past_the_room_are_left_out_last_first_with_a_note() {
+        let item = |line| Suggestion {
+            file: "t.yaml".into(),
+            line,
+            end_line: line,
+            text: "x".repeat(100),
+            findings: vec![Fixed {
+                code: "RL004",
+                rule: "missing-jitter",
+                line,
+                description: "add jitter: full".into(),
+            }],
+        };
+        let s = Suggestions {
+            base: "b.yaml".into(),
+            changed_lines: 5,
+            items: (1..=5).map(item).collect(),
+        };
+        let all = suggestions(&s, usize::MAX);
+        assert_eq!(all.matches("```suggestion\n").count(), 5);
+        assert!(!all.contains("left out"));
+        // One byte short of room for all five and the note: the last goes.
+        let four = suggestions(&s, all.len() + 300 - 1);
+        assert_eq!(four.matches("```suggestion\n").count(), 4);
+        assert!(four.contains("`t.yaml:4`") && !four.contains("`t.yaml:5`"));
+        assert!(
+            four.contains(
+                "> 1 more suggested changes left out to fit a PR comment (the last of 5)."
+            )
+        );
+        let none = suggestions(&s, 0);
+        assert_eq!(none.matches("```suggestion").count(), 0);
+        assert!(none.contains("> 5 more suggested changes left out"));
+    }
 
     #[test]
     fn sections_past_the_limit_are_left_out_whole() {

@@ -10,11 +10,16 @@
 //! A page shows one topology, or two side by side ([`Other`]): the second is
 //! the what-if, the same topology with every fix of `check --fix` applied in
 //! memory (`crate::fix::what_if`), or the file `report --compare` names.
+//!
+//! Given the file as it was before a change, `suggestions` turns the fixes
+//! of the findings on changed lines into GitHub suggestions (the markdown
+//! cut shows them).
 
 pub mod findings;
 pub mod layout;
 pub mod measured;
 pub mod series;
+pub mod suggestions;
 
 use crate::analysis::Analysis;
 use crate::faults::{self, Scenario};
@@ -27,6 +32,7 @@ pub use findings::ServiceFindings;
 pub use layout::GraphView;
 pub use measured::Measured;
 pub use series::Storm;
+pub use suggestions::Suggestions;
 
 /// Trials the page simulates unless told: enough for stable medians of the
 /// small examples, and cut down to fit [`BUDGET`] on large topologies.
@@ -127,6 +133,10 @@ pub struct Review {
     pub rows_omitted: usize,
     pub storm: Option<Storm>,
     pub measured: Option<Measured>,
+    /// The fixes of findings on changed lines as GitHub suggestions, when
+    /// the file's version before the change was given
+    /// ([`suggestions::suggest`]).
+    pub suggestions: Option<Suggestions>,
     pub command: String,
 }
 
@@ -189,6 +199,7 @@ pub fn gather(
         rows_omitted,
         storm,
         measured,
+        suggestions: None,
         command: settings.command.clone(),
     })
 }
