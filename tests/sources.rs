@@ -153,7 +153,7 @@ fn a_match_sends_each_call_to_its_route() {
         .topology;
     let side = layer(call(&t, "checkout", "cart"), "istio-sidecar");
     assert_eq!(side.preset.as_deref(), Some("istio-default"));
-    assert_eq!(side.policy.retry_on.0, conditions("connect, reset"));
+    assert_eq!(side.policy.retry_on.0, conditions("connect"));
 }
 
 #[test]
@@ -168,40 +168,36 @@ fn the_upstream_http_retry_example_with_a_fully_qualified_host() {
     assert_eq!(side.timeout.unwrap().value, Duration::from_secs(2));
     assert_eq!(
         side.policy.retry_on.0,
-        conditions("502, 503, 504, timeout, connect, reset")
+        conditions("502, 503, 504, timeout, connect")
     );
     let (file, pos) = m.topology.locate(side.pos);
     assert_eq!((file, pos.line, pos.column), (vs.as_str(), 13, 5));
+}
+
+/// The RL003 findings of `check --format json` with `args`.
+fn rl003(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = retrylint(&all);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "RL003")
+        .cloned()
+        .collect()
 }
 
 #[test]
 fn istio_default_retries_503_on_a_post_before_1_24_only() {
     let vs = format!("{DATA}/istio/virtual-service-all-v1.yaml");
     let topo = format!("{DATA}/import/bookinfo.yaml");
-    let rl003 = |version: &str| {
-        let (code, out, _) = retrylint(&[
-            "check",
-            &topo,
-            "--from",
-            &vs,
-            "--istio-version",
-            version,
-            "--format",
-            "json",
-        ]);
-        assert_eq!(code, 1);
-        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let f: Vec<_> = r["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["code"] == "RL003")
-            .cloned()
-            .collect();
-        assert_eq!(f.len(), 1, "{f:?}");
-        f[0].clone()
-    };
-    let old = rl003("1.23");
+    // reviews POSTs to ratings, whose route sets no retries: Istio's default.
+    let old = rl003(&[&topo, "--from", &vs, "--istio-version", "1.23"]);
+    assert_eq!(old.len(), 1, "{old:?}");
+    let old = &old[0];
     // At the destination of the route that sets no retries: `host: ratings`.
     assert_eq!(old["file"], vs.as_str());
     assert_eq!(
@@ -212,22 +208,47 @@ fn istio_default_retries_503_on_a_post_before_1_24_only() {
         old["message"]
             .as_str()
             .unwrap()
-            .ends_with("retries it on reset, 503 — the server may already have done the work"),
+            .ends_with("retries it on 503 — the server may already have done the work"),
         "{old}"
     );
-    let new = rl003("1.24");
-    assert_eq!(
-        (new["line"].as_u64(), new["column"].as_u64()),
-        (Some(37), Some(9))
+    // From 1.24 the default retries connect-failure and refused-stream only:
+    // requests the server never processed. The newest is the default.
+    for version in [
+        &["--istio-version", "1.24"][..],
+        &["--istio-version", "1.28"],
+        &[],
+    ] {
+        let mut args = vec![topo.as_str(), "--from", vs.as_str()];
+        args.extend_from_slice(version);
+        assert_eq!(rl003(&args), Vec::<serde_json::Value>::new(), "{version:?}");
+    }
+    // Unless the VirtualService adds an unsafe condition: then RL003 is back,
+    // at the `retries:` that adds it.
+    let text = std::fs::read_to_string(&vs).unwrap().replace(
+        "  http:\n  - route:\n    - destination:\n        host: ratings\n        subset: v1\n",
+        "  http:\n  - route:\n    - destination:\n        host: ratings\n        subset: v1\n    retries:\n      attempts: 2\n      retryOn: 5xx\n",
     );
-    let msg = new["message"].as_str().unwrap();
-    assert!(
-        msg.contains("retries it on reset —") && !msg.contains("503"),
-        "{msg}"
-    );
-    // The newest is the default.
-    let (_, out, _) = retrylint(&["check", &topo, "--from", &vs, "--format", "json"]);
-    assert!(!out.contains("reset, 503"));
+    let added = temp_file("ratings-5xx.yaml", &text);
+    let added = added.to_str().unwrap();
+    let retries = line_of(added, "retryOn: 5xx", 0) - 2;
+    assert_eq!(line_of(added, "    retries:", 0), retries);
+    for version in ["1.23", "1.24"] {
+        let found = rl003(&[&topo, "--from", added, "--istio-version", version]);
+        assert_eq!(found.len(), 1, "{version}: {found:?}");
+        let f = &found[0];
+        assert_eq!(f["file"], added, "{version}");
+        assert_eq!(
+            (f["line"].as_u64(), f["column"].as_u64()),
+            (Some(u64::from(retries)), Some(5)),
+            "{version}"
+        );
+        assert!(
+            f["message"].as_str().unwrap().ends_with(
+                "retries it on 5xx, timeout, reset — the server may already have done the work"
+            ),
+            "{f}"
+        );
+    }
 }
 
 #[test]
@@ -753,7 +774,9 @@ fn envoy_route_retry_policy_and_cluster_budget() {
     let e = layer(get, "envoy");
     assert_eq!(e.policy.max_attempts, 4, "num_retries: 3 counts retries");
     assert_eq!(e.timeout.unwrap().value, Duration::from_millis(500));
-    assert_eq!(e.policy.retry_on.0, conditions("connect, reset, 503"));
+    // connect-failure,refused-stream,retriable-status-codes: refused-stream
+    // is a request never processed, like a refused connection.
+    assert_eq!(e.policy.retry_on.0, conditions("connect, 503"));
     assert_eq!(e.policy.backoff.base, Duration::from_millis(100));
     assert_eq!(e.policy.backoff.cap, Some(Duration::from_secs(1)));
     assert!(
@@ -804,7 +827,7 @@ fn gateway_api_retry_counts_retries_and_timeouts_nest() {
     assert_eq!(g.policy.max_attempts, 3, "attempts: 2 counts retries");
     assert_eq!(
         g.policy.retry_on.0,
-        conditions("connect, reset, 500, 502, 503, 504")
+        conditions("connect, 500, 502, 503, 504")
     );
     assert_eq!(g.policy.backoff.base, Duration::from_millis(100));
     assert_eq!(g.timeout, None);
@@ -955,4 +978,272 @@ fn simulate_reads_the_sources_too() {
     );
     let mesh = format!("{DATA}/import/shop-mesh.yaml");
     assert_eq!(services(&[bare.to_str().unwrap(), "--from", &mesh]), hand);
+}
+
+/// `(line, column)` of the first `needle` in `file` after line `after`.
+fn position_of(file: &str, needle: &str, after: u32) -> (u64, u64) {
+    let line = line_of(file, needle, after);
+    let text = std::fs::read_to_string(file).unwrap();
+    let column = text
+        .lines()
+        .nth(line as usize - 1)
+        .unwrap()
+        .find(needle)
+        .unwrap()
+        + 1;
+    (u64::from(line), column as u64)
+}
+
+#[test]
+fn an_envoy_admin_config_dump_is_read() {
+    let dump = format!("{DATA}/envoy/config-dump.json");
+    let topo = format!("{DATA}/import/bookinfo.yaml");
+    let m = merged(Some(&topo), &[&dump], 28);
+    let t = &m.topology;
+    // details: num_retries 3 under a 2 s route timeout, 500 ms per try, and
+    // its cluster's 25 % retry budget.
+    let c = call(t, "productpage", "details");
+    let names: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "envoy-route", "envoy"]);
+    assert_eq!(
+        layer(c, "envoy-route").timeout.unwrap().value,
+        Duration::from_secs(2)
+    );
+    let e = layer(c, "envoy");
+    assert_eq!(e.policy.max_attempts, 4, "num_retries: 3 counts retries");
+    assert_eq!(e.timeout.unwrap().value, Duration::from_millis(500));
+    assert_eq!(
+        e.policy.retry_on.0,
+        conditions("5xx, timeout, reset, connect")
+    );
+    assert_eq!(e.policy.backoff.base, Duration::from_millis(25));
+    assert_eq!(e.policy.backoff.cap, Some(Duration::from_millis(250)));
+    assert!(!e.policy.honor_retry_after);
+    assert_eq!(
+        e.policy.budget,
+        Some(retrylint::policy::BudgetSpec::Ratio {
+            ratio: 0.25,
+            min_per_second: 0.0,
+            window: Duration::from_secs(10)
+        })
+    );
+    let (file, pos) = t.locate(e.spans.max_attempts.unwrap());
+    assert_eq!(
+        (file, u64::from(pos.line), u64::from(pos.column)),
+        (
+            dump.as_str(),
+            position_of(&dump, "\"num_retries\": 3", 0).0,
+            position_of(&dump, "\"num_retries\": 3", 0).1
+        )
+    );
+    let (_, pos) = t.locate(e.spans.budget.unwrap());
+    assert_eq!(pos.line, line_of(&dump, "\"retry_budget\"", 0));
+    // ratings: Istio's pre-1.24 default as istiod writes it; `timeout: 0s`
+    // disables the route timeout, and Istio lifts max_retries.
+    let r = call(t, "reviews", "ratings");
+    let names: Vec<&str> = r.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "envoy"]);
+    let e = layer(r, "envoy");
+    assert_eq!(e.policy.max_attempts, 3);
+    assert_eq!(e.timeout, None);
+    assert_eq!(e.policy.retry_on.0, conditions("connect, 503"));
+    assert_eq!(
+        e.policy.budget,
+        Some(retrylint::policy::BudgetSpec::Concurrency { max: u32::MAX })
+    );
+    // The POST to ratings is RL003 at that route's `retry_policy`, on 503.
+    let found = rl003(&[&topo, "--from", &dump]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let after = line_of(
+        &dump,
+        "\"name\": \"ratings.default.svc.cluster.local:9080\"",
+        0,
+    );
+    assert_eq!(found[0]["file"], dump.as_str());
+    assert_eq!(
+        (
+            found[0]["line"].as_u64().unwrap(),
+            found[0]["column"].as_u64().unwrap()
+        ),
+        position_of(&dump, "\"retry_policy\"", after)
+    );
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("retries it on 503 — the server may already have done the work"),
+        "{}",
+        found[0]
+    );
+    let (code, _, err) = retrylint(&["check", &topo, "--from", &dump, "--verbose"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("read: 1 × Envoy configuration"), "{err}");
+}
+
+#[test]
+fn import_writes_breakers_hedging_and_queueing() {
+    let text = "version: 1
+entry: web
+deadline: 3s
+services:
+  web:
+    latency: { p50: 5ms, p99: 40ms }
+    calls:
+      - to: orders
+        timeout: 1s
+        retry: { max_attempts: 2, backoff: { kind: exponential, base: 20ms, cap: 200ms, jitter: full } }
+        circuit_breaker: { failure_rate: 0.4, window: { calls: 20 }, min_calls: 10, open_for: 5s, open_jitter: 0.2, half_open_calls: 2 }
+        via:
+          - name: outlier
+            circuit_breaker: { failure_rate: 0.5, window: 10s, min_calls: 5, open_for: 30s, counts: attempts, position: inside }
+      - to: search
+        timeout: 500ms
+        hedging: { max_attempts: 3, delay: 30ms, non_fatal: [503, 502] }
+  orders:
+    latency: 10ms
+    deadline_propagation: true
+    capacity: { workers: 8, queue: 32, discipline: lifo, reject_status: 429, retry_after: 1s, drop_expired: true }
+  search:
+    latency: { p50: 20ms, p99: 90ms }
+    capacity: 16
+";
+    let topo = temp_file("contained.yaml", text);
+    let envoy = format!("{DATA}/envoy/front-proxy.yaml");
+    let args = [topo.to_str().unwrap(), "--from", envoy.as_str()];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-contained.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&args);
+    let (code, _, err) = retrylint(&import);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&out).unwrap();
+    for want in [
+        "    capacity: { workers: 8, queue: 32, discipline: lifo, reject_status: 429, retry_after: 1s, drop_expired: true }\n",
+        "    capacity: 16\n",
+        "        circuit_breaker: { failure_rate: 0.4, window: { calls: 20 }, min_calls: 10, open_for: 5s, open_jitter: 0.2, half_open_calls: 2, counts: outcomes, position: outside }\n",
+        "            circuit_breaker: { failure_rate: 0.5, window: 10s, min_calls: 5, open_for: 30s, open_jitter: 0, half_open_calls: 10, counts: attempts, position: inside }\n",
+        "        hedging: { max_attempts: 3, delay: 30ms, non_fatal: [503, 502] }\n",
+        "          - name: envoy  # tests/data/envoy/front-proxy.yaml:",
+    ] {
+        assert!(written.contains(want), "want {want}\n{written}");
+    }
+    let imported = out.to_str().unwrap();
+    assert_eq!(figures(&[imported]), figures(&args));
+    assert_eq!(messages(&[imported]), messages(&args));
+    // The breaker figures are there to compare.
+    let (_, json, _) = retrylint(&["check", imported, "--format", "json"]);
+    assert!(json.contains("with_breakers"), "{json}");
+}
+
+/// `simulate --format json`'s services under a seeded outage of payments.
+fn simulated(args: &[&str]) -> serde_json::Value {
+    let mut all = vec![
+        "simulate",
+        "--trials",
+        "1",
+        "--requests",
+        "20",
+        "--fault",
+        "total-outage",
+        "--target",
+        "payments",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let (code, out, err) = retrylint(&all);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    r["services"].clone()
+}
+
+fn received(services: &serde_json::Value) -> Vec<(String, f64)> {
+    let mut r: Vec<(String, f64)> = services
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["service"].as_str().unwrap().to_owned(),
+                s["received"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    r.sort_by(|a, b| a.0.cmp(&b.0));
+    r
+}
+
+#[test]
+fn simulate_and_chaos_need_no_topology_when_traces_give_the_graph() {
+    let otlp = format!("{DATA}/traces/otlp.json");
+    let mesh = format!("{DATA}/import/shop-mesh.yaml");
+    let from = ["--from", otlp.as_str(), "--from", mesh.as_str()];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-for-runs.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&from);
+    let (code, _, err) = retrylint(&import);
+    assert_eq!(code, 0, "{err}");
+    let sources_only = simulated(&from);
+    assert_eq!(sources_only, simulated(&[out.to_str().unwrap()]));
+    // 20 requests; cart is called by frontend and checkout; the POST to
+    // payments is sent 3 times (`attempts: 2`, retryOn 5xx); the failed
+    // checkout is not retried by Istio's default (connect only).
+    let owned = |v: &[(&str, f64)]| -> Vec<(String, f64)> {
+        v.iter().map(|(s, n)| ((*s).to_owned(), *n)).collect()
+    };
+    assert_eq!(
+        received(&sources_only),
+        owned(&[
+            ("cart", 40.0),
+            ("checkout", 20.0),
+            ("frontend", 20.0),
+            ("payments", 60.0)
+        ])
+    );
+    // Chaos on real servers, bounded by its request count.
+    let mut args = vec![
+        "chaos",
+        "--fault",
+        "total-outage",
+        "--target",
+        "payments",
+        "--requests",
+        "3",
+        "--rate",
+        "50",
+        "--seed",
+        "1",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(&from);
+    let (code, out, err) = retrylint(&args);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        received(&r["services"]),
+        owned(&[
+            ("cart", 6.0),
+            ("checkout", 3.0),
+            ("frontend", 3.0),
+            ("payments", 9.0)
+        ])
+    );
+    // Without a call graph, both say what is missing.
+    let vs = format!("{DATA}/istio/virtual-service-all-v1.yaml");
+    for cmd in ["simulate", "chaos"] {
+        let (code, _, err) = retrylint(&[cmd, "--from", &vs]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(
+            err.contains("the sources give no call graph and no topology was given"),
+            "{cmd}: {err}"
+        );
+        let (code, _, err) = retrylint(&[cmd]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(
+            err.contains("give a topology file, or --from"),
+            "{cmd}: {err}"
+        );
+    }
 }

@@ -225,7 +225,7 @@ fn read_route(
     }
     let policy = entry(action, "retry_policy").or(vh_policy);
     if let Some((pk, p)) = policy {
-        let mut layer = retry_policy(cx, pk.pos, p, timeout)?;
+        let mut layer = retry_policy(cx, pk.pos, p, timeout, facts)?;
         if let (PolicyFact::Inline { policy, spans }, Some(c)) = (&mut layer.policy, cluster) {
             policy.budget = Some(
                 c.budget
@@ -255,6 +255,7 @@ fn retry_policy(
     at: Pos,
     p: &Node,
     route_timeout: Option<(Duration, Pos)>,
+    facts: &mut Facts,
 ) -> Result<LayerFact, LoadError> {
     let mut spans = Spans {
         policy: Some(at),
@@ -268,6 +269,7 @@ fn retry_policy(
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
             let text = cx.f.str(v, "`retry_on`")?;
+            super::istio::note_grpc_only(cx, v.pos, text, facts);
             super::istio::retry_on(text).map_err(|bad| {
                 cx.f.error(v.pos, format!("unknown retry_on condition `{bad}`"))
                     .with_help(format!(
