@@ -576,6 +576,11 @@ fn directories_are_walked_and_other_kinds_listed_with_verbose() {
     )
     .unwrap();
     std::fs::write(dir.join("mesh/.git/config.yaml"), "not: read\n").unwrap();
+    std::fs::write(
+        dir.join("mesh/settings.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: { name: settings }\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("README.md"), "# not read\n").unwrap();
     let (code, _, err) = retrylint(&[
         "check",
@@ -589,9 +594,10 @@ fn directories_are_walked_and_other_kinds_listed_with_verbose() {
     assert!(err.contains("read: 1 × Kubernetes Namespace"), "{err}");
     assert!(err.contains("read: 3 × Istio VirtualService"), "{err}");
     assert!(err.contains("read: 1 × Zipkin v2 JSON trace"), "{err}");
+    assert!(err.contains("read: 1 × Kubernetes workload"), "{err}");
     let skipped = format!(
-        "{}:17:1: skipped apps/v1 Deployment frontend",
-        dir.join("mesh/shop.yaml").display()
+        "{}:1:1: skipped v1 ConfigMap settings",
+        dir.join("mesh/settings.yaml").display()
     );
     assert!(err.contains(&skipped), "{err}");
     assert!(!err.contains("not: read"));
@@ -1051,6 +1057,19 @@ fn an_envoy_admin_config_dump_is_read() {
         e.policy.budget,
         Some(retrylint::policy::BudgetSpec::Concurrency { max: u32::MAX })
     );
+    // The gRPC-only conditions are dropped with a note at the retry_on value.
+    let retry_on = position_of(&dump, "\"connect-failure,refused-stream", 0);
+    for grpc in ["unavailable", "cancelled"] {
+        let want = format!(
+            "{dump}:{}:{}: note: `{grpc}` matches a gRPC status in the response headers only",
+            retry_on.0, retry_on.1
+        );
+        assert!(
+            m.notes.iter().any(|n| n.starts_with(&want)),
+            "{want}\n{:?}",
+            m.notes
+        );
+    }
     // The POST to ratings is RL003 at that route's `retry_policy`, on 503.
     let found = rl003(&[&topo, "--from", &dump]);
     assert_eq!(found.len(), 1, "{found:?}");
@@ -1245,5 +1264,252 @@ fn simulate_and_chaos_need_no_topology_when_traces_give_the_graph() {
             err.contains("give a topology file, or --from"),
             "{cmd}: {err}"
         );
+    }
+}
+
+/// The preset of the `istio-sidecar` layer on `from → to`, if any.
+fn sidecar_preset(t: &Topology, from: &str, to: &str) -> Option<String> {
+    call(t, from, to)
+        .layers
+        .iter()
+        .find(|l| l.name == "istio-sidecar")
+        .map(|l| l.preset.clone().unwrap_or_default())
+}
+
+#[test]
+fn pod_injection_labels_decide_which_services_are_meshed() {
+    let k8s = temp_file(
+        "injection.yaml",
+        r#"apiVersion: v1
+kind: Namespace
+metadata: { name: plain }
+---
+apiVersion: v1
+kind: Namespace
+metadata: { name: meshed, labels: { istio-injection: enabled } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: ratings, namespace: plain }
+spec: { selector: { app: ratings } }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: ratings-v1, namespace: plain }
+spec:
+  template:
+    metadata:
+      labels: { app: ratings, version: v1, sidecar.istio.io/inject: "true" }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: details, namespace: meshed }
+spec: { selector: { app: details } }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: details-v1, namespace: meshed }
+spec:
+  template:
+    metadata:
+      labels: { app: details, sidecar.istio.io/inject: "false" }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: reviews, namespace: meshed }
+spec: { selector: { app: reviews } }
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: reviews, namespace: meshed }
+spec:
+  template:
+    metadata:
+      labels: { app: reviews }
+      annotations: { sidecar.istio.io/inject: "false" }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: productpage, namespace: meshed }
+spec: { selector: { app: productpage } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: mysql, namespace: plain }
+spec: { selector: { app: mysql } }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: mysql, namespace: plain }
+spec:
+  template:
+    metadata:
+      labels: { app: mysql }
+      annotations: { sidecar.istio.io/inject: "true" }
+"#,
+    );
+    let topo = temp_file(
+        "injection-topology.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [productpage, details, reviews, ratings, mysql] }\n  productpage: {}\n  details: {}\n  reviews: {}\n  ratings: {}\n  mysql: {}\n",
+    );
+    let k8s = k8s.to_str().unwrap();
+    let m = merged(Some(topo.to_str().unwrap()), &[k8s], 28);
+    let t = &m.topology;
+    let got: Vec<(&str, Option<String>)> =
+        ["productpage", "details", "reviews", "ratings", "mysql"]
+            .into_iter()
+            .map(|s| (s, sidecar_preset(t, "web", s)))
+            .collect();
+    let default = Some("istio-default".to_owned());
+    assert_eq!(
+        got,
+        [
+            // Pods not read: the namespace's label decides.
+            ("productpage", default.clone()),
+            // The pod label opts out of an injected namespace.
+            ("details", None),
+            // So does the legacy annotation.
+            ("reviews", None),
+            // The pod label opts in where the namespace says nothing.
+            ("ratings", default),
+            // The annotation alone does not opt in (the webhook selects on labels).
+            ("mysql", None),
+        ]
+    );
+    let side = layer(call(t, "web", "ratings"), "istio-sidecar");
+    let (file, pos) = t.locate(side.pos);
+    assert_eq!(
+        (file, pos.line),
+        (
+            k8s,
+            line_of(k8s, "metadata: { name: ratings, namespace: plain }", 0)
+        )
+    );
+    let (code, _, err) = retrylint(&["check", topo.to_str().unwrap(), "--from", k8s, "--verbose"]);
+    assert!(code <= 1, "{err}");
+    assert!(err.contains("read: 4 × Kubernetes workload"), "{err}");
+}
+
+#[test]
+fn every_weighted_destination_gets_the_route_policy() {
+    let vs = temp_file(
+        "weighted-vs.yaml",
+        r#"apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: { name: reviews, namespace: shop }
+spec:
+  hosts: [reviews]
+  http:
+  - match: [{ method: { exact: GET } }]
+    route:
+    - destination: { host: reviews }
+      weight: 80
+    - destination: { host: reviews-canary }
+      weight: 20
+    retries: { attempts: 2, perTryTimeout: 200ms, retryOn: "5xx" }
+  - route:
+    - destination: { host: reviews }
+      weight: 90
+    - destination: { host: reviews-canary }
+      weight: 10
+"#,
+    );
+    let topo = temp_file(
+        "weighted.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [reviews, reviews-canary, { to: reviews, method: PUT }, { to: reviews-canary, method: PUT }] }\n  reviews: {}\n  reviews-canary: {}\n",
+    );
+    let vs = vs.to_str().unwrap();
+    let m = merged(Some(topo.to_str().unwrap()), &[vs], 28);
+    let t = &m.topology;
+    let web = &t.services[t.id_of("web").unwrap()];
+    let retries = line_of(vs, "retries:", 0);
+    for c in &web.calls[..2] {
+        let side = layer(c, "istio-sidecar");
+        assert_eq!(side.policy.max_attempts, 3);
+        assert_eq!(side.timeout.unwrap().value, Duration::from_millis(200));
+        assert_eq!(
+            side.policy.retry_on.0,
+            conditions("5xx, timeout, reset, connect")
+        );
+        assert_eq!(t.locate(side.pos).1.line, retries);
+    }
+    // The PUTs take the second route: Istio's default, each at its own host.
+    for (c, host) in web.calls[2..]
+        .iter()
+        .zip(["host: reviews }", "host: reviews-canary }"])
+    {
+        let side = layer(c, "istio-sidecar");
+        assert_eq!(side.preset.as_deref(), Some("istio-default"));
+        let (file, pos) = t.locate(side.pos);
+        assert_eq!((file, pos.line), (vs, line_of(vs, host, retries)));
+    }
+}
+
+#[test]
+fn envoy_weighted_clusters_each_get_the_route_policy_and_their_own_limit() {
+    let envoy = temp_file(
+        "weighted-envoy.yaml",
+        r#"static_resources:
+  listeners:
+  - name: ingress
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          route_config:
+            virtual_hosts:
+            - name: orders
+              domains: ["*"]
+              routes:
+              - match: { prefix: "/" }
+                route:
+                  weighted_clusters:
+                    clusters:
+                    - { name: orders_stable, weight: 90 }
+                    - { name: orders_canary, weight: 10 }
+                  timeout: 3s
+                  retry_policy: { retry_on: "5xx", num_retries: 2, per_try_timeout: 1s }
+  clusters:
+  - name: orders_stable
+    circuit_breakers: { thresholds: [ { retry_budget: { budget_percent: { value: 10 } } } ] }
+    load_assignment: { endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: orders, port_value: 8080 } } } } ] } ] }
+  - name: orders_canary
+    load_assignment: { endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: orders-canary, port_value: 8080 } } } } ] } ] }
+"#,
+    );
+    let topo = temp_file(
+        "weighted-orders.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [orders, orders-canary] }\n  orders: {}\n  orders-canary: {}\n",
+    );
+    let envoy = envoy.to_str().unwrap();
+    let m = merged(Some(topo.to_str().unwrap()), &[envoy], 28);
+    let t = &m.topology;
+    let budgets = [
+        retrylint::policy::BudgetSpec::Ratio {
+            ratio: 0.1,
+            min_per_second: 0.0,
+            window: Duration::from_secs(10),
+        },
+        retrylint::policy::BudgetSpec::Concurrency { max: 3 },
+    ];
+    for (to, budget) in ["orders", "orders-canary"].into_iter().zip(budgets) {
+        let c = call(t, "web", to);
+        let names: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["app", "envoy-route", "envoy"], "{to}");
+        assert_eq!(
+            layer(c, "envoy-route").timeout.unwrap().value,
+            Duration::from_secs(3)
+        );
+        let e = layer(c, "envoy");
+        assert_eq!(e.policy.max_attempts, 3, "{to}");
+        assert_eq!(e.timeout.unwrap().value, Duration::from_secs(1));
+        assert_eq!(e.policy.budget, Some(budget), "{to}");
+        let (file, pos) = t.locate(e.spans.max_attempts.unwrap());
+        assert_eq!(
+            (file, pos.line),
+            (envoy, line_of(envoy, "num_retries: 2", 0))
+        );
+        let (_, pos) = t.locate(layer(c, "envoy-route").timeout.unwrap().pos);
+        assert_eq!(pos.line, line_of(envoy, "timeout: 3s", 0));
     }
 }

@@ -15,7 +15,10 @@
 //! - The route `timeout` bounds the request with all its retries: it becomes
 //!   an outer `istio-route` layer with that timeout and no retries.
 //! - A route without `retries` gets Istio's default policy (presets
-//!   `istio-default`, `istio-default-1.23`: 503 retried up to 1.23 only).
+//!   `istio-default`, `istio-default-1.23`: 503 retried up to 1.23 only),
+//!   located at the destination's `host:`.
+//! - A route with several (weighted) destinations sends each request to one
+//!   of them, retries included: every destination gets the route's layers.
 //! - `retryRemoteLocalities`, `retryIgnorePreviousHosts` choose hosts, not
 //!   counts: ignored with a note. Header and query-parameter matches cannot be
 //!   decided from a topology: such a condition is taken to hold.
@@ -150,31 +153,39 @@ fn read_route(
             comment: "Istio route timeout: bounds the request with all its retries".into(),
         });
     }
-    let sidecar = match entry(route, "retries") {
-        None => LayerFact {
-            name: SIDECAR.into(),
-            file: cx.file,
-            pos: hosts[0].at.pos,
-            timeout: route_timeout,
-            policy: PolicyFact::Preset {
-                name: preset.into(),
-                at: hosts[0].at.pos,
+    let retries = entry(route, "retries")
+        .map(|(rk, r)| read_retries(cx, rk.pos, r, route_timeout, options, facts))
+        .transpose()?;
+    // One route fact per destination, so the default policy of each is
+    // located at its own `host:`.
+    for host in hosts {
+        let sidecar = match &retries {
+            Some(l) => l.clone(),
+            None => LayerFact {
+                name: SIDECAR.into(),
+                file: cx.file,
+                pos: host.at.pos,
+                timeout: route_timeout,
+                policy: PolicyFact::Preset {
+                    name: preset.into(),
+                    at: host.at.pos,
+                },
+                comment: format!(
+                    "Istio 1.{}'s default retry policy (the route sets no retries)",
+                    options.istio_minor
+                ),
             },
-            comment: format!(
-                "Istio 1.{}'s default retry policy (the route sets no retries)",
-                options.istio_minor
-            ),
-        },
-        Some((rk, r)) => read_retries(cx, rk.pos, r, route_timeout, options, facts)?,
-    };
-    layers.push(sidecar);
-    facts.routes.push(RouteFact {
-        source: "istio",
-        group,
-        hosts,
-        matcher,
-        layers,
-    });
+        };
+        let mut all = layers.clone();
+        all.push(sidecar);
+        facts.routes.push(RouteFact {
+            source: "istio",
+            group,
+            hosts: vec![host],
+            matcher: matcher.clone(),
+            layers: all,
+        });
+    }
     Ok(())
 }
 
