@@ -82,14 +82,16 @@ fn istio_default_is_envoys_backoff_without_a_budget() {
 
 #[test]
 fn istio_stopped_retrying_503_in_1_24_and_envoy_gateway_did_not() {
-    assert_eq!(conditions(&preset("istio-default")), ["connect", "reset"]);
+    // connect-failure and refused-stream are `connect` (never processed);
+    // unavailable and cancelled match gRPC statuses only: nothing for HTTP.
+    assert_eq!(conditions(&preset("istio-default")), ["connect"]);
     assert_eq!(
         conditions(&preset("istio-default-1.23")),
-        ["connect", "reset", "503"]
+        ["connect", "503"]
     );
     assert_eq!(
         conditions(&preset("envoy-gateway-default")),
-        ["connect", "reset", "503"]
+        ["connect", "503"]
     );
 }
 

@@ -153,7 +153,7 @@ fn a_match_sends_each_call_to_its_route() {
         .topology;
     let side = layer(call(&t, "checkout", "cart"), "istio-sidecar");
     assert_eq!(side.preset.as_deref(), Some("istio-default"));
-    assert_eq!(side.policy.retry_on.0, conditions("connect, reset"));
+    assert_eq!(side.policy.retry_on.0, conditions("connect"));
 }
 
 #[test]
@@ -168,40 +168,36 @@ fn the_upstream_http_retry_example_with_a_fully_qualified_host() {
     assert_eq!(side.timeout.unwrap().value, Duration::from_secs(2));
     assert_eq!(
         side.policy.retry_on.0,
-        conditions("502, 503, 504, timeout, connect, reset")
+        conditions("502, 503, 504, timeout, connect")
     );
     let (file, pos) = m.topology.locate(side.pos);
     assert_eq!((file, pos.line, pos.column), (vs.as_str(), 13, 5));
+}
+
+/// The RL003 findings of `check --format json` with `args`.
+fn rl003(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = retrylint(&all);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "RL003")
+        .cloned()
+        .collect()
 }
 
 #[test]
 fn istio_default_retries_503_on_a_post_before_1_24_only() {
     let vs = format!("{DATA}/istio/virtual-service-all-v1.yaml");
     let topo = format!("{DATA}/import/bookinfo.yaml");
-    let rl003 = |version: &str| {
-        let (code, out, _) = retrylint(&[
-            "check",
-            &topo,
-            "--from",
-            &vs,
-            "--istio-version",
-            version,
-            "--format",
-            "json",
-        ]);
-        assert_eq!(code, 1);
-        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let f: Vec<_> = r["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["code"] == "RL003")
-            .cloned()
-            .collect();
-        assert_eq!(f.len(), 1, "{f:?}");
-        f[0].clone()
-    };
-    let old = rl003("1.23");
+    // reviews POSTs to ratings, whose route sets no retries: Istio's default.
+    let old = rl003(&[&topo, "--from", &vs, "--istio-version", "1.23"]);
+    assert_eq!(old.len(), 1, "{old:?}");
+    let old = &old[0];
     // At the destination of the route that sets no retries: `host: ratings`.
     assert_eq!(old["file"], vs.as_str());
     assert_eq!(
@@ -212,22 +208,47 @@ fn istio_default_retries_503_on_a_post_before_1_24_only() {
         old["message"]
             .as_str()
             .unwrap()
-            .ends_with("retries it on reset, 503 — the server may already have done the work"),
+            .ends_with("retries it on 503 — the server may already have done the work"),
         "{old}"
     );
-    let new = rl003("1.24");
-    assert_eq!(
-        (new["line"].as_u64(), new["column"].as_u64()),
-        (Some(37), Some(9))
+    // From 1.24 the default retries connect-failure and refused-stream only:
+    // requests the server never processed. The newest is the default.
+    for version in [
+        &["--istio-version", "1.24"][..],
+        &["--istio-version", "1.28"],
+        &[],
+    ] {
+        let mut args = vec![topo.as_str(), "--from", vs.as_str()];
+        args.extend_from_slice(version);
+        assert_eq!(rl003(&args), Vec::<serde_json::Value>::new(), "{version:?}");
+    }
+    // Unless the VirtualService adds an unsafe condition: then RL003 is back,
+    // at the `retries:` that adds it.
+    let text = std::fs::read_to_string(&vs).unwrap().replace(
+        "  http:\n  - route:\n    - destination:\n        host: ratings\n        subset: v1\n",
+        "  http:\n  - route:\n    - destination:\n        host: ratings\n        subset: v1\n    retries:\n      attempts: 2\n      retryOn: 5xx\n",
     );
-    let msg = new["message"].as_str().unwrap();
-    assert!(
-        msg.contains("retries it on reset —") && !msg.contains("503"),
-        "{msg}"
-    );
-    // The newest is the default.
-    let (_, out, _) = retrylint(&["check", &topo, "--from", &vs, "--format", "json"]);
-    assert!(!out.contains("reset, 503"));
+    let added = temp_file("ratings-5xx.yaml", &text);
+    let added = added.to_str().unwrap();
+    let retries = line_of(added, "retryOn: 5xx", 0) - 2;
+    assert_eq!(line_of(added, "    retries:", 0), retries);
+    for version in ["1.23", "1.24"] {
+        let found = rl003(&[&topo, "--from", added, "--istio-version", version]);
+        assert_eq!(found.len(), 1, "{version}: {found:?}");
+        let f = &found[0];
+        assert_eq!(f["file"], added, "{version}");
+        assert_eq!(
+            (f["line"].as_u64(), f["column"].as_u64()),
+            (Some(u64::from(retries)), Some(5)),
+            "{version}"
+        );
+        assert!(
+            f["message"].as_str().unwrap().ends_with(
+                "retries it on 5xx, timeout, reset — the server may already have done the work"
+            ),
+            "{f}"
+        );
+    }
 }
 
 #[test]
@@ -555,6 +576,11 @@ fn directories_are_walked_and_other_kinds_listed_with_verbose() {
     )
     .unwrap();
     std::fs::write(dir.join("mesh/.git/config.yaml"), "not: read\n").unwrap();
+    std::fs::write(
+        dir.join("mesh/settings.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: { name: settings }\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("README.md"), "# not read\n").unwrap();
     let (code, _, err) = retrylint(&[
         "check",
@@ -568,9 +594,10 @@ fn directories_are_walked_and_other_kinds_listed_with_verbose() {
     assert!(err.contains("read: 1 × Kubernetes Namespace"), "{err}");
     assert!(err.contains("read: 3 × Istio VirtualService"), "{err}");
     assert!(err.contains("read: 1 × Zipkin v2 JSON trace"), "{err}");
+    assert!(err.contains("read: 1 × Kubernetes workload"), "{err}");
     let skipped = format!(
-        "{}:17:1: skipped apps/v1 Deployment frontend",
-        dir.join("mesh/shop.yaml").display()
+        "{}:1:1: skipped v1 ConfigMap settings",
+        dir.join("mesh/settings.yaml").display()
     );
     assert!(err.contains(&skipped), "{err}");
     assert!(!err.contains("not: read"));
@@ -753,7 +780,9 @@ fn envoy_route_retry_policy_and_cluster_budget() {
     let e = layer(get, "envoy");
     assert_eq!(e.policy.max_attempts, 4, "num_retries: 3 counts retries");
     assert_eq!(e.timeout.unwrap().value, Duration::from_millis(500));
-    assert_eq!(e.policy.retry_on.0, conditions("connect, reset, 503"));
+    // connect-failure,refused-stream,retriable-status-codes: refused-stream
+    // is a request never processed, like a refused connection.
+    assert_eq!(e.policy.retry_on.0, conditions("connect, 503"));
     assert_eq!(e.policy.backoff.base, Duration::from_millis(100));
     assert_eq!(e.policy.backoff.cap, Some(Duration::from_secs(1)));
     assert!(
@@ -804,7 +833,7 @@ fn gateway_api_retry_counts_retries_and_timeouts_nest() {
     assert_eq!(g.policy.max_attempts, 3, "attempts: 2 counts retries");
     assert_eq!(
         g.policy.retry_on.0,
-        conditions("connect, reset, 500, 502, 503, 504")
+        conditions("connect, 500, 502, 503, 504")
     );
     assert_eq!(g.policy.backoff.base, Duration::from_millis(100));
     assert_eq!(g.timeout, None);
@@ -955,4 +984,532 @@ fn simulate_reads_the_sources_too() {
     );
     let mesh = format!("{DATA}/import/shop-mesh.yaml");
     assert_eq!(services(&[bare.to_str().unwrap(), "--from", &mesh]), hand);
+}
+
+/// `(line, column)` of the first `needle` in `file` after line `after`.
+fn position_of(file: &str, needle: &str, after: u32) -> (u64, u64) {
+    let line = line_of(file, needle, after);
+    let text = std::fs::read_to_string(file).unwrap();
+    let column = text
+        .lines()
+        .nth(line as usize - 1)
+        .unwrap()
+        .find(needle)
+        .unwrap()
+        + 1;
+    (u64::from(line), column as u64)
+}
+
+#[test]
+fn an_envoy_admin_config_dump_is_read() {
+    let dump = format!("{DATA}/envoy/config-dump.json");
+    let topo = format!("{DATA}/import/bookinfo.yaml");
+    let m = merged(Some(&topo), &[&dump], 28);
+    let t = &m.topology;
+    // details: num_retries 3 under a 2 s route timeout, 500 ms per try, and
+    // its cluster's 25 % retry budget.
+    let c = call(t, "productpage", "details");
+    let names: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "envoy-route", "envoy"]);
+    assert_eq!(
+        layer(c, "envoy-route").timeout.unwrap().value,
+        Duration::from_secs(2)
+    );
+    let e = layer(c, "envoy");
+    assert_eq!(e.policy.max_attempts, 4, "num_retries: 3 counts retries");
+    assert_eq!(e.timeout.unwrap().value, Duration::from_millis(500));
+    assert_eq!(
+        e.policy.retry_on.0,
+        conditions("5xx, timeout, reset, connect")
+    );
+    assert_eq!(e.policy.backoff.base, Duration::from_millis(25));
+    assert_eq!(e.policy.backoff.cap, Some(Duration::from_millis(250)));
+    assert!(!e.policy.honor_retry_after);
+    assert_eq!(
+        e.policy.budget,
+        Some(retrylint::policy::BudgetSpec::Ratio {
+            ratio: 0.25,
+            min_per_second: 0.0,
+            window: Duration::from_secs(10)
+        })
+    );
+    let (file, pos) = t.locate(e.spans.max_attempts.unwrap());
+    assert_eq!(
+        (file, u64::from(pos.line), u64::from(pos.column)),
+        (
+            dump.as_str(),
+            position_of(&dump, "\"num_retries\": 3", 0).0,
+            position_of(&dump, "\"num_retries\": 3", 0).1
+        )
+    );
+    let (_, pos) = t.locate(e.spans.budget.unwrap());
+    assert_eq!(pos.line, line_of(&dump, "\"retry_budget\"", 0));
+    // ratings: Istio's pre-1.24 default as istiod writes it; `timeout: 0s`
+    // disables the route timeout, and Istio lifts max_retries.
+    let r = call(t, "reviews", "ratings");
+    let names: Vec<&str> = r.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["app", "envoy"]);
+    let e = layer(r, "envoy");
+    assert_eq!(e.policy.max_attempts, 3);
+    assert_eq!(e.timeout, None);
+    assert_eq!(e.policy.retry_on.0, conditions("connect, 503"));
+    assert_eq!(
+        e.policy.budget,
+        Some(retrylint::policy::BudgetSpec::Concurrency { max: u32::MAX })
+    );
+    // The gRPC-only conditions are dropped with a note at the retry_on value.
+    let retry_on = position_of(&dump, "\"connect-failure,refused-stream", 0);
+    for grpc in ["unavailable", "cancelled"] {
+        let want = format!(
+            "{dump}:{}:{}: note: `{grpc}` matches a gRPC status in the response headers only",
+            retry_on.0, retry_on.1
+        );
+        assert!(
+            m.notes.iter().any(|n| n.starts_with(&want)),
+            "{want}\n{:?}",
+            m.notes
+        );
+    }
+    // The POST to ratings is RL003 at that route's `retry_policy`, on 503.
+    let found = rl003(&[&topo, "--from", &dump]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let after = line_of(
+        &dump,
+        "\"name\": \"ratings.default.svc.cluster.local:9080\"",
+        0,
+    );
+    assert_eq!(found[0]["file"], dump.as_str());
+    assert_eq!(
+        (
+            found[0]["line"].as_u64().unwrap(),
+            found[0]["column"].as_u64().unwrap()
+        ),
+        position_of(&dump, "\"retry_policy\"", after)
+    );
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("retries it on 503 — the server may already have done the work"),
+        "{}",
+        found[0]
+    );
+    let (code, _, err) = retrylint(&["check", &topo, "--from", &dump, "--verbose"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("read: 1 × Envoy configuration"), "{err}");
+}
+
+#[test]
+fn import_writes_breakers_hedging_and_queueing() {
+    let text = "version: 1
+entry: web
+deadline: 3s
+services:
+  web:
+    latency: { p50: 5ms, p99: 40ms }
+    calls:
+      - to: orders
+        timeout: 1s
+        retry: { max_attempts: 2, backoff: { kind: exponential, base: 20ms, cap: 200ms, jitter: full } }
+        circuit_breaker: { failure_rate: 0.4, window: { calls: 20 }, min_calls: 10, open_for: 5s, open_jitter: 0.2, half_open_calls: 2 }
+        via:
+          - name: outlier
+            circuit_breaker: { failure_rate: 0.5, window: 10s, min_calls: 5, open_for: 30s, counts: attempts, position: inside }
+      - to: search
+        timeout: 500ms
+        hedging: { max_attempts: 3, delay: 30ms, non_fatal: [503, 502] }
+  orders:
+    latency: 10ms
+    deadline_propagation: true
+    capacity: { workers: 8, queue: 32, discipline: lifo, reject_status: 429, retry_after: 1s, drop_expired: true }
+  search:
+    latency: { p50: 20ms, p99: 90ms }
+    capacity: 16
+";
+    let topo = temp_file("contained.yaml", text);
+    let envoy = format!("{DATA}/envoy/front-proxy.yaml");
+    let args = [topo.to_str().unwrap(), "--from", envoy.as_str()];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-contained.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&args);
+    let (code, _, err) = retrylint(&import);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&out).unwrap();
+    for want in [
+        "    capacity: { workers: 8, queue: 32, discipline: lifo, reject_status: 429, retry_after: 1s, drop_expired: true }\n",
+        "    capacity: 16\n",
+        "        circuit_breaker: { failure_rate: 0.4, window: { calls: 20 }, min_calls: 10, open_for: 5s, open_jitter: 0.2, half_open_calls: 2, counts: outcomes, position: outside }\n",
+        "            circuit_breaker: { failure_rate: 0.5, window: 10s, min_calls: 5, open_for: 30s, open_jitter: 0, half_open_calls: 10, counts: attempts, position: inside }\n",
+        "        hedging: { max_attempts: 3, delay: 30ms, non_fatal: [503, 502] }\n",
+        "          - name: envoy  # tests/data/envoy/front-proxy.yaml:",
+    ] {
+        assert!(written.contains(want), "want {want}\n{written}");
+    }
+    let imported = out.to_str().unwrap();
+    assert_eq!(figures(&[imported]), figures(&args));
+    assert_eq!(messages(&[imported]), messages(&args));
+    // The breaker figures are there to compare.
+    let (_, json, _) = retrylint(&["check", imported, "--format", "json"]);
+    assert!(json.contains("with_breakers"), "{json}");
+}
+
+/// `simulate --format json`'s services under a seeded outage of payments.
+fn simulated(args: &[&str]) -> serde_json::Value {
+    let mut all = vec![
+        "simulate",
+        "--trials",
+        "1",
+        "--requests",
+        "20",
+        "--fault",
+        "total-outage",
+        "--target",
+        "payments",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let (code, out, err) = retrylint(&all);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    r["services"].clone()
+}
+
+fn received(services: &serde_json::Value) -> Vec<(String, f64)> {
+    let mut r: Vec<(String, f64)> = services
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["service"].as_str().unwrap().to_owned(),
+                s["received"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    r.sort_by(|a, b| a.0.cmp(&b.0));
+    r
+}
+
+#[test]
+fn simulate_and_chaos_need_no_topology_when_traces_give_the_graph() {
+    let otlp = format!("{DATA}/traces/otlp.json");
+    let mesh = format!("{DATA}/import/shop-mesh.yaml");
+    let from = ["--from", otlp.as_str(), "--from", mesh.as_str()];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-for-runs.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&from);
+    let (code, _, err) = retrylint(&import);
+    assert_eq!(code, 0, "{err}");
+    let sources_only = simulated(&from);
+    assert_eq!(sources_only, simulated(&[out.to_str().unwrap()]));
+    // 20 requests; cart is called by frontend and checkout; the POST to
+    // payments is sent 3 times (`attempts: 2`, retryOn 5xx); the failed
+    // checkout is not retried by Istio's default (connect only).
+    let owned = |v: &[(&str, f64)]| -> Vec<(String, f64)> {
+        v.iter().map(|(s, n)| ((*s).to_owned(), *n)).collect()
+    };
+    assert_eq!(
+        received(&sources_only),
+        owned(&[
+            ("cart", 40.0),
+            ("checkout", 20.0),
+            ("frontend", 20.0),
+            ("payments", 60.0)
+        ])
+    );
+    // Chaos on real servers, bounded by its request count.
+    let mut args = vec![
+        "chaos",
+        "--fault",
+        "total-outage",
+        "--target",
+        "payments",
+        "--requests",
+        "3",
+        "--rate",
+        "50",
+        "--seed",
+        "1",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(&from);
+    let (code, out, err) = retrylint(&args);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        received(&r["services"]),
+        owned(&[
+            ("cart", 6.0),
+            ("checkout", 3.0),
+            ("frontend", 3.0),
+            ("payments", 9.0)
+        ])
+    );
+    // Without a call graph, both say what is missing.
+    let vs = format!("{DATA}/istio/virtual-service-all-v1.yaml");
+    for cmd in ["simulate", "chaos"] {
+        let (code, _, err) = retrylint(&[cmd, "--from", &vs]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(
+            err.contains("the sources give no call graph and no topology was given"),
+            "{cmd}: {err}"
+        );
+        let (code, _, err) = retrylint(&[cmd]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(
+            err.contains("give a topology file, or --from"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+/// The preset of the `istio-sidecar` layer on `from → to`, if any.
+fn sidecar_preset(t: &Topology, from: &str, to: &str) -> Option<String> {
+    call(t, from, to)
+        .layers
+        .iter()
+        .find(|l| l.name == "istio-sidecar")
+        .map(|l| l.preset.clone().unwrap_or_default())
+}
+
+#[test]
+fn pod_injection_labels_decide_which_services_are_meshed() {
+    let k8s = temp_file(
+        "injection.yaml",
+        r#"apiVersion: v1
+kind: Namespace
+metadata: { name: plain }
+---
+apiVersion: v1
+kind: Namespace
+metadata: { name: meshed, labels: { istio-injection: enabled } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: ratings, namespace: plain }
+spec: { selector: { app: ratings } }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: ratings-v1, namespace: plain }
+spec:
+  template:
+    metadata:
+      labels: { app: ratings, version: v1, sidecar.istio.io/inject: "true" }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: details, namespace: meshed }
+spec: { selector: { app: details } }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: details-v1, namespace: meshed }
+spec:
+  template:
+    metadata:
+      labels: { app: details, sidecar.istio.io/inject: "false" }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: reviews, namespace: meshed }
+spec: { selector: { app: reviews } }
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: reviews, namespace: meshed }
+spec:
+  template:
+    metadata:
+      labels: { app: reviews }
+      annotations: { sidecar.istio.io/inject: "false" }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: productpage, namespace: meshed }
+spec: { selector: { app: productpage } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: mysql, namespace: plain }
+spec: { selector: { app: mysql } }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: mysql, namespace: plain }
+spec:
+  template:
+    metadata:
+      labels: { app: mysql }
+      annotations: { sidecar.istio.io/inject: "true" }
+"#,
+    );
+    let topo = temp_file(
+        "injection-topology.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [productpage, details, reviews, ratings, mysql] }\n  productpage: {}\n  details: {}\n  reviews: {}\n  ratings: {}\n  mysql: {}\n",
+    );
+    let k8s = k8s.to_str().unwrap();
+    let m = merged(Some(topo.to_str().unwrap()), &[k8s], 28);
+    let t = &m.topology;
+    let got: Vec<(&str, Option<String>)> =
+        ["productpage", "details", "reviews", "ratings", "mysql"]
+            .into_iter()
+            .map(|s| (s, sidecar_preset(t, "web", s)))
+            .collect();
+    let default = Some("istio-default".to_owned());
+    assert_eq!(
+        got,
+        [
+            // Pods not read: the namespace's label decides.
+            ("productpage", default.clone()),
+            // The pod label opts out of an injected namespace.
+            ("details", None),
+            // So does the legacy annotation.
+            ("reviews", None),
+            // The pod label opts in where the namespace says nothing.
+            ("ratings", default),
+            // The annotation alone does not opt in (the webhook selects on labels).
+            ("mysql", None),
+        ]
+    );
+    let side = layer(call(t, "web", "ratings"), "istio-sidecar");
+    let (file, pos) = t.locate(side.pos);
+    assert_eq!(
+        (file, pos.line),
+        (
+            k8s,
+            line_of(k8s, "metadata: { name: ratings, namespace: plain }", 0)
+        )
+    );
+    let (code, _, err) = retrylint(&["check", topo.to_str().unwrap(), "--from", k8s, "--verbose"]);
+    assert!(code <= 1, "{err}");
+    assert!(err.contains("read: 4 × Kubernetes workload"), "{err}");
+}
+
+#[test]
+fn every_weighted_destination_gets_the_route_policy() {
+    let vs = temp_file(
+        "weighted-vs.yaml",
+        r#"apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: { name: reviews, namespace: shop }
+spec:
+  hosts: [reviews]
+  http:
+  - match: [{ method: { exact: GET } }]
+    route:
+    - destination: { host: reviews }
+      weight: 80
+    - destination: { host: reviews-canary }
+      weight: 20
+    retries: { attempts: 2, perTryTimeout: 200ms, retryOn: "5xx" }
+  - route:
+    - destination: { host: reviews }
+      weight: 90
+    - destination: { host: reviews-canary }
+      weight: 10
+"#,
+    );
+    let topo = temp_file(
+        "weighted.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [reviews, reviews-canary, { to: reviews, method: PUT }, { to: reviews-canary, method: PUT }] }\n  reviews: {}\n  reviews-canary: {}\n",
+    );
+    let vs = vs.to_str().unwrap();
+    let m = merged(Some(topo.to_str().unwrap()), &[vs], 28);
+    let t = &m.topology;
+    let web = &t.services[t.id_of("web").unwrap()];
+    let retries = line_of(vs, "retries:", 0);
+    for c in &web.calls[..2] {
+        let side = layer(c, "istio-sidecar");
+        assert_eq!(side.policy.max_attempts, 3);
+        assert_eq!(side.timeout.unwrap().value, Duration::from_millis(200));
+        assert_eq!(
+            side.policy.retry_on.0,
+            conditions("5xx, timeout, reset, connect")
+        );
+        assert_eq!(t.locate(side.pos).1.line, retries);
+    }
+    // The PUTs take the second route: Istio's default, each at its own host.
+    for (c, host) in web.calls[2..]
+        .iter()
+        .zip(["host: reviews }", "host: reviews-canary }"])
+    {
+        let side = layer(c, "istio-sidecar");
+        assert_eq!(side.preset.as_deref(), Some("istio-default"));
+        let (file, pos) = t.locate(side.pos);
+        assert_eq!((file, pos.line), (vs, line_of(vs, host, retries)));
+    }
+}
+
+#[test]
+fn envoy_weighted_clusters_each_get_the_route_policy_and_their_own_limit() {
+    let envoy = temp_file(
+        "weighted-envoy.yaml",
+        r#"static_resources:
+  listeners:
+  - name: ingress
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          route_config:
+            virtual_hosts:
+            - name: orders
+              domains: ["*"]
+              routes:
+              - match: { prefix: "/" }
+                route:
+                  weighted_clusters:
+                    clusters:
+                    - { name: orders_stable, weight: 90 }
+                    - { name: orders_canary, weight: 10 }
+                  timeout: 3s
+                  retry_policy: { retry_on: "5xx", num_retries: 2, per_try_timeout: 1s }
+  clusters:
+  - name: orders_stable
+    circuit_breakers: { thresholds: [ { retry_budget: { budget_percent: { value: 10 } } } ] }
+    load_assignment: { endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: orders, port_value: 8080 } } } } ] } ] }
+  - name: orders_canary
+    load_assignment: { endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: orders-canary, port_value: 8080 } } } } ] } ] }
+"#,
+    );
+    let topo = temp_file(
+        "weighted-orders.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [orders, orders-canary] }\n  orders: {}\n  orders-canary: {}\n",
+    );
+    let envoy = envoy.to_str().unwrap();
+    let m = merged(Some(topo.to_str().unwrap()), &[envoy], 28);
+    let t = &m.topology;
+    let budgets = [
+        retrylint::policy::BudgetSpec::Ratio {
+            ratio: 0.1,
+            min_per_second: 0.0,
+            window: Duration::from_secs(10),
+        },
+        retrylint::policy::BudgetSpec::Concurrency { max: 3 },
+    ];
+    for (to, budget) in ["orders", "orders-canary"].into_iter().zip(budgets) {
+        let c = call(t, "web", to);
+        let names: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["app", "envoy-route", "envoy"], "{to}");
+        assert_eq!(
+            layer(c, "envoy-route").timeout.unwrap().value,
+            Duration::from_secs(3)
+        );
+        let e = layer(c, "envoy");
+        assert_eq!(e.policy.max_attempts, 3, "{to}");
+        assert_eq!(e.timeout.unwrap().value, Duration::from_secs(1));
+        assert_eq!(e.policy.budget, Some(budget), "{to}");
+        let (file, pos) = t.locate(e.spans.max_attempts.unwrap());
+        assert_eq!(
+            (file, pos.line),
+            (envoy, line_of(envoy, "num_retries: 2", 0))
+        );
+        let (_, pos) = t.locate(layer(c, "envoy-route").timeout.unwrap().pos);
+        assert_eq!(pos.line, line_of(envoy, "timeout: 3s", 0));
+    }
 }

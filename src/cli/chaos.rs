@@ -11,8 +11,9 @@ use retrylint::chaos;
 
 #[derive(Args)]
 pub struct ChaosArgs {
-    /// The topology file (schema version 1).
-    pub topology: PathBuf,
+    /// The topology file (schema version 1). Optional when `--from` gives a
+    /// call graph (a trace export).
+    pub topology: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
     /// Open loop: user requests in flight at once, at most; a request that
@@ -29,7 +30,7 @@ pub struct ChaosArgs {
 
 pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
     let p = prepare(&args.run)?;
-    let t = load_target(&args.topology, &p)?;
+    let t = load_target(args.topology.as_deref(), &p)?;
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
         max_in_flight: args.max_in_flight as usize,

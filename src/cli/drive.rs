@@ -32,7 +32,7 @@ pub struct DriveArgs {
 
 pub fn drive(args: DriveArgs) -> Result<Outcome, Failure> {
     let p = prepare(&args.run)?;
-    let t = load_target(&args.topology, &p)?;
+    let t = load_target(Some(&args.topology), &p)?;
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
         max_in_flight: args.max_in_flight as usize,

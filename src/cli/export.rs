@@ -91,7 +91,7 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
         sources: Default::default(),
     };
     let p = prepare(&run)?;
-    let t = load_target(&args.topology, &p)?;
+    let t = load_target(Some(&args.topology), &p)?;
     let (scenario, fault_text) = inputs::fault(args.fault.as_deref()).map_err(load_error)?;
     let x = Export {
         topology: &t,

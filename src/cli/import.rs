@@ -25,8 +25,7 @@ pub struct ImportArgs {
 pub fn import(args: ImportArgs) -> Result<Outcome, Failure> {
     let presets = presets(&args.policies)?;
     let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
-    let text = write::write(&merged.topology, &merged.measured)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let text = write::write(&merged.topology, &merged.measured);
     match &args.output {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| Failure::Usage(format!("cannot write {}: {e}", path.display())))?,

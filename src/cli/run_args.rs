@@ -193,9 +193,14 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
     })
 }
 
-/// Loads a topology the scenario can strike and the gates can name.
-pub fn load_target(path: &std::path::Path, p: &Prepared) -> Result<topology::Topology, Failure> {
-    let t = super::sources::load(Some(path), &p.sources, &p.presets)?.topology;
+/// Loads a topology the scenario can strike and the gates can name: `path`
+/// with the `--from` sources merged in, or (`None`) the sources alone when
+/// they give a call graph, as `check` does.
+pub fn load_target(
+    path: Option<&std::path::Path>,
+    p: &Prepared,
+) -> Result<topology::Topology, Failure> {
+    let t = super::sources::load(path, &p.sources, &p.presets)?.topology;
     for gate in &p.gates {
         gate.check_service(t.services.iter().map(|s| s.name.as_str()))
             .map_err(|e| Failure::Usage(e.to_string()))?;

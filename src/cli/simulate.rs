@@ -18,7 +18,8 @@ use retrylint::{report, sim, topology};
 #[derive(Args)]
 pub struct SimulateArgs {
     /// The topology file; several compare their policies under one scenario.
-    #[arg(required = true, num_args = 1..)]
+    /// Optional when `--from` gives a call graph (a trace export).
+    #[arg(num_args = 0..)]
     pub topologies: Vec<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
@@ -47,11 +48,14 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
             "--expect applies to one topology; compare several without it".into(),
         ));
     }
-    let topologies = args
-        .topologies
-        .iter()
-        .map(|path| load_target(path, &p))
-        .collect::<Result<Vec<_>, _>>()?;
+    let topologies = if args.topologies.is_empty() {
+        vec![load_target(None, &p)?]
+    } else {
+        args.topologies
+            .iter()
+            .map(|path| load_target(Some(path), &p))
+            .collect::<Result<Vec<_>, _>>()?
+    };
     // Ctrl-C stops the trials; the ones completed are reported, exit 130.
     let interrupt = Arc::new(AtomicBool::new(false));
     // Without the handler Ctrl-C still ends the process, only without a report.

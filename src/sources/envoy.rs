@@ -15,7 +15,10 @@
 //!   time out at `per_try_timeout`, else at the route timeout.
 //! - The route's `cluster` names the callee: its first endpoint's DNS name
 //!   (`socket_address.address`), or Istio's `outbound|PORT|SUBSET|HOST`
-//!   host, or the cluster name itself.
+//!   host, or the cluster name itself. With `weighted_clusters`, each
+//!   cluster of the split is a callee with the route's retry policy and
+//!   timeout (a request goes to one of them, and its retries with it), and
+//!   its own cluster's retry limit.
 //! - Cluster `circuit_breakers.thresholds[]`: `retry_budget`
 //!   (`budget_percent` default 20 %, `min_retry_concurrency` default 3)
 //!   bounds retries in flight to a share of requests in flight: modelled as
@@ -175,18 +178,21 @@ fn read_route(
         // A redirect or a direct response: no upstream call.
         return Ok(());
     };
-    let Some((ck, cv)) = entry(action, "cluster") else {
-        if get(action, "weighted_clusters").is_some() {
-            facts.note(
-                Some(cx.at(action.pos)),
-                "weighted_clusters are not followed",
-            );
+    // `(the key naming the cluster, its name)`: one, or each of a split.
+    let mut targets: Vec<(Pos, &str)> = Vec::new();
+    if let Some((ck, cv)) = entry(action, "cluster") {
+        targets.push((ck.pos, cx.f.str(cv, "`cluster`")?));
+    } else if let Some(w) = get(action, "weighted_clusters") {
+        for c in node::list(cx, w, "clusters")? {
+            let Some((nk, nv)) = entry(c, "name") else {
+                return Err(cx
+                    .f
+                    .error(c.pos, "a weighted cluster without `name:`")
+                    .with_help("name the cluster: `- { name: orders_v2, weight: 10 }`"));
+            };
+            targets.push((nk.pos, cx.f.str(nv, "`name`")?));
         }
-        return Ok(());
-    };
-    let cluster_name = cx.f.str(cv, "`cluster`")?;
-    let cluster = clusters.iter().find(|c| c.name == cluster_name);
-    let host = cluster.map_or(cluster_name.to_owned(), |c| c.host.clone());
+    }
     let mut matcher = Matcher::default();
     if let Some(m) = get(route, "match") {
         let mut rule = MatchRule::default();
@@ -206,9 +212,39 @@ fn read_route(
         }
         matcher.any.push(rule);
     }
+    let policy = entry(action, "retry_policy").or(vh_policy);
+    for (ck, cluster_name) in targets {
+        let cluster = clusters.iter().find(|c| c.name == cluster_name);
+        let host = cluster.map_or(cluster_name.to_owned(), |c| c.host.clone());
+        let layers = route_layers(cx, action, ck, policy, cluster, facts)?;
+        facts.routes.push(RouteFact {
+            source: "envoy",
+            group,
+            hosts: vec![HostRef {
+                host,
+                namespace: None,
+                at: cx.at(ck),
+            }],
+            matcher: matcher.clone(),
+            layers,
+        });
+    }
+    Ok(())
+}
+
+/// The `envoy-route` timeout layer and the `envoy` retry layer of a route
+/// action, for one of its clusters (`at`: the key that names it).
+fn route_layers(
+    cx: Cx,
+    action: &Node,
+    at: Pos,
+    policy: Option<(&Node, &Node)>,
+    cluster: Option<&Cluster>,
+    facts: &mut Facts,
+) -> Result<Vec<LayerFact>, LoadError> {
     let timeout = match entry(action, "timeout") {
         Some((k, v)) => Some((node::duration(cx, v, "timeout")?, k.pos)),
-        None => Some((Duration::from_secs(15), ck.pos)),
+        None => Some((Duration::from_secs(15), at)),
     }
     .filter(|(d, _)| !d.is_zero());
     let mut layers = Vec::new();
@@ -223,9 +259,8 @@ fn read_route(
                 .into(),
         });
     }
-    let policy = entry(action, "retry_policy").or(vh_policy);
     if let Some((pk, p)) = policy {
-        let mut layer = retry_policy(cx, pk.pos, p, timeout)?;
+        let mut layer = retry_policy(cx, pk.pos, p, timeout, facts)?;
         if let (PolicyFact::Inline { policy, spans }, Some(c)) = (&mut layer.policy, cluster) {
             policy.budget = Some(
                 c.budget
@@ -236,18 +271,7 @@ fn read_route(
         }
         layers.push(layer);
     }
-    facts.routes.push(RouteFact {
-        source: "envoy",
-        group,
-        hosts: vec![HostRef {
-            host,
-            namespace: None,
-            at: cx.at(ck.pos),
-        }],
-        matcher,
-        layers,
-    });
-    Ok(())
+    Ok(layers)
 }
 
 fn retry_policy(
@@ -255,6 +279,7 @@ fn retry_policy(
     at: Pos,
     p: &Node,
     route_timeout: Option<(Duration, Pos)>,
+    facts: &mut Facts,
 ) -> Result<LayerFact, LoadError> {
     let mut spans = Spans {
         policy: Some(at),
@@ -268,6 +293,7 @@ fn retry_policy(
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
             let text = cx.f.str(v, "`retry_on`")?;
+            super::istio::note_grpc_only(cx, v.pos, text, facts);
             super::istio::retry_on(text).map_err(|bad| {
                 cx.f.error(v.pos, format!("unknown retry_on condition `{bad}`"))
                     .with_help(format!(

@@ -47,10 +47,63 @@ pub struct Facts {
     /// Warnings and notes to print beside the result.
     pub notes: Vec<Note>,
     pub(crate) traces: super::traces::Acc,
-    pub(crate) injected_namespaces: Vec<String>,
-    pub(crate) k8s_services: Vec<HostRef>,
+    pub(crate) namespaces: Vec<(String, Injection)>,
+    pub(crate) k8s_services: Vec<K8sService>,
+    pub(crate) workloads: Vec<Workload>,
     pub(crate) http_routes: Vec<HttpRouteRef>,
     pub(crate) traffic_policies: Vec<TrafficPolicy>,
+}
+
+/// What a Namespace label or a pod's `sidecar.istio.io/inject` says about
+/// Istio's sidecar injection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Injection {
+    Enabled,
+    Disabled,
+    /// Nothing said: the namespace decides.
+    Unset,
+}
+
+/// A Kubernetes Service and the pod labels it selects.
+#[derive(Debug, Clone)]
+pub struct K8sService {
+    pub host: HostRef,
+    pub selector: Vec<(String, String)>,
+}
+
+/// A Deployment, StatefulSet or DaemonSet: its pods' labels and what they
+/// say about injection.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub namespace: String,
+    pub labels: Vec<(String, String)>,
+    /// The pod template's `sidecar.istio.io/inject` label (or, failing
+    /// that, annotation).
+    pub inject: Injection,
+}
+
+impl Workload {
+    /// Whether Istio injects a sidecar into these pods in a namespace whose
+    /// label says `ns`. Istio's rules ("Controlling the injection policy"):
+    /// a pod label `false` opts out of an enabled namespace, `true` opts in
+    /// where the namespace says nothing, and a namespace labelled `disabled`
+    /// wins over the pod. The legacy annotation is honoured only to opt
+    /// out (the webhook's object selector reads labels).
+    pub fn injected(&self, ns: Injection) -> bool {
+        match (ns, self.inject) {
+            (Injection::Disabled, _) => false,
+            (_, Injection::Disabled) => false,
+            (Injection::Enabled, _) => true,
+            (Injection::Unset, Injection::Enabled) => true,
+            (Injection::Unset, Injection::Unset) => false,
+        }
+    }
+
+    fn selected_by(&self, s: &K8sService) -> bool {
+        s.host.namespace.as_deref() == Some(self.namespace.as_str())
+            && !s.selector.is_empty()
+            && s.selector.iter().all(|kv| self.labels.contains(kv))
+    }
 }
 
 /// An HTTPRoute read: its name and the `routes` indices of its rules.
@@ -80,17 +133,29 @@ impl Facts {
     }
 
     /// Turns what the traces recorded into services and calls, and the
-    /// Services of injected namespaces into meshed hosts.
+    /// Services whose pods get a sidecar into meshed hosts: the pods a
+    /// Service selects, among the workloads read, decide (any injected is
+    /// enough); a Service none of whose pods were read goes by its
+    /// namespace's label.
     pub(crate) fn finish(&mut self) {
         let acc = std::mem::take(&mut self.traces);
         acc.finish(self);
         super::gateway_api::apply_traffic_policies(self);
         for s in &self.k8s_services {
-            if s.namespace
+            let ns = s
+                .host
+                .namespace
                 .as_ref()
-                .is_some_and(|ns| self.injected_namespaces.contains(ns))
-            {
-                self.meshed.push(s.clone());
+                .and_then(|n| self.namespaces.iter().find(|(m, _)| m == n))
+                .map_or(Injection::Unset, |(_, i)| *i);
+            let pods: Vec<&Workload> = self.workloads.iter().filter(|w| w.selected_by(s)).collect();
+            let meshed = if pods.is_empty() {
+                ns == Injection::Enabled
+            } else {
+                pods.iter().any(|w| w.injected(ns))
+            };
+            if meshed {
+                self.meshed.push(s.host.clone());
             }
         }
     }

@@ -7,9 +7,12 @@
 //!   Absent, the implementation decides: we read Envoy Gateway's 2 (a note
 //!   says so).
 //! - `retry.codes`: the status codes retried; absent, Envoy Gateway's
-//!   default conditions (`connect`, `reset`, `503`). Connection errors are
-//!   retried by the implementations we know whatever the codes: `connect`
-//!   and `reset` are always added.
+//!   default conditions (`connect`, `503`). Envoy Gateway keeps its default
+//!   `retry_on` (`connect-failure,refused-stream,unavailable,cancelled,
+//!   retriable-status-codes`) and lists the codes as the retriable ones, so
+//!   `connect` is always added (refused-stream is a request never processed;
+//!   `unavailable` and `cancelled` match gRPC statuses only, see
+//!   `istio::retry_on`).
 //! - `retry.backoff`: the wait before a retry, as Envoy's base interval
 //!   (doubling, capped at 10 ×, full jitter); default 25 ms.
 //! - `timeouts.request` bounds the request with all its retries (an outer
@@ -23,7 +26,8 @@
 //!   `numRetries` counts RETRIES (default 2), `perRetry.timeout`,
 //!   `perRetry.backOff` (`baseInterval`, `maxInterval`), `retryOn.triggers`
 //!   (Envoy's conditions) and `retryOn.httpStatusCodes`; absent, Envoy
-//!   Gateway's default conditions (`connect`, `reset`, `503`).
+//!   Gateway's default conditions (`connect`, `503`). Without `triggers` the
+//!   default `retry_on` stays beside the codes (`connect` plus the codes).
 
 use std::time::Duration;
 
@@ -176,7 +180,7 @@ fn retry(
             2
         }
     };
-    let mut retry_on = vec![Condition::Connect, Condition::Reset];
+    let mut retry_on = vec![Condition::Connect];
     match entry(r, "codes") {
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
@@ -250,8 +254,15 @@ pub fn read_backend_traffic_policy(
     match entry(r, "retryOn") {
         Some((k, on)) => {
             spans.retry_on = Some(k.pos);
-            for t in node::list(cx, on, "triggers")? {
+            let triggers = node::list(cx, on, "triggers")?;
+            if triggers.is_empty() {
+                // Envoy Gateway keeps its default retry_on (connect-failure,
+                // refused-stream, ...) when only codes are given.
+                retry_on.push(Condition::Connect);
+            }
+            for t in triggers {
                 let name = cx.f.str(t, "a retry trigger")?;
+                super::istio::note_grpc_only(cx, t.pos, name, facts);
                 let conditions = super::istio::retry_on(name).map_err(|bad| {
                     cx.f.error(t.pos, format!("unknown retry trigger `{bad}`"))
                         .with_help(format!(
@@ -272,7 +283,7 @@ pub fn read_backend_traffic_policy(
                 }
             }
         }
-        None => retry_on.extend([Condition::Connect, Condition::Reset, Condition::Status(503)]),
+        None => retry_on.extend([Condition::Connect, Condition::Status(503)]),
     }
     let per_retry = get(r, "perRetry");
     let timeout = per_retry

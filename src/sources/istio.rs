@@ -15,7 +15,10 @@
 //! - The route `timeout` bounds the request with all its retries: it becomes
 //!   an outer `istio-route` layer with that timeout and no retries.
 //! - A route without `retries` gets Istio's default policy (presets
-//!   `istio-default`, `istio-default-1.23`: 503 retried up to 1.23 only).
+//!   `istio-default`, `istio-default-1.23`: 503 retried up to 1.23 only),
+//!   located at the destination's `host:`.
+//! - A route with several (weighted) destinations sends each request to one
+//!   of them, retries included: every destination gets the route's layers.
 //! - `retryRemoteLocalities`, `retryIgnorePreviousHosts` choose hosts, not
 //!   counts: ignored with a note. Header and query-parameter matches cannot be
 //!   decided from a topology: such a condition is taken to hold.
@@ -46,9 +49,9 @@ pub fn default_preset(minor: u32) -> &'static str {
 
 /// The conditions of Istio's default `retryOn`
 /// (`connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes`)
-/// as the presets write them.
+/// as the presets write them: `connect`, and 503 up to 1.23 (see [`retry_on`]).
 fn default_conditions(minor: u32) -> Vec<Condition> {
-    let mut c = vec![Condition::Connect, Condition::Reset];
+    let mut c = vec![Condition::Connect];
     if minor < 24 {
         c.push(Condition::Status(503));
     }
@@ -150,31 +153,39 @@ fn read_route(
             comment: "Istio route timeout: bounds the request with all its retries".into(),
         });
     }
-    let sidecar = match entry(route, "retries") {
-        None => LayerFact {
-            name: SIDECAR.into(),
-            file: cx.file,
-            pos: hosts[0].at.pos,
-            timeout: route_timeout,
-            policy: PolicyFact::Preset {
-                name: preset.into(),
-                at: hosts[0].at.pos,
+    let retries = entry(route, "retries")
+        .map(|(rk, r)| read_retries(cx, rk.pos, r, route_timeout, options, facts))
+        .transpose()?;
+    // One route fact per destination, so the default policy of each is
+    // located at its own `host:`.
+    for host in hosts {
+        let sidecar = match &retries {
+            Some(l) => l.clone(),
+            None => LayerFact {
+                name: SIDECAR.into(),
+                file: cx.file,
+                pos: host.at.pos,
+                timeout: route_timeout,
+                policy: PolicyFact::Preset {
+                    name: preset.into(),
+                    at: host.at.pos,
+                },
+                comment: format!(
+                    "Istio 1.{}'s default retry policy (the route sets no retries)",
+                    options.istio_minor
+                ),
             },
-            comment: format!(
-                "Istio 1.{}'s default retry policy (the route sets no retries)",
-                options.istio_minor
-            ),
-        },
-        Some((rk, r)) => read_retries(cx, rk.pos, r, route_timeout, options, facts)?,
-    };
-    layers.push(sidecar);
-    facts.routes.push(RouteFact {
-        source: "istio",
-        group,
-        hosts,
-        matcher,
-        layers,
-    });
+        };
+        let mut all = layers.clone();
+        all.push(sidecar);
+        facts.routes.push(RouteFact {
+            source: "istio",
+            group,
+            hosts: vec![host],
+            matcher: matcher.clone(),
+            layers: all,
+        });
+    }
     Ok(())
 }
 
@@ -223,6 +234,7 @@ fn read_retries(
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
             let text = cx.f.str(v, "`retryOn`")?;
+            note_grpc_only(cx, v.pos, text, facts);
             retry_on(text).map_err(|bad| {
                 cx.f.error(v.pos, format!("unknown retryOn condition `{bad}`"))
                     .with_help(format!(
@@ -338,6 +350,30 @@ pub const KNOWN: &[&str] = &[
     "unavailable",
 ];
 
+/// Envoy's gRPC retry conditions (`x-envoy-retry-grpc-on`): each matches
+/// only when the response headers carry that `grpc-status`, which an HTTP
+/// response never does — an HTTP 503 is not gRPC UNAVAILABLE to Envoy.
+pub const GRPC_ONLY: &[&str] = &[
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// Notes each gRPC-only condition of a `retry_on` list: it adds nothing for
+/// the HTTP calls modelled here, and a reader should see why it vanished.
+pub fn note_grpc_only(cx: Cx, at: Pos, text: &str, facts: &mut Facts) {
+    for t in text.split(',').map(str::trim) {
+        if GRPC_ONLY.contains(&t) {
+            facts.note(
+                Some(cx.at(at)),
+                format!("`{t}` matches a gRPC status in the response headers only; the calls modelled are HTTP, so it retries nothing here"),
+            );
+        }
+    }
+}
+
 /// Envoy's `retry_on` (router filter, `x-envoy-retry-on` and
 /// `x-envoy-retry-grpc-on`) in the policy engine's conditions:
 ///
@@ -348,16 +384,12 @@ pub const KNOWN: &[&str] = &[
 /// | `reset` | `reset`, `timeout` | "does not respond at all (disconnect/reset/read timeout)" |
 /// | `reset-before-request` | `connect` | reset before the request was sent: it never arrived |
 /// | `connect-failure`, `http3-post-connect-failure` | `connect` | |
-/// | `refused-stream` | `reset` | as the Istio presets map it |
+/// | `refused-stream` | `connect` | HTTP/2 REFUSED_STREAM: the server guarantees it did not process the request (RFC 9113 §8.7) |
 /// | `retriable-4xx` | `409` | Envoy retries only 409 |
 /// | `envoy-ratelimited` | `429` | |
 /// | `retriable-status-codes` | the codes listed beside it | |
 /// | `retriable-headers` | nothing | response headers are not modelled |
-/// | gRPC `cancelled` | `reset` | |
-/// | gRPC `deadline-exceeded` | `timeout` | |
-/// | gRPC `internal` | `500` | gRPC↔HTTP status mapping |
-/// | gRPC `resource-exhausted` | `429` | |
-/// | gRPC `unavailable` | `503` | |
+/// | gRPC `cancelled`, `deadline-exceeded`, `internal`, `resource-exhausted`, `unavailable` | nothing | they match the `grpc-status` of the response headers only ([`GRPC_ONLY`]); calls here are HTTP, whose failures never carry one |
 ///
 /// Status codes (`503`) are taken as they are. `Err` names an unknown entry.
 pub fn retry_on(text: &str) -> Result<Vec<Condition>, String> {
@@ -396,16 +428,14 @@ pub fn retry_on(text: &str) -> Result<Vec<Condition>, String> {
                 add(Condition::Reset);
                 add(Condition::Timeout);
             }
-            "reset-before-request" | "connect-failure" | "http3-post-connect-failure" => {
-                add(Condition::Connect)
-            }
-            "refused-stream" | "cancelled" => add(Condition::Reset),
+            "reset-before-request"
+            | "connect-failure"
+            | "http3-post-connect-failure"
+            | "refused-stream" => add(Condition::Connect),
             "retriable-4xx" => add(Condition::Status(409)),
-            "envoy-ratelimited" | "resource-exhausted" => add(Condition::Status(429)),
+            "envoy-ratelimited" => add(Condition::Status(429)),
             "retriable-status-codes" | "retriable-headers" => {}
-            "deadline-exceeded" => add(Condition::Timeout),
-            "internal" => add(Condition::Status(500)),
-            "unavailable" => add(Condition::Status(503)),
+            t if GRPC_ONLY.contains(&t) => {}
             other => return Err(other.to_owned()),
         }
     }
@@ -421,14 +451,18 @@ mod tests {
         use Condition::*;
         assert_eq!(
             retry_on("gateway-error,connect-failure,refused-stream").unwrap(),
-            vec![
-                Status(502),
-                Status(503),
-                Status(504),
-                Timeout,
-                Connect,
-                Reset
-            ]
+            vec![Status(502), Status(503), Status(504), Timeout, Connect]
+        );
+        // Istio's default: refused-stream was never processed; the gRPC
+        // conditions match no HTTP response.
+        assert_eq!(
+            retry_on("connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes")
+                .unwrap(),
+            vec![Connect]
+        );
+        assert_eq!(
+            retry_on("deadline-exceeded,internal,resource-exhausted").unwrap(),
+            vec![]
         );
         assert_eq!(
             retry_on("5xx").unwrap(),

@@ -1,15 +1,21 @@
-//! Kubernetes `Service` and `Namespace`: which hosts exist, and which sit
-//! behind an Istio sidecar. A Service in a namespace labelled
-//! `istio-injection: enabled` (or with an `istio.io/rev` revision label) is
-//! meshed: calls to it that no VirtualService route covers get Istio's
+//! Kubernetes `Service`, `Namespace` and workloads (`Deployment`,
+//! `StatefulSet`, `DaemonSet`): which hosts exist, and which sit behind an
+//! Istio sidecar. A Service is meshed when the pods it selects get a sidecar:
+//! the pod template's `sidecar.istio.io/inject` label (`"true"` opts in,
+//! `"false"` out; the legacy annotation only opts out) over the namespace's
+//! `istio-injection: enabled` (or `istio.io/rev`) label, which alone decides
+//! for a Service whose pods were not read (see `Workload::injected`). Calls
+//! to a meshed Service that no VirtualService route covers get Istio's
 //! default retry policy, located at the Service's name. Linkerd's
 //! `retry.linkerd.io/*` annotations on a Service are read too (`linkerd`).
 
 use super::Kind;
 use super::facts::*;
 use super::node::{Cx, entry, path, str_at};
-use crate::source::Node;
 use crate::source::error::LoadError;
+use crate::source::{Node, Value};
+
+const INJECT: &str = "sidecar.istio.io/inject";
 
 pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), LoadError> {
     let Some(meta) = path(root, &["metadata"]) else {
@@ -28,13 +34,35 @@ pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), Lo
     match kind {
         Kind::KubernetesNamespace => {
             let labels = path(meta, &["labels"]);
-            let injected = labels.is_some_and(|l| {
-                path(l, &["istio-injection"]).and_then(str_at) == Some("enabled")
-                    || path(l, &["istio.io/rev"]).is_some()
+            let label = labels.and_then(|l| path(l, &["istio-injection"]).and_then(str_at));
+            let injection = match label {
+                Some("disabled") => Injection::Disabled,
+                Some("enabled") => Injection::Enabled,
+                _ if labels.is_some_and(|l| path(l, &["istio.io/rev"]).is_some()) => {
+                    Injection::Enabled
+                }
+                _ => Injection::Unset,
+            };
+            facts.namespaces.push((name, injection));
+        }
+        Kind::KubernetesWorkload => {
+            let namespace = path(meta, &["namespace"])
+                .and_then(str_at)
+                .unwrap_or("default")
+                .to_owned();
+            let pod = path(root, &["spec", "template", "metadata"]);
+            let labels = string_map(pod.and_then(|m| path(m, &["labels"])));
+            let annotations = string_map(pod.and_then(|m| path(m, &["annotations"])));
+            let inject = match (said(&labels), said(&annotations)) {
+                (Some("true"), _) => Injection::Enabled,
+                (Some("false"), _) | (None, Some("false")) => Injection::Disabled,
+                _ => Injection::Unset,
+            };
+            facts.workloads.push(Workload {
+                namespace,
+                labels,
+                inject,
             });
-            if injected {
-                facts.injected_namespaces.push(name);
-            }
         }
         _ => {
             let namespace = path(meta, &["namespace"])
@@ -47,8 +75,35 @@ pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), Lo
                 at: cx.at(nk.pos),
             };
             super::linkerd::annotations(cx, meta, vec![host.clone()], Matcher::default(), facts)?;
-            facts.k8s_services.push(host);
+            let selector = string_map(path(root, &["spec", "selector"]));
+            facts.k8s_services.push(K8sService { host, selector });
         }
     }
     Ok(())
+}
+
+/// The `sidecar.istio.io/inject` entry of labels or annotations.
+fn said(map: &[(String, String)]) -> Option<&str> {
+    map.iter()
+        .find(|(k, _)| k == INJECT)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A map of labels or annotations as strings (`"true"` and `true` alike).
+fn string_map(n: Option<&Node>) -> Vec<(String, String)> {
+    let Some(Value::Map(entries)) = n.map(|n| &n.value) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|(k, v)| {
+            let value = match &v.value {
+                Value::Str(s) => s.to_string(),
+                Value::Bool(b) => b.to_string(),
+                Value::Int(i) => i.to_string(),
+                _ => return None,
+            };
+            Some((str_at(k)?.to_owned(), value))
+        })
+        .collect()
 }

@@ -94,6 +94,7 @@ pub enum Kind {
     LinkerdServiceProfile,
     KubernetesService,
     KubernetesNamespace,
+    KubernetesWorkload,
     GrpcServiceConfig,
     Otlp,
     Jaeger,
@@ -110,6 +111,7 @@ impl Kind {
             Kind::LinkerdServiceProfile => "Linkerd ServiceProfile",
             Kind::KubernetesService => "Kubernetes Service",
             Kind::KubernetesNamespace => "Kubernetes Namespace",
+            Kind::KubernetesWorkload => "Kubernetes workload",
             Kind::GrpcServiceConfig => "gRPC service config",
             Kind::Otlp => "OTLP/JSON trace",
             Kind::Jaeger => "Jaeger JSON trace",
@@ -189,7 +191,7 @@ pub fn read_text(
                 gateway_api::read_backend_traffic_policy(cx, &doc.root, facts)?
             }
             Kind::LinkerdServiceProfile => linkerd::read_profile(cx, &doc.root, facts)?,
-            Kind::KubernetesService | Kind::KubernetesNamespace => {
+            Kind::KubernetesService | Kind::KubernetesNamespace | Kind::KubernetesWorkload => {
                 kubernetes::read(cx, &doc.root, kind, facts)?
             }
             Kind::GrpcServiceConfig => grpc_service_config::read(cx, &doc.root, service, facts)?,
@@ -217,6 +219,7 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
             ("linkerd.io", "ServiceProfile") => Some(Kind::LinkerdServiceProfile),
             ("v1", "Service") => Some(Kind::KubernetesService),
             ("v1", "Namespace") => Some(Kind::KubernetesNamespace),
+            ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => Some(Kind::KubernetesWorkload),
             _ => None,
         };
     }

@@ -347,8 +347,10 @@ pub(super) fn read_retry_on(f: Fields, node: &Node) -> Result<RetryOn, LoadError
         let c: Condition = text.parse().map_err(|_| {
             let err = f.error(item.pos, format!("unknown retry condition `{text}`"));
             let envoy = match text.as_str() {
-                "connect-failure" | "refused" | "connection-refused" => Some("connect"),
-                "refused-stream" | "reset-before-request" | "cancelled" => Some("reset"),
+                // refused-stream and reset-before-request: the request was
+                // never processed, as with a refused connection.
+                "connect-failure" | "refused" | "connection-refused" | "refused-stream"
+                | "reset-before-request" => Some("connect"),
                 "gateway-error" => Some("502, 503 and 504"),
                 "retriable-4xx" => Some("409"),
                 "unavailable" => Some("503"),

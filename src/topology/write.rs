@@ -3,28 +3,23 @@
 //! too, so the file says what runs), and each value that came from a source
 //! file carries a comment naming that file and line, so a reader knows where
 //! to change it. Loading the output gives the same figures as the model it
-//! was written from.
+//! was written from: circuit breakers, hedging and queueing capacities
+//! included, in the schema `topology::schema` reads (DESIGN, "Circuit
+//! breakers, hedging and time-bounded attempts"; `capacity_schema`).
 
 use std::fmt::Write as _;
 
-use super::model::{Call, Latency, Layer, LevelSetting, Pos, Topology};
-use crate::policy::{BackoffKind, BudgetSpec, Jitter, RetryPolicy};
+use super::model::{Call, Discipline, Latency, Layer, LevelSetting, Pos, Queueing, Topology};
+use crate::policy::{
+    BackoffKind, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, BudgetSpec,
+    HedgingPolicy, Jitter, RetryPolicy,
+};
 use crate::source::duration::format as dur;
-
-/// What cannot be written yet, for an error that says so.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`import` cannot write {what} yet (service `{service}`); keep the hand topology and list the configuration under `sources:` instead"
-)]
-pub struct Unwritable {
-    pub what: &'static str,
-    pub service: String,
-}
 
 /// Calls' measured attempts: `(from, to, mean, most, calls)`.
 pub type Measured = [(String, String, f64, u32, u64)];
 
-pub fn write(t: &Topology, measured: &Measured) -> Result<String, Unwritable> {
+pub fn write(t: &Topology, measured: &Measured) -> String {
     let mut w = Writer {
         t,
         out: String::new(),
@@ -48,12 +43,6 @@ pub fn write(t: &Topology, measured: &Measured) -> Result<String, Unwritable> {
     w.lint();
     w.out.push_str("services:\n");
     for s in &t.services {
-        if s.queueing.is_some() {
-            return Err(Unwritable {
-                what: "a queueing capacity (`workers`/`queue`)",
-                service: s.name.clone(),
-            });
-        }
         w.line(2, &format!("{}:", quote(&s.name)), Some(s.pos));
         if s.latency != Latency::fixed(Latency::DEFAULT, None) {
             let l = &s.latency;
@@ -67,6 +56,9 @@ pub fn write(t: &Topology, measured: &Measured) -> Result<String, Unwritable> {
         if let Some(c) = s.capacity {
             w.line(4, &format!("capacity: {}", c.value), Some(c.pos));
         }
+        if let Some(q) = &s.queueing {
+            w.line(4, &format!("capacity: {}", queueing(&q.value)), Some(q.pos));
+        }
         if s.deadline_propagation {
             w.out.push_str("    deadline_propagation: true\n");
         }
@@ -75,10 +67,10 @@ pub fn write(t: &Topology, measured: &Measured) -> Result<String, Unwritable> {
         }
         w.out.push_str("    calls:\n");
         for c in &s.calls {
-            w.call(c, measured)?;
+            w.call(c, measured);
         }
     }
-    Ok(w.out)
+    w.out
 }
 
 struct Writer<'t> {
@@ -126,7 +118,7 @@ impl Writer<'_> {
         }
     }
 
-    fn call(&mut self, c: &Call, measured: &Measured) -> Result<(), Unwritable> {
+    fn call(&mut self, c: &Call, measured: &Measured) {
         let t = self.t;
         let from = &t.services[c.from].name;
         let to = &t.services[c.to].name;
@@ -154,24 +146,12 @@ impl Writer<'_> {
         }
         let mut layers = c.layers.iter();
         if let Some(app) = layers.next() {
-            if app.breaker.is_some() || app.hedging.is_some() {
-                return Err(Unwritable {
-                    what: "a circuit breaker or hedging",
-                    service: from.clone(),
-                });
-            }
             self.layer_body(8, app);
         }
         let vias: Vec<&Layer> = layers.collect();
         if !vias.is_empty() {
             self.out.push_str("        via:\n");
             for l in vias {
-                if l.breaker.is_some() {
-                    return Err(Unwritable {
-                        what: "a circuit breaker",
-                        service: from.clone(),
-                    });
-                }
                 let preset = l.preset.as_ref().map(|p| format!("the `{p}` preset"));
                 self.line_with(
                     10,
@@ -182,13 +162,24 @@ impl Writer<'_> {
                 self.layer_body(12, l);
             }
         }
-        Ok(())
     }
 
-    /// A layer's `timeout:` and `retry:` at `indent`.
+    /// A layer's `timeout:`, `circuit_breaker:`, `hedging:` and `retry:` at
+    /// `indent`.
     fn layer_body(&mut self, indent: usize, l: &Layer) {
         if let Some(tm) = l.timeout {
             self.line(indent, &format!("timeout: {}", dur(tm.value)), Some(tm.pos));
+        }
+        if let Some(b) = &l.breaker {
+            let text = format!("circuit_breaker: {}", breaker(&b.value));
+            self.line(indent, &text, Some(b.pos));
+        }
+        if let Some(h) = &l.hedging {
+            self.line(
+                indent,
+                &format!("hedging: {}", hedging(&h.value)),
+                Some(h.pos),
+            );
         }
         // A layer that only times out (the app's own, Istio's route timeout).
         if l.policy == RetryPolicy::default() && l.preset.is_none() {
@@ -284,6 +275,60 @@ impl Writer<'_> {
             self.line(i, &text, s.budget);
         }
     }
+}
+
+/// `{ workers: 10, queue: 100, ... }`, every field written.
+fn queueing(q: &Queueing) -> String {
+    let mut text = format!(
+        "{{ workers: {}, queue: {}, discipline: {}, reject_status: {}",
+        q.workers,
+        q.queue,
+        match q.discipline {
+            Discipline::Fifo => "fifo",
+            Discipline::Lifo => "lifo",
+        },
+        q.reject_status
+    );
+    if let Some(d) = q.retry_after {
+        let _ = write!(text, ", retry_after: {}", dur(d));
+    }
+    let _ = write!(text, ", drop_expired: {} }}", q.drop_expired);
+    text
+}
+
+/// A breaker with every field written (the defaults are Resilience4j's, not
+/// what a reader expects).
+fn breaker(b: &BreakerSpec) -> String {
+    let window = match b.window {
+        BreakerWindow::Calls(n) => format!("{{ calls: {n} }}"),
+        BreakerWindow::Time(d) => dur(d),
+    };
+    format!(
+        "{{ failure_rate: {}, window: {window}, min_calls: {}, open_for: {}, open_jitter: {}, half_open_calls: {}, counts: {}, position: {} }}",
+        b.failure_rate,
+        b.min_calls,
+        dur(b.open_for),
+        b.open_jitter,
+        b.half_open_calls,
+        match b.counts {
+            BreakerCounts::Outcomes => "outcomes",
+            BreakerCounts::Attempts => "attempts",
+        },
+        match b.position {
+            BreakerPosition::Outside => "outside",
+            BreakerPosition::Inside => "inside",
+        },
+    )
+}
+
+fn hedging(h: &HedgingPolicy) -> String {
+    let non_fatal: Vec<String> = h.non_fatal.0.iter().map(|c| c.to_string()).collect();
+    format!(
+        "{{ max_attempts: {}, delay: {}, non_fatal: [{}] }}",
+        h.max_attempts,
+        dur(h.delay),
+        non_fatal.join(", ")
+    )
 }
 
 fn level(l: LevelSetting) -> &'static str {

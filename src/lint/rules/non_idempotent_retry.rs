@@ -13,8 +13,9 @@ declare_rule! {
     ///
     /// ## Why it matters
     /// A timeout or a reset says nothing about whether the payment was taken or the
-    /// order placed. Retrying it can charge a customer twice. Mesh sidecars retry
-    /// 503s and resets by default, whatever the method.
+    /// order placed. Retrying it can charge a customer twice. Mesh sidecars have
+    /// retried 503s by default whatever the method (Istio up to 1.23, Envoy
+    /// Gateway still), and a `retryOn: 5xx` added for GETs catches POSTs too.
     ///
     /// ## Example
     /// ```yaml
@@ -22,7 +23,7 @@ declare_rule! {
     ///   method: POST
     ///   via:
     ///     - name: istio-sidecar
-    ///       retry: istio-default   # retries 503 and resets: double charges
+    ///       retry: istio-default-1.23   # retries 503: double charges
     /// ```
     ///
     /// ## Fix
