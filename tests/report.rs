@@ -642,3 +642,59 @@ fn target_and_load_flags_steer_the_storm_and_the_footer_says_so() {
     );
     assert!(closed.contains("--trials 20 --clients 4 --duration 2s</pre>"));
 }
+
+#[test]
+fn a_surge_page_runs_past_the_fault_and_says_whether_goodput_came_back() {
+    // The shipped surge strikes from 20 s to 30 s, after the default 5 s
+    // run: the page runs 40 s (the fault and 10 s after it), says so, and
+    // judges recovery per side.
+    let out = scratch("surge.html");
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/surge.yaml",
+        "--fault",
+        "surge",
+        "--trials",
+        "4",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_complete(&page, "surge");
+    assert!(page.contains("un lasts 40 s to cover the fault and the time after it"));
+    assert!(
+        page.contains("--trials 4 --duration 40s</pre>"),
+        "the command reproduces it"
+    );
+    assert!(page.contains("<th>after the fault</th>"));
+    // At the page's 20 requests a second the surge passes: both sides
+    // recover within a second of its end.
+    assert_eq!(
+        page.matches("<td class=\"recovered\">recovered 1.00 s after</td>")
+            .count(),
+        2,
+        "{}",
+        page.lines()
+            .filter(|l| l.contains("after the fault") || l.contains("recovered"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // Given a duration, the page keeps it.
+    let (code, _, err) = retrylint(&[
+        "report",
+        "examples/surge.yaml",
+        "--fault",
+        "surge",
+        "--trials",
+        "2",
+        "--duration",
+        "25s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(!page.contains("un lasts"));
+    assert!(page.contains("--duration 25s</pre>"));
+}

@@ -75,7 +75,7 @@ pub enum Format {
     Markdown,
 }
 
-pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
+pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
     if args.base.is_some() && args.format != Format::Markdown {
         return Err(Failure::Usage(
             "--base makes GitHub suggestions, which only the PR comment shows: add `--format markdown`".into(),
@@ -124,6 +124,23 @@ pub fn report(args: ReportArgs) -> Result<Outcome, Failure> {
         .seed
         .or(chaos.as_ref().map(|(_, run)| run.seed))
         .unwrap_or(LoadSettings::DEFAULT_SEED);
+    if args.load.duration.is_none()
+        && args.load.requests.is_none()
+        && let Some(duration) = covering(&scenario, LoadSettings::DEFAULT_DURATION)
+    {
+        // A fault that starts after the default run would draw a page with
+        // no storm on it (the shipped `surge` begins at 20 s): run long
+        // enough to see it, and whether goodput comes back after it.
+        args.load.duration = Some(format!("{}s", duration.as_secs()));
+        let note = format!(
+            "the run lasts {} s to cover the fault and the time after it (--duration changes it)",
+            duration.as_secs()
+        );
+        match scenario_note.as_mut() {
+            Some(n) => n.push_str(&format!("; {note}")),
+            None => scenario_note = Some(note),
+        }
+    }
     let load = args.load.settings(Some(seed), &scenario)?;
 
     // The second topology of the page: the one `--compare` names, or else
@@ -239,4 +256,24 @@ fn command_line(args: &ReportArgs, fault: &str, seed: u64) -> String {
         c.push_str(&format!(" --base {}", p.display()));
     }
     c
+}
+
+/// A run length that covers `scenario`'s fault and as long again after it
+/// (at least 10 s), in whole seconds, when the fault does not end before
+/// `default`; `None` when it does, or when it never ends.
+fn covering(
+    scenario: &retrylint::faults::Scenario,
+    default: std::time::Duration,
+) -> Option<std::time::Duration> {
+    let start = scenario.phases.iter().map(|p| p.after).min()?;
+    let end = scenario
+        .phases
+        .iter()
+        .map(|p| p.end())
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .max()?;
+    let after = (end - start.min(end)).max(std::time::Duration::from_secs(10));
+    (end >= default)
+        .then(|| std::time::Duration::from_secs((end + after).as_secs_f64().ceil() as u64))
 }

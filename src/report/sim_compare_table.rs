@@ -62,7 +62,12 @@ pub fn render(rows: &[ComparisonRow]) -> String {
 /// `recovered 2.00 s after` or `collapsed for 30.00 s`, from the verdict
 /// of the (merged) goodput series; `–` without one.
 pub(crate) fn after_the_fault(r: &ComparisonRow) -> String {
-    match &r.recovery {
+    verdict(r.recovery.as_ref())
+}
+
+/// A goodput verdict as the tables say it; `–` without one.
+pub(crate) fn verdict(v: Option<&crate::run::goodput::Verdict>) -> String {
+    match v {
         None => "–".into(),
         Some(v) => match v.recovered_at_ms {
             Some(_) => format!("recovered {} after", ms(v.below_for_ms)),

@@ -55,7 +55,27 @@ pub fn section(out: &mut String, r: &Review) {
     line_chart(out, &storm.success, "success");
     bar_chart(out, &storm.latency, "latency");
     out.push_str("</div>\n");
-    out.push_str("<table>\n<tr><th></th><th class=\"num\">user requests</th><th class=\"num\">succeeded</th><th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">at the fault target, per user request</th></tr>\n");
+    // Whether goodput came back once the fault ended, where the run judged it
+    // (a fault window with time before it to take the baseline from).
+    let verdict = |run: &crate::run::RunReport| {
+        run.goodput
+            .as_ref()
+            .and_then(|g| g.verdict.as_ref())
+            .cloned()
+    };
+    let judged = r
+        .sides
+        .iter()
+        .any(|s| s.sim.as_ref().and_then(verdict).is_some());
+    let _ = writeln!(
+        out,
+        "<table>\n<tr><th></th><th class=\"num\">user requests</th><th class=\"num\">succeeded</th><th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">at the fault target, per user request</th>{}</tr>",
+        if judged {
+            "<th>after the fault</th>"
+        } else {
+            ""
+        }
+    );
     for side in &r.sides {
         let Some(run) = &side.sim else { continue };
         let e = &run.end_to_end;
@@ -74,13 +94,27 @@ pub fn section(out: &mut String, r: &Review) {
             .collect();
         let _ = writeln!(
             out,
-            "<tr><th>{}</th><td class=\"num\">{}</td><td class=\"num\">{:.1}%</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            "<tr><th>{}</th><td class=\"num\">{}</td><td class=\"num\">{:.1}%</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
             esc(&side.label),
             e.requests,
             100.0 * e.success_ratio(),
             esc(&crate::report::figures::millis(e.latency_ms.p50)),
             esc(&crate::report::figures::millis(e.latency_ms.p99)),
-            target.join(", ")
+            target.join(", "),
+            if judged {
+                let v = verdict(run);
+                let class = match v.as_ref().map(|v| v.recovered_at_ms.is_some()) {
+                    Some(true) => " class=\"recovered\"",
+                    Some(false) => " class=\"collapsed\"",
+                    None => "",
+                };
+                format!(
+                    "<td{class}>{}</td>",
+                    esc(&crate::report::sim_compare_table::verdict(v.as_ref()))
+                )
+            } else {
+                String::new()
+            }
         );
     }
     out.push_str("</table>\n<p class=\"note\">Medians over the trials; latency from the intended send time to the final answer, client-layer retries included.</p>\n</section>\n");
