@@ -129,3 +129,34 @@ fn hedged_copies_on_real_servers() {
     assert!(h.cancelled >= 10, "{h:?}");
     assert!(r.end_to_end.latency_ms.p50 >= 100.0);
 }
+
+#[test]
+fn the_cli_reports_what_breakers_saved_unless_told_to_run_once() {
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("chaos-breaker.yaml");
+    std::fs::write(&path, BREAKER).unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_retrylint"))
+            .args(["chaos", path.to_str().unwrap(), "--fault", "total-outage"])
+            .args(["--clients", "1", "--requests", "20", "--format", "json"])
+            .args(extra)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.code() == Some(0) || out.status.code() == Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    // One client, 20 requests back to back: the first 10 calls open the
+    // breaker, which then stays open well past the run (1 s), so db sees
+    // exactly 10; without the breaker it sees all 20.
+    let with = run(&[]);
+    let saved = &with["breakers"];
+    assert_eq!(saved["attempts"], 20 + 10, "{saved}");
+    assert_eq!(saved["attempts_without_breakers"], 20 + 20, "{saved}");
+    assert_eq!(saved["saved"], 10, "{saved}");
+    let once = run(&["--no-breaker-baseline"]);
+    assert!(once.get("breakers").is_none(), "{once}");
+    assert_eq!(once["services"].as_array().unwrap().len(), 2);
+}
