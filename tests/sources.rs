@@ -937,38 +937,7 @@ fn an_envoy_gateway_backend_traffic_policy_retries_its_routes() {
 
 #[test]
 fn simulate_reads_the_sources_too() {
-    let services = |args: &[&str]| {
-        let mut all = vec![
-            "simulate",
-            "--trials",
-            "1",
-            "--requests",
-            "20",
-            "--fault",
-            "total-outage",
-            "--target",
-            "payments",
-            "--seed",
-            "3",
-            "--format",
-            "json",
-        ];
-        all.extend_from_slice(args);
-        let (code, out, err) = retrylint(&all);
-        assert!(code == 0 || code == 1, "{err}");
-        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-        r["services"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    s["service"].as_str().unwrap().to_owned(),
-                    s["received"].as_f64().unwrap(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
+    let services = |args: &[&str]| received(&simulated(args));
     let hand = services(&[&format!("{DATA}/import/shop-hand.yaml")]);
     // 20 requests, each POSTed to payments with Istio's 3 attempts.
     assert!(hand.contains(&("payments".to_owned(), 60.0)), "{hand:?}");

@@ -265,15 +265,10 @@ fn covering(
     scenario: &retrylint::faults::Scenario,
     default: std::time::Duration,
 ) -> Option<std::time::Duration> {
-    let start = scenario.phases.iter().map(|p| p.after).min()?;
-    let end = scenario
-        .phases
-        .iter()
-        .map(|p| p.end())
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .max()?;
-    let after = (end - start.min(end)).max(std::time::Duration::from_secs(10));
+    let (start, end) = scenario.window()?;
+    let after = end
+        .saturating_sub(start)
+        .max(std::time::Duration::from_secs(10));
     (end >= default)
         .then(|| std::time::Duration::from_secs((end + after).as_secs_f64().ceil() as u64))
 }

@@ -46,6 +46,20 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// From the start of the first phase to the end of the last; `None`
+    /// without phases or when one never ends.
+    pub fn window(&self) -> Option<(Duration, Duration)> {
+        let start = self.phases.iter().map(|p| p.after).min()?;
+        let end = self
+            .phases
+            .iter()
+            .map(|p| p.end())
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .max()?;
+        Some((start, end))
+    }
+
     /// No fault at all: a baseline run.
     pub fn none() -> Self {
         Scenario {

@@ -166,7 +166,10 @@ pub fn gather(
         sides.push(side(o.topology, o.label, settings)?);
     }
     let (rows, rows_omitted) = rows(&sides);
-    let window = fault_window(&settings.scenario);
+    let window = settings
+        .scenario
+        .window()
+        .map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64()));
     let runs: Vec<series::SideRun<'_>> = sides
         .iter()
         .enumerate()
@@ -307,19 +310,6 @@ fn rows(sides: &[Side]) -> (Vec<RowPair>, usize) {
     }
     let kept = rows.len();
     (rows, total - kept)
-}
-
-/// The scenario's first start and last end, in seconds; `None` for a fault
-/// that never ends or no fault.
-fn fault_window(s: &Scenario) -> Option<(f64, f64)> {
-    let active = s.phases.iter();
-    let start = active.clone().map(|p| p.after).min()?;
-    let end = active
-        .map(|p| p.end())
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .max()?;
-    Some((start.as_secs_f64(), end.as_secs_f64()))
 }
 
 fn load_text(l: &LoadSettings) -> String {

@@ -256,7 +256,7 @@ pub fn goodput(
     load: &LoadSettings,
     scenario: &Scenario,
 ) -> super::goodput::Goodput {
-    super::goodput::report(counts, k, load.horizon(), fault_window(scenario))
+    super::goodput::report(counts, k, load.horizon(), scenario.window())
 }
 
 /// Goodput over time is reported when a service queues or the scenario
@@ -264,19 +264,6 @@ pub fn goodput(
 fn shows_goodput(t: &Topology, scenario: &Scenario) -> bool {
     t.services.iter().any(|s| s.queueing.is_some())
         || scenario.phases.iter().any(|p| p.inject.kind() == "surge")
-}
-
-/// From the start of the scenario's first phase to the end of its last.
-fn fault_window(scenario: &Scenario) -> Option<(std::time::Duration, std::time::Duration)> {
-    let start = scenario.phases.iter().map(|p| p.after).min()?;
-    let end = scenario
-        .phases
-        .iter()
-        .map(|p| p.end())
-        .collect::<Option<Vec<_>>>()?
-        .into_iter()
-        .max()?;
-    Some((start, end))
 }
 
 /// The end-to-end figures of a tally; `client` is the client layer's row.
