@@ -126,7 +126,7 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
         .unwrap_or(LoadSettings::DEFAULT_SEED);
     if args.load.duration.is_none()
         && args.load.requests.is_none()
-        && let Some(duration) = covering(&scenario, LoadSettings::DEFAULT_DURATION)
+        && let Some(duration) = review::covering(&scenario, LoadSettings::DEFAULT_DURATION)
     {
         // A fault that starts after the default run would draw a page with
         // no storm on it (the shipped `surge` begins at 20 s): run long
@@ -256,19 +256,4 @@ fn command_line(args: &ReportArgs, fault: &str, seed: u64) -> String {
         c.push_str(&format!(" --base {}", p.display()));
     }
     c
-}
-
-/// A run length that covers `scenario`'s fault and as long again after it
-/// (at least 10 s), in whole seconds, when the fault does not end before
-/// `default`; `None` when it does, or when it never ends.
-fn covering(
-    scenario: &retrylint::faults::Scenario,
-    default: std::time::Duration,
-) -> Option<std::time::Duration> {
-    let (start, end) = scenario.window()?;
-    let after = end
-        .saturating_sub(start)
-        .max(std::time::Duration::from_secs(10));
-    (end >= default)
-        .then(|| std::time::Duration::from_secs((end + after).as_secs_f64().ceil() as u64))
 }

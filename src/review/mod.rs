@@ -87,6 +87,18 @@ pub fn default_scenario(t: &Topology) -> (Scenario, String) {
     (s, why.to_owned())
 }
 
+/// A run length that covers `scenario`'s fault and as long again after it
+/// (at least 10 s), in whole seconds, when the fault does not end before
+/// `default`; `None` when it does, or when it never ends.
+pub fn covering(scenario: &Scenario, default: std::time::Duration) -> Option<std::time::Duration> {
+    let (start, end) = scenario.window()?;
+    let after = end
+        .saturating_sub(start)
+        .max(std::time::Duration::from_secs(10));
+    (end >= default)
+        .then(|| std::time::Duration::from_secs((end + after).as_secs_f64().ceil() as u64))
+}
+
 /// One topology's column of the page.
 #[derive(Debug, Clone)]
 pub struct Side {
