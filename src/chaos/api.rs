@@ -188,33 +188,36 @@ pub async fn run_async(
     load: &LoadSettings,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
-    let mut report = run_once(topology, scenario, load, options).await?;
+    let mut report = run_once(topology, scenario, load, options, "chaos").await?;
     if options.breaker_baseline && topology.has_breakers() {
-        let quiet = RunOptions {
-            progress: false,
+        let again = RunOptions {
             ready: None,
             ..options.clone()
         };
-        let without = match run_once(&topology.without_breakers(), scenario, load, &quiet).await {
-            Ok(r) => r,
-            // Stopped during the second run: the first one stands, and
-            // what the breakers saved is unknown.
-            Err(ChaosError::Interrupted(_)) => {
-                return Err(ChaosError::Interrupted(Box::new(report)));
-            }
-            Err(e) => return Err(e),
-        };
+        let label = "chaos again, without breakers, for what they saved";
+        let without =
+            match run_once(&topology.without_breakers(), scenario, load, &again, label).await {
+                Ok(r) => r,
+                // Stopped during the second run: the first one stands, and
+                // what the breakers saved is unknown.
+                Err(ChaosError::Interrupted(_)) => {
+                    return Err(ChaosError::Interrupted(Box::new(report)));
+                }
+                Err(e) => return Err(e),
+            };
         report.breakers = Some(crate::run::BreakerEffect::between(&report, &without));
     }
     Ok(report)
 }
 
-/// One run of `scenario` on freshly booted servers.
+/// One run of `scenario` on freshly booted servers; `label` heads its
+/// progress bar.
 async fn run_once(
     topology: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,
     options: &RunOptions,
+    label: &str,
 ) -> Result<RunReport, ChaosError> {
     let wall = Instant::now();
     let plan = scenario.plan(topology)?;
@@ -247,7 +250,7 @@ async fn run_once(
         // Nobody listening for it is no reason to stop the run.
         let _ = ready.send(listeners.clone());
     }
-    let bar = super::progress::start(&run, options.progress);
+    let bar = super::progress::start(&run, options.progress, label);
     let interrupted = drive_until_done(&run, driver, options).await;
     if let Some(bar) = bar {
         bar.finish_and_clear();

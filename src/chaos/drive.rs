@@ -77,7 +77,7 @@ pub async fn drive(
         &path,
         options.max_in_flight,
     );
-    let bar = super::progress::start(&run, options.progress);
+    let bar = super::progress::start(&run, options.progress, "drive");
     let interrupted = drive_until_done(&run, driver, options).await;
     if let Some(bar) = bar {
         bar.finish_and_clear();

@@ -9,14 +9,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::context::Run;
 
-/// Draws the run's progress against its horizon until the run is cancelled.
-pub(crate) fn start(run: &Arc<Run>, enabled: bool) -> Option<ProgressBar> {
+/// Draws the run's progress against its horizon until the run is cancelled,
+/// after `label` (`chaos`, or which run of several this is).
+pub(crate) fn start(run: &Arc<Run>, enabled: bool, label: &str) -> Option<ProgressBar> {
     if !enabled || !std::io::stderr().is_terminal() {
         return None;
     }
     let total = u64::try_from(run.horizon.as_millis()).unwrap_or(u64::MAX);
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("chaos {bar:30} {pos}/{len} ms  {msg}") {
+    if let Ok(style) =
+        ProgressStyle::with_template(&format!("{label} {{bar:30}} {{pos}}/{{len}} ms  {{msg}}"))
+    {
         bar.set_style(style);
     }
     let ticker = bar.clone();
