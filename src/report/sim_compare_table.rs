@@ -59,7 +59,8 @@ pub fn render(rows: &[ComparisonRow]) -> String {
     out
 }
 
-/// `recovered 2.00 s after` or `collapsed for 30.00 s`, from the verdict
+/// `recovered 2.00 s after` (or `at once`) or `collapsed, 30.00 s to the
+/// end`, from the verdict
 /// of the (merged) goodput series; `–` without one.
 pub(crate) fn after_the_fault(r: &ComparisonRow) -> String {
     verdict(r.recovery.as_ref())
@@ -70,6 +71,7 @@ pub(crate) fn verdict(v: Option<&crate::run::goodput::Verdict>) -> String {
     match v {
         None => "–".into(),
         Some(v) => match v.recovered_at_ms {
+            Some(_) if v.below_for_ms <= 0.0 => "recovered at once".into(),
             Some(_) => format!("recovered {} after", ms(v.below_for_ms)),
             None => format!("collapsed, {} to the end", ms(v.below_for_ms)),
         },
