@@ -254,7 +254,11 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
                 .collect();
             let mut parts: Vec<std::vec::IntoIter<Vec<Finding>>> = workers
                 .into_iter()
-                .map(|w| w.join().expect("a rule panicked").into_iter())
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        .into_iter()
+                })
                 .collect();
             (0..enabled.len())
                 .map(|i| parts[i % threads].next().unwrap_or_default())
