@@ -649,18 +649,15 @@ fn a_surge_page_runs_past_the_fault_and_says_whether_goodput_came_back() {
     // run: the page runs 40 s (the fault and 10 s after it), says so, and
     // judges recovery per side.
     let out = scratch("surge.html");
-    let (code, _, err) = retrylint(&[
-        "report",
-        "examples/surge.yaml",
-        "--fault",
-        "surge",
-        "--trials",
-        "4",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let page = std::fs::read_to_string(&out).unwrap();
+    let page_with = |extra: &[&str]| -> String {
+        let mut args = vec!["report", "examples/surge.yaml", "--fault", "surge"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-o", out.to_str().unwrap()]);
+        let (code, _, err) = retrylint(&args);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let page = page_with(&["--trials", "4"]);
     assert_complete(&page, "surge");
     assert!(page.contains("un lasts 40 s to cover the fault and the time after it"));
     assert!(
@@ -681,20 +678,7 @@ fn a_surge_page_runs_past_the_fault_and_says_whether_goodput_came_back() {
             .join("\n")
     );
     // Given a duration, the page keeps it.
-    let (code, _, err) = retrylint(&[
-        "report",
-        "examples/surge.yaml",
-        "--fault",
-        "surge",
-        "--trials",
-        "2",
-        "--duration",
-        "25s",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let page = std::fs::read_to_string(&out).unwrap();
+    let page = page_with(&["--trials", "2", "--duration", "25s"]);
     assert!(!page.contains("un lasts"));
     assert!(page.contains("--duration 25s</pre>"));
 }

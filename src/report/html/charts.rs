@@ -198,31 +198,10 @@ fn line_chart(out: &mut String, c: &LineChart, id: &str) {
         );
     }
     y_axis(out, &c.y_ticks, c.y_max, &c.y_label);
-    out.push_str("<g class=\"tick\">");
-    for t in &c.x_ticks {
-        let _ = write!(
-            out,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            n(x(t.value)),
-            n(TOP + plot_h() + 16.0),
-            esc(&t.label)
-        );
-    }
-    out.push_str("</g>\n");
-    let _ = writeln!(
+    x_axis(
         out,
-        "<g class=\"axis\"><line x1=\"{l}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\"/><line x1=\"{l}\" y1=\"{t}\" x2=\"{l}\" y2=\"{b}\"/></g>",
-        l = n(LEFT),
-        r = n(LEFT + plot_w()),
-        t = n(TOP),
-        b = n(TOP + plot_h())
-    );
-    let _ = writeln!(
-        out,
-        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        n(LEFT + plot_w() / 2.0),
-        n(H - 8.0),
-        esc(&c.x_label)
+        c.x_ticks.iter().map(|t| (x(t.value), t.label.as_str())),
+        &c.x_label,
     );
     for line in &c.lines {
         let class = if line.dashed {
@@ -244,6 +223,36 @@ fn line_chart(out: &mut String, c: &LineChart, id: &str) {
         );
     }
     out.push_str("</svg></figure>\n");
+}
+
+/// The x axis: tick labels at their positions, both axis lines, the label.
+fn x_axis<'a>(out: &mut String, ticks: impl Iterator<Item = (f64, &'a str)>, label: &str) {
+    out.push_str("<g class=\"tick\">");
+    for (x, text) in ticks {
+        let _ = write!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            n(x),
+            n(TOP + plot_h() + 16.0),
+            esc(text)
+        );
+    }
+    out.push_str("</g>\n");
+    let _ = writeln!(
+        out,
+        "<g class=\"axis\"><line x1=\"{l}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\"/><line x1=\"{l}\" y1=\"{t}\" x2=\"{l}\" y2=\"{b}\"/></g>",
+        l = n(LEFT),
+        r = n(LEFT + plot_w()),
+        t = n(TOP),
+        b = n(TOP + plot_h())
+    );
+    let _ = writeln!(
+        out,
+        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        n(LEFT + plot_w() / 2.0),
+        n(H - 8.0),
+        esc(label)
+    );
 }
 
 fn bar_chart(out: &mut String, c: &BarChart, id: &str) {
@@ -280,34 +289,14 @@ fn bar_chart(out: &mut String, c: &BarChart, id: &str) {
     let every = ((c.categories.len() as f64 * 34.0) / plot_w())
         .ceil()
         .max(1.0) as usize;
-    out.push_str("<g class=\"tick\">");
-    for (i, cat) in c.categories.iter().enumerate() {
-        if i % every != 0 {
-            continue;
-        }
-        let _ = write!(
-            out,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            n(LEFT + slot * (i as f64 + 0.5)),
-            n(TOP + plot_h() + 16.0),
-            esc(cat)
-        );
-    }
-    out.push_str("</g>\n");
-    let _ = writeln!(
+    x_axis(
         out,
-        "<g class=\"axis\"><line x1=\"{l}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\"/><line x1=\"{l}\" y1=\"{t}\" x2=\"{l}\" y2=\"{b}\"/></g>",
-        l = n(LEFT),
-        r = n(LEFT + plot_w()),
-        t = n(TOP),
-        b = n(TOP + plot_h())
-    );
-    let _ = writeln!(
-        out,
-        "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        n(LEFT + plot_w() / 2.0),
-        n(H - 8.0),
-        esc(&c.x_label)
+        c.categories
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % every == 0)
+            .map(|(i, cat)| (LEFT + slot * (i as f64 + 0.5), cat.as_str())),
+        &c.x_label,
     );
     out.push_str("</svg></figure>\n");
 }
