@@ -5,13 +5,19 @@
 //! table, GitHub and markdown formats pay; `load+check+fixes` adds resolving
 //! every finding's fix on the loader's located tree (JSON, SARIF). `fix-doc`
 //! is reading a text into a fix document from scratch, and `fix-plan`
-//! choosing the edits.
+//! choosing the edits. `process` runs the built `retrylint check` on the
+//! 10,000-service file, whole (start, read, load, check, print to /dev/null,
+//! exit), as a user or CI pays it.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 use retrylint::lint::{self, CliLevels, Config};
 use retrylint::topology::{self, Presets};
+
+// The binary's allocator, so that the figures in-process are the ones it pays.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "../tests/common/generate.rs"]
 mod generate;
@@ -100,6 +106,19 @@ fn check_from(from: &[std::path::PathBuf], presets: &Presets) -> usize {
     lint::check(&m.topology, &config).findings.len()
 }
 
+/// `retrylint check FILE --format FORMAT`, output to /dev/null.
+fn run_check(file: &std::path::Path, format: &str) {
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_retrylint"))
+        .arg("check")
+        .arg(file)
+        .args(["--format", format])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run retrylint");
+    // Findings: exit 1. Anything else means the run did not do the work.
+    assert_eq!(status.code(), Some(1), "{status}");
+}
+
 fn bench(c: &mut Criterion) {
     let presets = Presets::embedded();
     let mut group = c.benchmark_group("check");
@@ -128,6 +147,15 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("analysis-only", n), &t, |b, t| {
             b.iter(|| lint::Analysis::new(black_box(t)))
         });
+    }
+    // The whole process, table and JSON, on the 10,000-service file.
+    let file = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-10000.yaml");
+    std::fs::write(&file, generate::random_dag(10_000, 3, 7)).expect("write");
+    for format in ["table", "json"] {
+        group.bench_function(
+            BenchmarkId::new("process", format!("10000/{format}")),
+            |b| b.iter(|| run_check(&file, format)),
+        );
     }
     let text = ladder(64);
     group.throughput(Throughput::Bytes(text.len() as u64));

@@ -7,3 +7,9 @@ mod cli;
 fn main() -> std::process::ExitCode {
     cli::main()
 }
+
+// A large topology is millions of small allocations (nodes, names,
+// findings); mimalloc makes `check` of 10,000 services about 1.5× faster than
+// the system allocator (`cargo bench --bench check`, `process`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -7,6 +7,7 @@ pub mod github;
 pub mod html;
 pub mod json;
 pub mod markdown;
+mod parallel;
 pub mod probe_json;
 pub mod probe_markdown;
 pub mod probe_table;

@@ -28,14 +28,21 @@ impl CheckReporter for Table {
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// The findings as they are drawn, then the summary and the table.
+    /// The findings as they are drawn, then the summary and the table. The
+    /// table (one row per service) is laid out beside the findings.
     fn write(&self, r: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
-        let lines = FileLines::new(r);
-        for f in &r.findings {
-            out.write_all(finding(&lines, f, style.color).as_bytes())?;
-            out.write_all(b"\n\n")?;
-        }
-        out.write_all(tail(r, style).as_bytes())
+        std::thread::scope(|scope| {
+            let tail = scope.spawn(|| tail(r, style));
+            let lines = FileLines::new(r);
+            super::parallel::write_each(&r.findings, out, |f, part| {
+                part.push_str(&finding(&lines, f, style.color));
+                part.push_str("\n\n");
+            })?;
+            let tail = tail
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            out.write_all(tail.as_bytes())
+        })
     }
 }
 

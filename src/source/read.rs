@@ -18,10 +18,14 @@ pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, Loa
         std::io::ErrorKind::NotFound => io("no such file".into()).with_help(kind.not_found_help()),
         _ => io(format!("cannot open: {e}")),
     })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
+    let metadata = file.metadata().ok();
+    if metadata.as_ref().is_some_and(|m| m.is_dir()) {
         return Err(io(format!("is a directory, not a {} file", kind.noun())));
     }
-    read_limited(file, shown, kind)
+    // Read into one allocation of the file's size (a large file would
+    // otherwise be copied as the buffer doubles); the limit still holds.
+    let size = metadata.map_or(0, |m| m.len().min(MAX_FILE_BYTES + 1));
+    read_limited(file, shown, kind, size as usize)
 }
 
 /// The name errors give standard input (`retrylint check -`).
@@ -29,13 +33,18 @@ pub const STDIN: &str = "<stdin>";
 
 /// Reads standard input as UTF-8 text within the size limit.
 pub fn read_stdin(kind: FileKind) -> Result<String, LoadError> {
-    read_limited(std::io::stdin().lock(), STDIN, kind)
+    read_limited(std::io::stdin().lock(), STDIN, kind, 0)
 }
 
 /// Reads everything from `from` as UTF-8 text within the size limit.
-fn read_limited(from: impl Read, shown: &str, kind: FileKind) -> Result<String, LoadError> {
+fn read_limited(
+    from: impl Read,
+    shown: &str,
+    kind: FileKind,
+    expected: usize,
+) -> Result<String, LoadError> {
     let io = |msg: String| LoadError::new(ErrorKind::Io, shown, None, msg);
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(expected);
     from.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| io(format!("cannot read: {e}")))?;
