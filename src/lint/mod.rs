@@ -285,7 +285,13 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
     // findings stay together and in rule order: the result is the same as
     // one rule after the other.
     let threads = threads.clamp(1, enabled.len().max(1));
-    let per_rule: Vec<Vec<Finding>> = if threads > 1 {
+    let rows = || {
+        (
+            amplification_rows(t, &analysis),
+            edge_rows(t, &analysis, config.max_amplification),
+        )
+    };
+    let (per_rule, (amplification, edges)) = if threads > 1 {
         std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
                 .map(|k| {
@@ -300,6 +306,8 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
                     })
                 })
                 .collect();
+            // The tables need no findings: made here while the rules run.
+            let rows = rows();
             let mut parts: Vec<std::vec::IntoIter<Vec<Finding>>> = workers
                 .into_iter()
                 .map(|w| {
@@ -308,12 +316,13 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
                         .into_iter()
                 })
                 .collect();
-            (0..enabled.len())
+            let per_rule: Vec<Vec<Finding>> = (0..enabled.len())
                 .map(|i| parts[i % threads].next().unwrap_or_default())
-                .collect()
+                .collect();
+            (per_rule, rows)
         })
     } else {
-        enabled.iter().map(run).collect()
+        (enabled.iter().map(run).collect(), rows())
     };
     let findings = in_file_order(t, per_rule);
     let mut summary = Summary::default();
@@ -334,8 +343,8 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
             .map(|o| (o.file.clone(), o.text.clone()))
             .collect(),
         entry: t.services[t.entry].name.clone(),
-        amplification: amplification_rows(t, &analysis),
-        edges: edge_rows(t, &analysis, config.max_amplification),
+        amplification,
+        edges,
         findings,
         summary,
         fail_on: config.fail_on,

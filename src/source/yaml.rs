@@ -16,7 +16,8 @@
 //! merged when their mapping ends) without serde in between. `parse_via_serde` (tests
 //! only) keeps the old path, and a differential test holds the two together.
 //!
-//! The parts: `reader` (the event loop over the parser), `event` (what it yields),
+//! The parts: `reader` (the event loop over the parser), `ahead` (the fast path's
+//! scanner on a thread of its own, for a large file), `event` (what it yields),
 //! `anchors` (recording and replay), `merge` (merge keys), `keys` (key identity),
 //! `budget` (the resource limits), `resolve` (tags and scalars) and `build` (the
 //! tree from the events).
@@ -27,6 +28,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 use serde_saphyr::granit_parser::{ErrorKind, Marker, ScanError};
 
+mod ahead;
 mod anchors;
 mod budget;
 mod build;
@@ -254,11 +256,28 @@ fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
     // on anything else, or any error, granit-parser reads the file again and
     // has the last word.
     if let Some(fast) = fast::FastScanner::new(text)
-        && let Ok(root) = build::Builder::new(text, reader::Events::Fast(fast), mode).run()
+        && let Ok(root) = parse_fast(text, fast, mode, text.len() >= ahead::AHEAD_FROM)
     {
         return Ok(root);
     }
     parse_with_granit(text, mode)
+}
+
+/// Parses `text` on the fast path; `ahead`, with the scanner on a thread of
+/// its own.
+fn parse_fast<'a>(
+    text: &'a str,
+    fast: fast::FastScanner<'a>,
+    mode: Mode,
+    ahead: bool,
+) -> Result<Node, SyntaxError> {
+    if !ahead {
+        return build::Builder::new(text, reader::Events::Fast(fast), mode).run();
+    }
+    std::thread::scope(|scope| {
+        let events = reader::Events::Ahead(ahead::ScanAhead::start(scope, fast));
+        build::Builder::new(text, events, mode).run()
+    })
 }
 
 /// Parses `text` with granit-parser alone (the fast path's reference).

@@ -7,11 +7,12 @@ use serde_saphyr::granit_parser::{
     ErrorKind, Event as ParserEvent, Parser, StrInput, StructureStyle, Tag,
 };
 
+use super::ahead::ScanAhead;
 use super::anchors::Anchors;
 use super::budget::Budget;
 use super::budget::{Limit, breached};
 use super::event::{Event, EventKind, Origin, tag_text};
-use super::fast::FastScanner;
+use super::fast::{FastScanner, GiveUp};
 use super::resolve::{NodeKind, TagKind, check_tag};
 use super::spans::SpanCursor;
 use super::{Mode, Pos, Span, SyntaxError, error, pos_at, scan_error};
@@ -21,11 +22,24 @@ use super::{Mode, Pos, Span, SyntaxError, error, pos_at, scan_error};
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Events<'a> {
     Fast(FastScanner<'a>),
+    /// The fast path on a thread of its own (a large file).
+    Ahead(ScanAhead<'a>),
     Granit(Parser<'a, StrInput<'a>>),
 }
 
 /// The fast path gave up: the text is parsed again by granit-parser.
 pub(super) const FAST_PATH_GAVE_UP: &str = "left to granit-parser";
+
+type FastItem<'a> = (ParserEvent<'a>, Pos, Span);
+
+/// A fast-path event; its give-up as an error at `last`, the event before it.
+fn fast_event<'a>(
+    item: Option<Result<FastItem<'a>, GiveUp>>,
+    last: Pos,
+) -> Result<Option<FastItem<'a>>, SyntaxError> {
+    item.transpose()
+        .map_err(|GiveUp| error(last, FAST_PATH_GAVE_UP))
+}
 
 pub(super) struct EventReader<'a> {
     text: &'a str,
@@ -164,10 +178,13 @@ impl<'a> EventReader<'a> {
             }
             let mut tag_pos = None;
             let (event, pos, span) = match &mut self.events {
-                Events::Fast(fast) => match fast.next() {
+                Events::Fast(fast) => match fast_event(fast.next(), self.last)? {
+                    Some(e) => e,
                     None => return Ok(None),
-                    Some(Ok(e)) => e,
-                    Some(Err(_)) => return Err(error(self.last, FAST_PATH_GAVE_UP)),
+                },
+                Events::Ahead(ahead) => match fast_event(ahead.next(), self.last)? {
+                    Some(e) => e,
+                    None => return Ok(None),
                 },
                 Events::Granit(parser) => {
                     let Some(item) = parser.next() else {
