@@ -258,6 +258,7 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
         topology: t,
         analysis: &analysis,
         max_amplification: config.max_amplification,
+        fixes: config.resolve_fixes,
     };
     // The fixes are resolved on the file's located tree (the loader's, or read
     // again when there is none), only when asked for.

@@ -15,6 +15,8 @@ pub struct Context<'a> {
     pub analysis: &'a Analysis,
     /// Findings of RL001 fire above this worst-case amplification.
     pub max_amplification: f64,
+    /// Whether the findings' fixes are resolved; their intents are built only then.
+    pub fixes: bool,
 }
 
 /// A finding before its rule's code and level are attached.
@@ -75,8 +77,13 @@ impl Diagnostic {
         self
     }
 
-    pub fn fix(mut self, intent: crate::fix::Intent) -> Self {
-        self.fix = Some(intent);
+    /// The edit the help proposes, built only when fixes are resolved (the
+    /// JSON and SARIF formats, `--fix`, the review): a large topology has
+    /// tens of thousands of findings.
+    pub fn fix_with(mut self, cx: &Context, intent: impl FnOnce() -> crate::fix::Intent) -> Self {
+        if cx.fixes {
+            self.fix = Some(intent());
+        }
         self
     }
 

@@ -88,7 +88,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 "set {} so it judges each request after its retries",
                 fix.join(" and ")
             ))
-            .fix(intent)
+            .fix_with(cx, || {
+                intent })
         } else {
             // A retrying layer further out on the same call sends its
             // attempts through this breaker one by one.

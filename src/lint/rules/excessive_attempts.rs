@@ -64,13 +64,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             site.diagnostic(pos, message)
                 .help("set max_attempts: 3; queue work that must eventually succeed instead of retrying in line")
                 .label(label)
-                .fix(
+                .fix_with(cx, || {
                     Intent::new(format!(
                         "set max_attempts: 3 at {}",
                         site.describe(cx.topology)
                     ))
-                    .set(site.at(), Section::Retry, "max_attempts", "3"),
-                ),
+                    .set(site.at(), Section::Retry, "max_attempts", "3")
+                }),
         );
     }
 }

@@ -56,13 +56,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .help("set honor_retry_after: true, so the wait is at least what the server asks for")
             .label("Retry-After ignored")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "set honor_retry_after: true at {}",
                     site.describe(cx.topology)
                 ))
-                .set(site.at(), Section::Retry, "honor_retry_after", "true"),
-            ),
+                .set(site.at(), Section::Retry, "honor_retry_after", "true")
+            }),
         );
     }
 }

@@ -55,7 +55,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .help("add backoff: { kind: exponential, base: 100ms, cap: 2s, jitter: full }")
             .label("no wait between attempts")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "back off at {}: kind: exponential, base: 100ms, cap: 2s, jitter: full",
                     site.describe(cx.topology)
@@ -69,8 +69,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         ("jitter", "full"),
                     ],
                     true,
-                ),
-            ),
+                )
+            }),
         );
     }
 }

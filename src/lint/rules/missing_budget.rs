@@ -53,7 +53,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .help("add budget: { kind: ratio, ratio: 0.1, min_per_second: 10 }")
             .label("no retry budget")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "add budget: {{ kind: ratio, ratio: 0.1, min_per_second: 10 }} at {}",
                     site.describe(cx.topology)
@@ -63,8 +63,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     Section::Retry,
                     "budget",
                     "{ kind: ratio, ratio: 0.1, min_per_second: 10 }",
-                ),
-            ),
+                )
+            }),
         );
     }
 }

@@ -81,7 +81,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         edge(t, call),
                         svc.name
                     ))
-                    .fix(
+                    .fix_with(cx, || {
                         Intent::new(format!(
                             "add a circuit breaker to the call {}",
                             edge(t, call)
@@ -91,20 +91,20 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                             Section::Call,
                             "circuit_breaker",
                             BREAKER,
-                        ),
-                    )
+                        )
+                    })
             }
             (None, Some(client)) => {
                 Diagnostic::new(client.at(client.spans.max_attempts), t.entry, message)
                     .help(format!("add `{SUGGESTED}` to the client layer"))
-                    .fix(
+                    .fix_with(cx, || {
                         Intent::new("add a circuit breaker to the client layer").set(
                             LayerAt::CLIENT,
                             Section::Layer,
                             "circuit_breaker",
                             BREAKER,
-                        ),
-                    )
+                        )
+                    })
             }
             // The entry with no client layer receives one attempt per request.
             (None, None) => continue,

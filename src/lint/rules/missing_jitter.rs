@@ -52,13 +52,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .help("add `jitter: full` to the backoff")
             .label("backoff without jitter")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "add jitter: full to the backoff of {}",
                     site.describe(cx.topology)
                 ))
-                .backoff(site.at(), &[("jitter", "full")], false),
-            ),
+                .backoff(site.at(), &[("jitter", "full")], false)
+            }),
         );
     }
 }

@@ -60,7 +60,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                             "add `timeout:` to the call, a little above {callee}'s p99 latency"
                         ))
                         .label("no timeout")
-                        .fix(timeout_fix(cx, &site, true)),
+                        .fix_with(cx, || timeout_fix(cx, &site, true)),
                     );
                 } else if layer.policy.retries() {
                     out.push(missing_layer_timeout(cx, &site));
@@ -82,7 +82,7 @@ fn missing_layer_timeout(cx: &Context, site: &crate::lint::rule::LayerSite) -> D
     )
     .help(format!("add `timeout:` to the {} layer", site.layer.name))
     .label("retry layer without a timeout")
-    .fix(timeout_fix(cx, site, false))
+    .fix_with(cx, || timeout_fix(cx, site, false))
 }
 
 /// A timeout a little above the p99 latency of what the layer calls (the

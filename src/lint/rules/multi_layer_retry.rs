@@ -96,7 +96,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     outer.join(" and ")
                 ))
                 .label("nested retry layer")
-                .fix(
+                .fix_with(cx, || {
                     Intent::new(format!(
                         "set max_attempts: 1 at {}",
                         where_layer(t, call, layer)
@@ -106,8 +106,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         Section::Retry,
                         "max_attempts",
                         "1",
-                    ),
-                ),
+                    )
+                }),
         );
     }
 }

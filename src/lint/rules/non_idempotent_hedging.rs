@@ -68,14 +68,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     t.services[call.to].name
                 ))
                 .label(format!("hedges non-idempotent {op}"))
-                .fix(
+                .fix_with(cx, || {
                     Intent::new(format!(
                         "add idempotency_key: true to the call {} (`{}` must deduplicate on the key)",
                         edge(t, call),
                         t.services[call.to].name
                     ))
-                    .set(LayerAt::call(s, i, 0), Section::Call, "idempotency_key", "true"),
-                ),
+                    .set(LayerAt::call(s, i, 0), Section::Call, "idempotency_key", "true")
+                }),
             );
         }
     }

@@ -79,14 +79,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     "add idempotency_key: true or stop retrying {op} in {layer_name} (max_attempts: 1, or retry_on: [connect])"
                 ))
                 .label(format!("retries non-idempotent {op}"))
-                .fix(
+                .fix_with(cx, || {
                     Intent::new(format!(
                         "add idempotency_key: true to the call {} (`{}` must deduplicate on the key)",
                         crate::lint::rule::edge(t, call),
                         t.services[call.to].name
                     ))
-                    .set(LayerAt::call(s, i, 0), Section::Call, "idempotency_key", "true"),
-                ),
+                    .set(LayerAt::call(s, i, 0), Section::Call, "idempotency_key", "true")
+                }),
         );
     }
 }

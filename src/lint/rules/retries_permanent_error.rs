@@ -69,14 +69,14 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 bad.join(", ")
             ))
             .label("permanent errors retried")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "remove {} from the retry_on of {}",
                     bad.join(", "),
                     site.describe(cx.topology)
                 ))
-                .remove_retry_on(site.at(), bad_conditions),
-            ),
+                .remove_retry_on(site.at(), bad_conditions)
+            }),
         );
     }
 }

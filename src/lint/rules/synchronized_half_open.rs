@@ -84,13 +84,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .help("add `open_jitter: 0.2` to the circuit_breaker, so breakers that opened together go half-open apart")
             .label("half-open in step")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "add open_jitter: 0.2 to the circuit breaker of {}",
                     site.describe(t)
                 ))
-                .set(site.at(), Section::Breaker, "open_jitter", "0.2"),
-            ),
+                .set(site.at(), Section::Breaker, "open_jitter", "0.2")
+            }),
         );
     }
 }

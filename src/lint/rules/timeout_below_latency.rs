@@ -50,7 +50,8 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 )
                 .help(format!("raise the timeout above {} (e.g. {})", dur(p99), dur(p99.mul_f64(1.5))))
                 .label(format!("below p99 {}", dur(p99)))
-                .fix(raise(LayerAt::CLIENT, "the client layer", p99)),
+                .fix_with(cx, || {
+                    raise(LayerAt::CLIENT, "the client layer", p99) }),
             );
         }
     }
@@ -82,11 +83,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 dur(p99.mul_f64(1.5))
             ))
             .label(format!("below p99 {}", dur(p99)))
-            .fix(raise(
+            .fix_with(cx, || {
+                raise(
                 LayerAt::call(s, i, li),
                 &where_layer(t, call, layer),
                 p99,
-            )),
+            )
+            }),
         );
     }
 }

@@ -55,13 +55,13 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .help("add `cap: 2s` to the backoff")
             .label("no cap")
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!(
                     "add cap: 2s to the backoff of {}",
                     site.describe(cx.topology)
                 ))
-                .backoff(site.at(), &[("cap", "2s")], false),
-            ),
+                .backoff(site.at(), &[("cap", "2s")], false)
+            }),
         );
     }
 }

@@ -135,10 +135,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             ))
             .help(format!("set max_attempts: {startable}, or shorten the backoff"))
             .label(format!("only {startable} can start"))
-            .fix(
+            .fix_with(cx, || {
                 Intent::new(format!("set max_attempts: {startable} at {}", site.describe(t)))
-                    .set(site.at(), Section::Retry, "max_attempts", startable.to_string()),
-            ),
+                    .set(site.at(), Section::Retry, "max_attempts", startable.to_string())
+            }),
         );
     }
 }

@@ -5,9 +5,7 @@
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::Scope;
 
-use serde_saphyr::granit_parser::Event;
-
-use super::fast::{FastScanner, GiveUp};
+use super::fast::{FastEvent, FastScanner, GiveUp};
 use super::{Pos, Span};
 
 /// Files from this size on are scanned ahead; a smaller one is parsed before
@@ -17,7 +15,7 @@ pub(super) const AHEAD_FROM: usize = 1 << 20;
 const BATCH: usize = 1024;
 const WAITING: usize = 16;
 
-type Item<'a> = (Event<'a>, Pos, Span);
+type Item<'a> = (FastEvent<'a>, Pos, Span);
 
 enum Batch<'a> {
     Events(Vec<Item<'a>>),

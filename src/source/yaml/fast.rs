@@ -17,6 +17,33 @@ use serde_saphyr::granit_parser::{Event, ScalarStyle, StructureStyle};
 
 use super::{Pos, Span};
 
+/// granit-parser's events without the tags the fast path never reads: less
+/// than half the size, and every event is moved several times (across
+/// threads, for a large file).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum FastEvent<'a> {
+    Scalar(Cow<'a, str>, ScalarStyle, usize),
+    SequenceStart(StructureStyle, usize),
+    MappingStart(StructureStyle, usize),
+    SequenceEnd,
+    MappingEnd,
+    Alias(usize),
+}
+
+impl<'a> FastEvent<'a> {
+    /// The event as granit-parser gives it.
+    pub(super) fn into_parser_event(self) -> Event<'a> {
+        match self {
+            FastEvent::Scalar(value, style, anchor) => Event::Scalar(value, style, anchor, None),
+            FastEvent::SequenceStart(style, anchor) => Event::SequenceStart(style, anchor, None),
+            FastEvent::MappingStart(style, anchor) => Event::MappingStart(style, anchor, None),
+            FastEvent::SequenceEnd => Event::SequenceEnd,
+            FastEvent::MappingEnd => Event::MappingEnd,
+            FastEvent::Alias(id) => Event::Alias(id),
+        }
+    }
+}
+
 /// The fast path does not take this text; granit-parser will.
 #[derive(Debug)]
 pub(super) struct GiveUp;
@@ -86,7 +113,7 @@ pub(super) struct FastScanner<'a> {
     pending: Option<Pending>,
     /// The root has been read (a second one is an error).
     root_done: bool,
-    queue: VecDeque<(Event<'a>, Pos, Span)>,
+    queue: VecDeque<(FastEvent<'a>, Pos, Span)>,
     anchors: HashMap<&'a str, usize>,
     anchors_defined: usize,
     finished: bool,
@@ -156,7 +183,7 @@ impl<'a> FastScanner<'a> {
     }
 
     /// The next event with where it starts and its span.
-    pub(super) fn next(&mut self) -> Option<Result<(Event<'a>, Pos, Span)>> {
+    pub(super) fn next(&mut self) -> Option<Result<(FastEvent<'a>, Pos, Span)>> {
         loop {
             if let Some(e) = self.queue.pop_front() {
                 return Some(Ok(e));
@@ -178,7 +205,7 @@ impl<'a> FastScanner<'a> {
         }
     }
 
-    fn emit(&mut self, event: Event<'a>, at: usize, end: usize) {
+    fn emit(&mut self, event: FastEvent<'a>, at: usize, end: usize) {
         let pos = self.pos(at);
         self.queue.push_back((event, pos, span(at, end)));
     }
@@ -191,7 +218,7 @@ impl<'a> FastScanner<'a> {
         at: usize,
         end: usize,
     ) {
-        self.emit(Event::Scalar(value, style, anchor, None), at, end);
+        self.emit(FastEvent::Scalar(value, style, anchor), at, end);
     }
 
     fn skip_spaces(&mut self) {
@@ -283,7 +310,7 @@ impl<'a> FastScanner<'a> {
 
     /// An empty value, as granit gives it: `~`, empty, where it was noted.
     fn empty(&mut self, p: &Pending) {
-        let event = Event::Scalar(Cow::Borrowed("~"), ScalarStyle::Plain, p.anchor, None);
+        let event = FastEvent::Scalar(Cow::Borrowed("~"), ScalarStyle::Plain, p.anchor);
         self.queue
             .push_back((event, p.empty_pos, span(p.empty_at, p.empty_at)));
     }
@@ -324,14 +351,14 @@ impl<'a> FastScanner<'a> {
                 at
             };
             self.emit(
-                Event::SequenceStart(StructureStyle::Block, anchor, None),
+                FastEvent::SequenceStart(StructureStyle::Block, anchor),
                 start,
                 start,
             );
             self.stack.push(Block::Seq { indent, indentless });
         } else {
             self.emit(
-                Event::MappingStart(StructureStyle::Block, anchor, None),
+                FastEvent::MappingStart(StructureStyle::Block, anchor),
                 at,
                 at,
             );
@@ -342,8 +369,8 @@ impl<'a> FastScanner<'a> {
 
     fn close(&mut self, at: usize) {
         let event = match self.stack.pop() {
-            Some(Block::Map { .. }) => Event::MappingEnd,
-            _ => Event::SequenceEnd,
+            Some(Block::Map { .. }) => FastEvent::MappingEnd,
+            _ => FastEvent::SequenceEnd,
         };
         self.emit(event, at, at);
         if self.stack.is_empty() {
@@ -587,7 +614,7 @@ impl<'a> FastScanner<'a> {
                 if i == at + 1 {
                     return Err(GiveUp);
                 }
-                self.emit(Event::Alias(id), at, i);
+                self.emit(FastEvent::Alias(id), at, i);
                 self.at = i;
                 self.end_of_line()?;
                 self.next_line();
@@ -641,7 +668,7 @@ impl<'a> FastScanner<'a> {
     /// `- key: value`: a mapping opens at the key's column.
     fn compact_map(&mut self, at: usize) -> Result<()> {
         let indent = at - self.line_start;
-        self.emit(Event::MappingStart(StructureStyle::Block, 0, None), at, at);
+        self.emit(FastEvent::MappingStart(StructureStyle::Block, 0), at, at);
         self.stack.push(Block::Map { indent });
         self.at = at;
         self.key()?;
@@ -658,9 +685,9 @@ impl<'a> FastScanner<'a> {
         let is_map = b[open] == b'{';
         let close = if is_map { b'}' } else { b']' };
         let start = if is_map {
-            Event::MappingStart(StructureStyle::Flow, anchor, None)
+            FastEvent::MappingStart(StructureStyle::Flow, anchor)
         } else {
-            Event::SequenceStart(StructureStyle::Flow, anchor, None)
+            FastEvent::SequenceStart(StructureStyle::Flow, anchor)
         };
         self.emit(start, open, open + 1);
         self.at = open + 1;
@@ -693,9 +720,9 @@ impl<'a> FastScanner<'a> {
     fn flow_end(&mut self, is_map: bool) -> Result<()> {
         let at = self.at;
         let event = if is_map {
-            Event::MappingEnd
+            FastEvent::MappingEnd
         } else {
-            Event::SequenceEnd
+            FastEvent::SequenceEnd
         };
         self.emit(event, at, at + 1);
         self.at = at + 1;

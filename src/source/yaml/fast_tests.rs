@@ -46,7 +46,13 @@ fn fast(text: &str) -> Option<Vec<Seen<'_>>> {
     let mut out = Vec::new();
     while let Some(item) = scanner.next() {
         let (event, pos, span) = item.ok()?;
-        out.push((event, pos.line, pos.column - 1, span.start, span.end));
+        out.push((
+            event.into_parser_event(),
+            pos.line,
+            pos.column - 1,
+            span.start,
+            span.end,
+        ));
     }
     Some(out)
 }

@@ -12,7 +12,7 @@ use super::anchors::Anchors;
 use super::budget::Budget;
 use super::budget::{Limit, breached};
 use super::event::{Event, EventKind, Origin, tag_text};
-use super::fast::{FastScanner, GiveUp};
+use super::fast::{FastEvent, FastScanner, GiveUp};
 use super::resolve::{NodeKind, TagKind, check_tag};
 use super::spans::SpanCursor;
 use super::{Mode, Pos, Span, SyntaxError, error, pos_at, scan_error};
@@ -30,15 +30,17 @@ pub(super) enum Events<'a> {
 /// The fast path gave up: the text is parsed again by granit-parser.
 pub(super) const FAST_PATH_GAVE_UP: &str = "left to granit-parser";
 
-type FastItem<'a> = (ParserEvent<'a>, Pos, Span);
-
-/// A fast-path event; its give-up as an error at `last`, the event before it.
+/// A fast-path event as granit-parser's; its give-up as an error at `last`,
+/// the event before it.
 fn fast_event<'a>(
-    item: Option<Result<FastItem<'a>, GiveUp>>,
+    item: Option<Result<(FastEvent<'a>, Pos, Span), GiveUp>>,
     last: Pos,
-) -> Result<Option<FastItem<'a>>, SyntaxError> {
-    item.transpose()
-        .map_err(|GiveUp| error(last, FAST_PATH_GAVE_UP))
+) -> Result<Option<(ParserEvent<'a>, Pos, Span)>, SyntaxError> {
+    match item {
+        None => Ok(None),
+        Some(Ok((event, pos, span))) => Ok(Some((event.into_parser_event(), pos, span))),
+        Some(Err(GiveUp)) => Err(error(last, FAST_PATH_GAVE_UP)),
+    }
 }
 
 pub(super) struct EventReader<'a> {
