@@ -37,6 +37,30 @@ fn rules_on_several_threads_find_what_one_thread_finds() {
 }
 
 #[test]
+fn the_first_bad_service_in_the_file_is_the_one_reported() {
+    // 3,000 services are read in two halves side by side: an error in
+    // either is found, and with one in each, the earlier one is reported.
+    let text = generate::random_dag(3_000, 3, 7);
+    let bad = |text: &str, service: usize| {
+        let at = format!("  s{service}:\n    <<: *defaults\n");
+        assert!(text.contains(&at), "s{service}");
+        text.replacen(&at, &format!("{at}    capacity: lots\n"), 1)
+    };
+    let line_of = |text: &str, service: usize| {
+        let at = text.find(&format!("  s{service}:\n")).expect("there");
+        text[..at].lines().count() as u32 + 3
+    };
+    let late = bad(&text, 2_900);
+    let both = bad(&late, 100);
+    for (text, service) in [(&late, 2_900), (&both, 100)] {
+        let e = common::load(text).expect_err("a capacity that is not a number");
+        let pos = e.pos.expect("located");
+        assert_eq!(pos.line, line_of(text, service), "{e}");
+        assert!(e.message.contains("capacity"), "{e}");
+    }
+}
+
+#[test]
 fn a_chain_of_ten_thousand_does_not_overflow_the_stack() {
     let mut y = String::from("version: 1\nentry: s0\nservices:\n");
     for i in 0..10_000 {

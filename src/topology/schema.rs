@@ -128,13 +128,8 @@ pub fn read(
         }
         ids.insert(name, i);
     }
-    let mut services = Vec::with_capacity(entries.len());
-    let mut pending: Vec<Vec<PendingCall>> = Vec::with_capacity(entries.len());
-    for (i, (k, v)) in entries.iter().enumerate() {
-        let (service, calls) = read_service(f, &mut policies, i, k, v)?;
-        services.push(service);
-        pending.push(calls);
-    }
+    let (mut services, pending): (Vec<Service>, Vec<Vec<PendingCall>>) =
+        read_services(f, presets, entries)?.into_iter().unzip();
     for (from, calls) in pending.into_iter().enumerate() {
         for mut p in calls {
             let Some(&to) = ids.get(p.to_name.as_str()) else {
@@ -222,6 +217,43 @@ pub fn read(
 
 /// `sources:`: paths (relative to the topology) of configuration and traces
 /// to merge in; an entry may be `{ path: retry.json, service: echo }`.
+/// Services from this many on are read on two threads.
+const SHARED_FROM: usize = 2_000;
+
+/// Every service with the calls it makes, in file order. A large topology is
+/// read in two halves side by side; the error reported is the first in the
+/// file, as when it is read in one.
+fn read_services(
+    f: Fields,
+    presets: &Presets,
+    entries: &[(Node, Node)],
+) -> Result<Vec<(Service, Vec<PendingCall>)>, LoadError> {
+    let read = |from: usize, entries: &[(Node, Node)]| {
+        let mut policies = PolicyReader::new(presets);
+        entries
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| read_service(f, &mut policies, from + i, k, v))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    if entries.len() < SHARED_FROM {
+        return read(0, entries);
+    }
+    let half = entries.len() / 2;
+    let (first, second) = entries.split_at(half);
+    let (first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| read(half, second));
+        let first = read(0, first);
+        let second = second
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (first, second)
+    });
+    let mut services = first?;
+    services.extend(second?);
+    Ok(services)
+}
+
 fn read_sources(f: Fields, node: &Node) -> Result<Vec<super::model::SourceDecl>, LoadError> {
     let mut out = Vec::new();
     for item in f.list(node) {
