@@ -66,16 +66,19 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             }
             let said: Vec<&str> = wrong.iter().map(|w| w.0).collect();
             let fix: Vec<&str> = wrong.iter().map(|w| w.1).collect();
-            let mut intent = Intent::new(format!(
-                "set {} on the circuit breaker of {here}",
-                fix.join(" and ").replace('`', "")
-            ));
-            if spec.inside() {
-                intent = intent.set(site.at(), Section::Breaker, "position", "outside");
-            }
-            if spec.counts_attempts() {
-                intent = intent.set(site.at(), Section::Breaker, "counts", "outcomes");
-            }
+            let intent = || {
+                let mut intent = Intent::new(format!(
+                    "set {} on the circuit breaker of {here}",
+                    fix.join(" and ").replace('`', "")
+                ));
+                if spec.inside() {
+                    intent = intent.set(site.at(), Section::Breaker, "position", "outside");
+                }
+                if spec.counts_attempts() {
+                    intent = intent.set(site.at(), Section::Breaker, "counts", "outcomes");
+                }
+                intent
+            };
             site.diagnostic(
                 breaker.pos,
                 format!(
@@ -88,8 +91,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 "set {} so it judges each request after its retries",
                 fix.join(" and ")
             ))
-            .fix_with(cx, || {
-                intent })
+            .fix_with(cx, intent)
         } else {
             // A retrying layer further out on the same call sends its
             // attempts through this breaker one by one.

@@ -50,8 +50,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 )
                 .help(format!("raise the timeout above {} (e.g. {})", dur(p99), dur(p99.mul_f64(1.5))))
                 .label(format!("below p99 {}", dur(p99)))
-                .fix_with(cx, || {
-                    raise(LayerAt::CLIENT, "the client layer", p99) }),
+                .fix_with(cx, || raise(LayerAt::CLIENT, "the client layer", p99)),
             );
         }
     }
@@ -84,11 +83,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             ))
             .label(format!("below p99 {}", dur(p99)))
             .fix_with(cx, || {
-                raise(
-                LayerAt::call(s, i, li),
-                &where_layer(t, call, layer),
-                p99,
-            )
+                raise(LayerAt::call(s, i, li), &where_layer(t, call, layer), p99)
             }),
         );
     }
