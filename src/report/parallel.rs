@@ -13,10 +13,10 @@ pub fn write_each<T: Sync>(
     out: &mut dyn Write,
     render: impl Fn(&T, &mut String) + Sync,
 ) -> io::Result<()> {
-    let threads = if items.len() < 2 * PER_THREAD {
-        1
-    } else {
+    let threads = if worth_sharing(items.len()) {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    } else {
+        1
     };
     let mut parts = vec![String::new(); threads];
     for batch in items.chunks(PER_THREAD * threads) {
@@ -37,6 +37,11 @@ pub fn write_each<T: Sync>(
         }
     }
     Ok(())
+}
+
+/// Whether `items` things to render are enough to share among threads.
+pub fn worth_sharing(items: usize) -> bool {
+    items >= 2 * PER_THREAD
 }
 
 fn render_into<T>(items: &[T], part: &mut String, render: &impl Fn(&T, &mut String)) {

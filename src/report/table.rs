@@ -28,16 +28,23 @@ impl CheckReporter for Table {
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// The findings as they are drawn, then the summary and the table. The
-    /// table (one row per service) is laid out beside the findings.
+    /// The findings as they are drawn, then the summary and the table. With
+    /// many findings, the table (one row per service) is laid out beside them.
     fn write(&self, r: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
-        std::thread::scope(|scope| {
-            let tail = scope.spawn(|| tail(r, style));
+        let findings = |out: &mut dyn Write| {
             let lines = FileLines::new(r);
             super::parallel::write_each(&r.findings, out, |f, part| {
                 part.push_str(&finding(&lines, f, style.color));
                 part.push_str("\n\n");
-            })?;
+            })
+        };
+        if !super::parallel::worth_sharing(r.findings.len()) {
+            findings(out)?;
+            return out.write_all(tail(r, style).as_bytes());
+        }
+        std::thread::scope(|scope| {
+            let tail = scope.spawn(|| tail(r, style));
+            findings(out)?;
             let tail = tail
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
