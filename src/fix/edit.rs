@@ -192,24 +192,27 @@ fn indent(text: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }
 
+/// An edit of bytes `start..end` of `t.yaml`, all on line 1: for tests.
+#[cfg(test)]
+pub(crate) fn edit_at(kind: EditKind, start: u32, end: u32, text: &str) -> Edit {
+    Edit {
+        kind,
+        file: "t.yaml".into(),
+        line: 1,
+        column: start + 1,
+        end_line: 1,
+        end_column: end + 1,
+        start,
+        end,
+        text: text.into(),
+        key: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::edit_at as edit;
     use super::*;
-
-    fn edit(kind: EditKind, start: u32, end: u32, text: &str) -> Edit {
-        Edit {
-            kind,
-            file: "t.yaml".into(),
-            line: 1,
-            column: start + 1,
-            end_line: 1,
-            end_column: end + 1,
-            start,
-            end,
-            text: text.into(),
-            key: None,
-        }
-    }
 
     #[test]
     fn edits_apply_in_byte_order_and_keep_the_rest() {

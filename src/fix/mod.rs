@@ -57,6 +57,8 @@ use serde::Serialize;
 
 pub use diff::unified;
 pub use doc::Doc;
+#[cfg(test)]
+pub(crate) use edit::edit_at;
 pub use edit::{Edit, EditKind, EditSet, Skipped, apply};
 pub use intent::{Change, Intent, LayerAt, Section};
 pub use plan::{FixNote, Plan, plan};

@@ -239,21 +239,7 @@ impl Lines {
 mod tests {
     use super::*;
     use crate::fix::EditKind;
-
-    fn edit(kind: EditKind, start: u32, end: u32, text: &str) -> Edit {
-        Edit {
-            kind,
-            file: "t.yaml".into(),
-            line: 1,
-            column: 1,
-            end_line: 1,
-            end_column: 1,
-            start,
-            end,
-            text: text.into(),
-            key: None,
-        }
-    }
+    use crate::fix::edit_at as edit;
 
     #[test]
     fn lines_and_spans() {
