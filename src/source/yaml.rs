@@ -19,8 +19,9 @@
 //! The parts: `reader` (the event loop over the parser), `ahead` (the fast path's
 //! scanner on a thread of its own, for a large file), `event` (what it yields),
 //! `anchors` (recording and replay), `merge` (merge keys), `keys` (key identity),
-//! `budget` (the resource limits), `resolve` (tags and scalars) and `build` (the
-//! tree from the events).
+//! `budget` (the resource limits), `resolve` (tags and scalars), `build` (the
+//! tree from the events) and `split` (a large file's largest block read in two
+//! halves side by side).
 
 use std::fmt;
 
@@ -40,6 +41,7 @@ mod merge;
 mod reader;
 mod resolve;
 mod spans;
+mod split;
 mod text;
 
 pub use budget::{Breach, Limit};
@@ -254,11 +256,21 @@ fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
     }
     // The fast path takes the plain YAML configuration files are written in;
     // on anything else, or any error, granit-parser reads the file again and
-    // has the last word.
-    if let Some(fast) = fast::FastScanner::new(text)
-        && let Ok(root) = parse_fast(text, fast, mode, text.len() >= ahead::AHEAD_FROM)
-    {
-        return Ok(root);
+    // has the last word. A large file is first tried in two halves, which
+    // fall back to one read when they cannot be joined.
+    if let Some(fast) = fast::FastScanner::new(text) {
+        let large = text.len() >= ahead::AHEAD_FROM;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if large
+            && cores > 1
+            && let Some(cut) = split::find(text, 0.5)
+            && let Some(root) = split::parse(text, fast.clone(), mode, cut)
+        {
+            return Ok(root);
+        }
+        if let Ok(root) = parse_fast(text, fast, mode, large) {
+            return Ok(root);
+        }
     }
     parse_with_granit(text, mode)
 }
@@ -355,5 +367,7 @@ pub(crate) fn parse_via_serde(text: &str) -> Result<Node, SyntaxError> {
 mod fast_tests;
 #[cfg(test)]
 mod span_tests;
+#[cfg(test)]
+mod split_tests;
 #[cfg(test)]
 mod tests;

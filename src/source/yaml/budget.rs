@@ -105,6 +105,20 @@ pub(super) fn breached(pos: Pos, limit: Limit, count: usize) -> SyntaxError {
 }
 
 impl Budget {
+    /// Whether this parse and `other` together stay within every count: what
+    /// one parse of both halves of a split block would have spent is at most
+    /// that (depth is each half's own, and the same as the whole's).
+    pub(super) fn fits_with(&self, other: &Budget) -> bool {
+        let within = |a: usize, b: usize, max: usize| a.saturating_add(b) <= max;
+        within(self.events, other.events, MAX_EVENTS)
+            && within(self.nodes, other.nodes, MAX_NODES)
+            && within(self.aliases, other.aliases, MAX_ALIASES)
+            && within(self.anchors, other.anchors, MAX_ANCHORS)
+            && within(self.recorded, other.recorded, MAX_RECORDED)
+            && within(self.replayed, other.replayed, MAX_REPLAYED)
+            && within(self.scalar_bytes, other.scalar_bytes, MAX_SCALAR_BYTES)
+    }
+
     pub(super) fn event(&mut self, pos: Pos) -> Result<(), SyntaxError> {
         self.events += 1;
         if self.events > MAX_EVENTS {
@@ -198,5 +212,26 @@ impl Budget {
             }
             EventKind::RecursiveAlias(_) => self.node(at),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_halves_fit_only_when_their_counts_together_do() {
+        let half = |aliases| Budget {
+            aliases,
+            events: 10,
+            ..Budget::default()
+        };
+        assert!(half(MAX_ALIASES / 2).fits_with(&half(MAX_ALIASES / 2)));
+        assert!(!half(MAX_ALIASES / 2).fits_with(&half(MAX_ALIASES / 2 + 1)));
+        let deep = Budget {
+            depth: MAX_DEPTH,
+            ..Budget::default()
+        };
+        assert!(deep.fits_with(&deep), "depth is each half's own");
     }
 }

@@ -4,6 +4,7 @@
 //! alias are reported at the alias, as serde-saphyr reports them.
 
 use super::anchors::recursive_alias_error;
+use super::budget::Budget;
 use super::event::{Event, EventKind, Origin};
 use super::keys::{
     Fingerprint, FingerprintRef, KeySet, ScalarFingerprint, duplicate_key_error,
@@ -171,15 +172,21 @@ impl<'a> Builder<'a> {
         }
     }
 
-    pub(super) fn run(mut self) -> Result<Node, SyntaxError> {
+    pub(super) fn run(self) -> Result<Node, SyntaxError> {
+        self.run_counted().map(|(root, _)| root)
+    }
+
+    /// The tree, and what reading it spent.
+    pub(super) fn run_counted(mut self) -> Result<(Node, Budget), SyntaxError> {
         while self.root.is_none() {
             let Some(event) = self.reader.next()? else {
                 // A stream without documents is one null.
-                return Ok(Node {
+                let null = Node {
                     pos: self.reader.last(),
                     span: Span::default(),
                     value: Value::Null,
-                });
+                };
+                return Ok((null, self.reader.into_budget()));
             };
             self.handle(event)?;
         }
@@ -190,11 +197,12 @@ impl<'a> Builder<'a> {
                 "multiple YAML documents detected; a file holds one document",
             ));
         }
-        Ok(self.root.take().unwrap_or(Node {
+        let root = self.root.take().unwrap_or(Node {
             pos: self.reader.last(),
             span: Span::default(),
             value: Value::Null,
-        }))
+        });
+        Ok((root, self.reader.into_budget()))
     }
 
     /// The innermost collection being built reaches to `end`.

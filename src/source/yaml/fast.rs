@@ -91,6 +91,7 @@ impl Block {
 
 /// A value not on its line: `key:` or `-` at the end of a line. The next line
 /// opens a block collection under it, or the value is empty.
+#[derive(Clone)]
 struct Pending {
     /// The indentation of the collection holding the key or item.
     parent: usize,
@@ -102,8 +103,20 @@ struct Pending {
     empty_pos: Pos,
 }
 
+/// Lines the scanner passes over as if they were not there: the other half of
+/// a block read in two (`split.rs`). `from` and `to` are line starts.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Skip {
+    pub(super) from: usize,
+    pub(super) to: usize,
+    /// Line breaks in `from..to`.
+    pub(super) lines: usize,
+}
+
+#[derive(Clone)]
 pub(super) struct FastScanner<'a> {
     text: &'a str,
+    /// The text up to where the scanner stops (all of it, unless windowed).
     bytes: &'a [u8],
     /// The next byte to read, the start of its line and that line's number.
     at: usize,
@@ -117,6 +130,7 @@ pub(super) struct FastScanner<'a> {
     anchors: HashMap<&'a str, usize>,
     anchors_defined: usize,
     finished: bool,
+    skip: Option<Skip>,
 }
 
 /// Whether every byte is printable ASCII or `\n`, eight at a time: each test
@@ -179,7 +193,16 @@ impl<'a> FastScanner<'a> {
             anchors: HashMap::new(),
             anchors_defined: 0,
             finished: false,
+            skip: None,
         })
+    }
+
+    /// Scans only up to `end` (a line start, taken as the end of the text),
+    /// passing over `skip`'s lines.
+    pub(super) fn window(mut self, end: usize, skip: Option<Skip>) -> Self {
+        self.bytes = &self.bytes[..end];
+        self.skip = skip;
+        self
     }
 
     /// The next event with where it starts and its span.
@@ -254,6 +277,14 @@ impl<'a> FastScanner<'a> {
     /// the text, closes everything.
     fn line_events(&mut self) -> Result<()> {
         let indent = loop {
+            if let Some(skip) = self.skip
+                && self.at == skip.from
+            {
+                self.at = skip.to;
+                self.line_start = skip.to;
+                self.line += skip.lines;
+                self.skip = None;
+            }
             if self.at >= self.bytes.len() {
                 return self.finish();
             }

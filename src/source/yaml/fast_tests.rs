@@ -192,7 +192,7 @@ fn every_yaml_file_in_the_repository() {
 // character changed.
 
 #[derive(Debug, Clone)]
-enum Y {
+pub(super) enum Y {
     S(&'static str),
     Alias,
     Anchored(Box<Y>),
@@ -237,7 +237,7 @@ const KEYS: &[&str] = &[
     "k", "key", "'q'", "\"d\"", "1", "a b", "<<", "k:x", "-k", "? k",
 ];
 
-fn y() -> impl Strategy<Value = Y> {
+pub(super) fn y() -> impl Strategy<Value = Y> {
     let leaf = prop_oneof![
         8 => prop::sample::select(VALUES).prop_map(Y::S),
         1 => Just(Y::Alias),
@@ -353,7 +353,7 @@ impl Out {
     }
 }
 
-fn render(y: &Y) -> String {
+pub(super) fn render(y: &Y) -> String {
     let mut out = Out::default();
     match y {
         Y::Map(entries) if !entries.is_empty() => out.block_map(entries, 0),

@@ -85,6 +85,11 @@ impl<'a> EventReader<'a> {
         }
     }
 
+    /// What the parse has spent.
+    pub(super) fn into_budget(self) -> Budget {
+        self.budget
+    }
+
     /// The position of the last event read from the parser.
     pub(super) fn last(&self) -> Pos {
         self.last
