@@ -293,33 +293,36 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
         )
     };
     let (per_rule, (amplification, edges)) = if threads > 1 {
+        // Each thread takes the next rule not yet taken: a rule's cost
+        // depends on the topology (thousands of findings, or none).
+        let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
-                .map(|k| {
-                    let (enabled, run) = (&enabled, &run);
+                .map(|_| {
+                    let (enabled, run, next) = (&enabled, &run, &next);
                     scope.spawn(move || {
-                        enabled
-                            .iter()
-                            .skip(k)
-                            .step_by(threads)
-                            .map(run)
-                            .collect::<Vec<_>>()
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(rule) = enabled.get(i) else {
+                                return done;
+                            };
+                            done.push((i, run(rule)));
+                        }
                     })
                 })
                 .collect();
             // The tables need no findings: made here while the rules run.
             let rows = rows();
-            let mut parts: Vec<std::vec::IntoIter<Vec<Finding>>> = workers
-                .into_iter()
-                .map(|w| {
-                    w.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                        .into_iter()
-                })
-                .collect();
-            let per_rule: Vec<Vec<Finding>> = (0..enabled.len())
-                .map(|i| parts[i % threads].next().unwrap_or_default())
-                .collect();
+            let mut per_rule: Vec<Vec<Finding>> = vec![Vec::new(); enabled.len()];
+            for w in workers {
+                let done = w
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                for (i, findings) in done {
+                    per_rule[i] = findings;
+                }
+            }
             (per_rule, rows)
         })
     } else {

@@ -133,9 +133,9 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .filter(|n| Some(*n) != outermost.as_deref())
             .collect();
         // The fix of the many-layer case: `max_attempts: 1` at every inner
-        // layer the message shows.
+        // layer the message shows (built only when fixes are resolved).
         let fix = match (&outermost, total) {
-            (Some(keep), 2..) if !inner.is_empty() => Some(
+            (Some(keep), 2..) if cx.fixes && !inner.is_empty() => Some(
                 shown
                     .iter()
                     .filter(|(n, ..)| Some(n) != outermost.as_ref())
