@@ -43,8 +43,20 @@ fn token(text: &str, column: u32) -> std::ops::Range<usize> {
 pub struct Lines<'a>(Vec<&'a str>);
 
 impl<'a> Lines<'a> {
+    /// As `str::lines` (a `\r` before a line's `\n` is not part of it), one
+    /// search for the line breaks: a large file has hundreds of thousands.
     pub fn new(source: &'a str) -> Self {
-        Lines(source.lines().collect())
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', source.as_bytes()) {
+            let line = &source[start..end];
+            lines.push(line.strip_suffix('\r').unwrap_or(line));
+            start = end + 1;
+        }
+        if start < source.len() {
+            lines.push(&source[start..]);
+        }
+        Lines(lines)
     }
 
     /// The text of 1-based `line`; empty when there is no such line.
@@ -226,6 +238,24 @@ fn render_plain(a: &Annotated) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_those_of_str_lines() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\r\nb",
+            "a\n\nb\n",
+            "\r\n",
+            "a\r",
+            "a\r\r\nb\r",
+            "\n\n",
+        ] {
+            let want: Vec<&str> = text.lines().collect();
+            assert_eq!(Lines::new(text).0, want, "{text:?}");
+        }
+    }
 
     #[test]
     fn carets_the_key() {

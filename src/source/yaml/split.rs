@@ -10,9 +10,9 @@
 //! Each yields the events one parse would yield for its lines, so the second
 //! half's entries, appended to the first's, are the block one parse would build.
 //!
-//! What a cut cannot see is kept out, not patched: a block defining an anchor,
-//! merging at its own level or with a key that is not a string is not split,
-//! and the two halves are only joined when neither failed, no key is in both,
+//! What a cut cannot see is kept out, not patched: a block defining an anchor
+//! or merging at its own level is not cut, and the two halves are only joined
+//! when neither failed or gave up, every key is a string, no key is in both,
 //! and their counts together stay within the budget. Otherwise the file is read
 //! again in one piece, which has the last word on any error.
 
@@ -47,18 +47,9 @@ impl Split {
     }
 }
 
-/// The lines of `text[from..to]`: (start, end without the line break, next start).
-fn lines(text: &str, from: usize, to: usize) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
-    let mut at = from;
-    std::iter::from_fn(move || {
-        if at >= to {
-            return None;
-        }
-        let start = at;
-        let end = text[start..to].find('\n').map_or(to, |i| start + i);
-        at = (end + 1).min(to);
-        Some((start, end, at))
-    })
+/// The starts of the lines of `b[from..to]` after its first.
+fn line_starts(b: &[u8], from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr_iter(b'\n', &b[from..to]).map(move |i| from + i + 1)
 }
 
 /// `name:` alone on its line (trailing spaces allowed), at column 1: a key
@@ -76,11 +67,8 @@ fn is_block_key(line: &[u8]) -> bool {
         && line[colon + 1..].iter().all(|&c| c == b' ')
 }
 
-/// The cut for `text`, when its largest top-level block is at least half of
-/// it and can be cut (see the module's doc); `fraction` (0..1) of the way
-/// into the block is where the second half starts, at the next entry.
-pub(super) fn find(text: &str, fraction: f64) -> Option<Split> {
-    let b = text.as_bytes();
+/// The largest top-level block: (its key's line, its first line, its end).
+fn largest_block(b: &[u8]) -> Option<(usize, usize, usize)> {
     let mut best: Option<(usize, usize, usize)> = None;
     let mut open: Option<(usize, usize)> = None;
     let mut consider = |key: usize, first: usize, end: usize| {
@@ -88,67 +76,73 @@ pub(super) fn find(text: &str, fraction: f64) -> Option<Split> {
             best = Some((key, first, end));
         }
     };
-    for (start, end, next) in lines(text, 0, b.len()) {
+    for start in std::iter::once(0).chain(line_starts(b, 0, b.len())) {
         // Only a line written at column 1 ends a top-level block.
-        if start == end || matches!(b[start], b' ' | b'#') {
+        if start >= b.len() || matches!(b[start], b' ' | b'#' | b'\n') {
             continue;
         }
         if let Some((key, first)) = open.take() {
             consider(key, first, start);
         }
+        let end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
         if is_block_key(&b[start..end]) {
-            open = Some((start, next));
+            open = Some((start, (end + 1).min(b.len())));
         }
     }
     if let Some((key, first)) = open {
         consider(key, first, b.len());
     }
-    let (key, first, end) = best?;
-    if (end - first) * 2 < b.len() || b[first..end].contains(&b'&') {
+    best
+}
+
+/// The cut for `text`, when its largest top-level block is at least half of
+/// it and can be cut (see the module's doc); `fraction` (0..1) of the way
+/// into the block is where the second half starts, at the next entry.
+///
+/// Lines the fast path gives up on (a key less indented than the entries, an
+/// explicit `? key`) need no look here: a half holding one fails, and the
+/// file is read whole.
+pub(super) fn find(text: &str, fraction: f64) -> Option<Split> {
+    let b = text.as_bytes();
+    let (key, first, end) = largest_block(b)?;
+    if (end - first) * 2 < b.len() || memchr::memchr(b'&', &b[first..end]).is_some() {
+        return None;
+    }
+    // The entries' indentation, from the first line with content.
+    let entry = std::iter::once(first)
+        .chain(line_starts(b, first, end))
+        .take_while(|&at| at < end)
+        .find(|&at| !matches!(b[at + indent_of(&b[at..end])], b'#' | b'\n'))
+        .filter(|&at| at + indent_of(&b[at..end]) < end)?;
+    let n = indent_of(&b[entry..end]);
+    if n == 0 || b[entry + n] == b'-' {
+        return None;
+    }
+    // A merge key at the entries' level: its entries go last, after both halves'.
+    let mut merge = vec![b'\n'];
+    merge.extend(std::iter::repeat_n(b' ', n));
+    merge.extend(b"<<");
+    if memchr::memmem::find(&b[first - 1..end], &merge).is_some() {
         return None;
     }
     let cut_from = first + ((end - first) as f64 * fraction.clamp(0.0, 1.0)) as usize;
-    let mut indent = None;
-    let mut seen_entry = false;
-    let mut at = None;
-    let mut line_breaks = 0;
-    for (start, line_end, next) in lines(text, first, end) {
-        let spaces = b[start..line_end]
-            .iter()
-            .take_while(|&&c| c == b' ')
-            .count();
-        let content = start + spaces;
-        if content < line_end && b[content] != b'#' {
-            let c = b[content];
-            let n = *indent.get_or_insert(spaces);
-            let explicit = matches!(c, b'?' | b':') || b[content..].starts_with(b"<<");
-            if spaces == 0 || spaces < n || spaces == n && explicit {
-                return None;
-            }
-            if spaces == n && c != b'-' {
-                if !seen_entry {
-                    seen_entry = true;
-                } else if at.is_none() && start >= cut_from {
-                    at = Some((start, line_breaks));
-                }
-            } else if !seen_entry {
-                // The block is a list.
-                return None;
-            }
-        }
-        if next > line_end {
-            line_breaks += 1;
-        }
-    }
-    let (at, lines_before) = at?;
+    let at = line_starts(b, entry, end)
+        .filter(|&at| at >= cut_from && at < end)
+        .find(|&at| indent_of(&b[at..end]) == n && !matches!(b[at + n], b'-' | b'#' | b'\n'))?;
+    let breaks = |from: usize, to: usize| memchr::memchr_iter(b'\n', &b[from..to]).count();
     Some(Split {
         key,
         first,
         at,
         end,
-        lines_before,
-        lines_after: line_breaks - lines_before,
+        lines_before: breaks(first, at),
+        lines_after: breaks(at, end),
     })
+}
+
+/// The spaces a line starts with.
+fn indent_of(line: &[u8]) -> usize {
+    line.iter().take_while(|&&c| c == b' ').count()
 }
 
 /// `text` read in two halves cut at `split`, side by side (each half scans
