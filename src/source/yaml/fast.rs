@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
-use serde_saphyr::granit_parser::{Event, ScalarStyle, StructureStyle};
+use serde_saphyr::granit_parser::{ScalarStyle, StructureStyle};
 
 use super::{Pos, Span};
 
@@ -32,7 +32,9 @@ pub(super) enum FastEvent<'a> {
 
 impl<'a> FastEvent<'a> {
     /// The event as granit-parser gives it.
-    pub(super) fn into_parser_event(self) -> Event<'a> {
+    #[cfg(test)]
+    pub(super) fn into_parser_event(self) -> serde_saphyr::granit_parser::Event<'a> {
+        use serde_saphyr::granit_parser::Event;
         match self {
             FastEvent::Scalar(value, style, anchor) => Event::Scalar(value, style, anchor, None),
             FastEvent::SequenceStart(style, anchor) => Event::SequenceStart(style, anchor, None),

@@ -3,6 +3,8 @@
 //! against the budget before the builder sees it. The parser is granit-parser,
 //! or the fast path (`fast.rs`) for the plain YAML it takes.
 
+use std::borrow::Cow;
+
 use serde_saphyr::granit_parser::{
     ErrorKind, Event as ParserEvent, Parser, StrInput, StructureStyle, Tag,
 };
@@ -30,17 +32,36 @@ pub(super) enum Events<'a> {
 /// The fast path gave up: the text is parsed again by granit-parser.
 pub(super) const FAST_PATH_GAVE_UP: &str = "left to granit-parser";
 
-/// A fast-path event as granit-parser's; its give-up as an error at `last`,
-/// the event before it.
+/// A fast-path event, its give-up as an error at `last`, the event before it.
 fn fast_event<'a>(
     item: Option<Result<(FastEvent<'a>, Pos, Span), GiveUp>>,
     last: Pos,
-) -> Result<Option<(ParserEvent<'a>, Pos, Span)>, SyntaxError> {
+) -> Result<Option<(FastEvent<'a>, Pos, Span)>, SyntaxError> {
     match item {
         None => Ok(None),
-        Some(Ok((event, pos, span))) => Ok(Some((event.into_parser_event(), pos, span))),
+        Some(Ok(item)) => Ok(Some(item)),
         Some(Err(GiveUp)) => Err(error(last, FAST_PATH_GAVE_UP)),
     }
+}
+
+/// A node event of granit-parser's as the fast path's, and its tag; `None`
+/// for the stream's and documents' bounds.
+fn untagged(event: ParserEvent<'_>) -> Option<(FastEvent<'_>, Option<Cow<'_, Tag>>)> {
+    Some(match event {
+        ParserEvent::Scalar(value, style, anchor, tag) => {
+            (FastEvent::Scalar(value, style, anchor), tag)
+        }
+        ParserEvent::SequenceStart(style, anchor, tag) => {
+            (FastEvent::SequenceStart(style, anchor), tag)
+        }
+        ParserEvent::MappingStart(style, anchor, tag) => {
+            (FastEvent::MappingStart(style, anchor), tag)
+        }
+        ParserEvent::SequenceEnd => (FastEvent::SequenceEnd, None),
+        ParserEvent::MappingEnd => (FastEvent::MappingEnd, None),
+        ParserEvent::Alias(id) => (FastEvent::Alias(id), None),
+        _ => return None,
+    })
 }
 
 pub(super) struct EventReader<'a> {
@@ -184,13 +205,14 @@ impl<'a> EventReader<'a> {
                 return Ok(Some(e));
             }
             let mut tag_pos = None;
-            let (event, pos, span) = match &mut self.events {
+            // The fast path's events have no tags: the scanner gives up on one.
+            let (event, tag, pos, span) = match &mut self.events {
                 Events::Fast(fast) => match fast_event(fast.next(), self.last)? {
-                    Some(e) => e,
+                    Some((event, pos, span)) => (event, None, pos, span),
                     None => return Ok(None),
                 },
                 Events::Ahead(ahead) => match fast_event(ahead.next(), self.last)? {
-                    Some(e) => e,
+                    Some((event, pos, span)) => (event, None, pos, span),
                     None => return Ok(None),
                 },
                 Events::Granit(parser) => {
@@ -215,16 +237,31 @@ impl<'a> EventReader<'a> {
                         start: offset(&parser_span.start),
                         end: offset(&parser_span.end),
                     };
-                    (event, pos_at(&parser_span.start), span)
+                    let pos = pos_at(&parser_span.start);
+                    let bounds = matches!(
+                        event,
+                        ParserEvent::DocumentStart(..) | ParserEvent::DocumentEnd
+                    );
+                    let Some((event, tag)) = untagged(event) else {
+                        // The stream's and documents' bounds count as events too.
+                        self.last = pos;
+                        self.last_span = span;
+                        self.budget.event(pos)?;
+                        if bounds {
+                            self.anchors.clear();
+                        }
+                        continue;
+                    };
+                    (event, tag, pos, span)
                 }
             };
             self.last = pos;
             self.last_span = span;
             self.budget.event(pos)?;
-            let is_map = matches!(event, ParserEvent::MappingStart(..));
+            let is_map = matches!(event, FastEvent::MappingStart(..));
+            let tag = tag.as_deref();
             let (kind, anchor, span) = match event {
-                ParserEvent::Scalar(value, style, anchor, tag) => {
-                    let tag = tag.as_deref();
+                FastEvent::Scalar(value, style, anchor) => {
                     self.budget.node(pos)?;
                     self.budget.scalar_bytes(value.len() + tag_len(tag), pos)?;
                     self.budget
@@ -243,9 +280,8 @@ impl<'a> EventReader<'a> {
                     let span = self.spans.scalar(self.text, span, style);
                     (EventKind::Scalar(value, style, kind, text), anchor, span)
                 }
-                ParserEvent::SequenceStart(style, anchor, tag)
-                | ParserEvent::MappingStart(style, anchor, tag) => {
-                    let tag = tag.as_deref();
+                FastEvent::SequenceStart(style, anchor)
+                | FastEvent::MappingStart(style, anchor) => {
                     self.budget.node(pos)?;
                     self.budget.enter(pos)?;
                     self.budget.scalar_bytes(tag_len(tag), pos)?;
@@ -267,15 +303,15 @@ impl<'a> EventReader<'a> {
                         (EventKind::SeqStart(kind, text), anchor, span)
                     }
                 }
-                ParserEvent::SequenceEnd => {
+                FastEvent::SequenceEnd => {
                     self.budget.leave();
                     (EventKind::SeqEnd, 0, self.spans.close(span))
                 }
-                ParserEvent::MappingEnd => {
+                FastEvent::MappingEnd => {
                     self.budget.leave();
                     (EventKind::MapEnd, 0, self.spans.close(span))
                 }
-                ParserEvent::Alias(id) => {
+                FastEvent::Alias(id) => {
                     self.budget.alias(pos)?;
                     let span = self.spans.alias(span);
                     if self.anchors.is_recording(id) {
@@ -295,11 +331,6 @@ impl<'a> EventReader<'a> {
                     self.anchors.replay_alias(id, pos, span);
                     continue;
                 }
-                ParserEvent::DocumentStart(..) | ParserEvent::DocumentEnd => {
-                    self.anchors.clear();
-                    continue;
-                }
-                _ => continue,
             };
             let e = Event {
                 kind,
