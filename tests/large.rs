@@ -61,6 +61,42 @@ fn the_first_bad_service_in_the_file_is_the_one_reported() {
 }
 
 #[test]
+fn a_large_file_read_in_two_halves_reports_yaml_errors_where_they_are() {
+    // Over 1 MB, `services:` is read in two halves side by side. A service
+    // named in both halves, or a syntax error in the second, is reported at
+    // its line, as one read of the whole file reports it.
+    let text = generate::random_dag(2_500, 3, 7);
+    assert!(text.len() > 1 << 20, "{} bytes", text.len());
+    let line_of = |text: &str, at: &str| {
+        let i = text.find(at).unwrap_or_else(|| panic!("{at:?}"));
+        text[..i].lines().count() as u32 + 1
+    };
+    let late = "  s2400:\n";
+    let twice = text.replacen(late, &format!("{late}    capacity: 8\n  s3:\n"), 1);
+    // (`expect_err` would print the whole topology.)
+    let Err(e) = common::load(&twice) else {
+        panic!("s3 twice was read without an error")
+    };
+    assert!(e.message.contains("duplicate"), "{e}");
+    let second = twice.rfind("  s3:\n").expect("twice");
+    assert!(second > twice.find("  s3:\n").expect("once"));
+    assert_eq!(
+        e.pos.expect("located").line,
+        twice[..second].lines().count() as u32 + 1
+    );
+    let unclosed = text.replacen(late, &format!("{late}    capacity: [8\n"), 1);
+    let Err(e) = common::load(&unclosed) else {
+        panic!("an unclosed bracket was read without an error")
+    };
+    let line = e.pos.expect("located").line;
+    let at = line_of(&unclosed, "    capacity: [8");
+    assert!(
+        (at..=at + 1).contains(&line),
+        "{e} (the bracket is on line {at})"
+    );
+}
+
+#[test]
 fn a_chain_of_ten_thousand_does_not_overflow_the_stack() {
     let mut y = String::from("version: 1\nentry: s0\nservices:\n");
     for i in 0..10_000 {
