@@ -5,10 +5,11 @@
 //! with an anchor that keeps it from being read in two halves (`uncut`). `load+check` is what the
 //! table, GitHub and markdown formats pay; `load+check+fixes` adds resolving
 //! every finding's fix on the loader's located tree (JSON, SARIF). `fix-doc`
-//! is reading a text into a fix document from scratch, and `fix-plan`
-//! choosing the edits. `process` runs the built `retrylint check` on the
-//! 10,000-service file, whole (start, read, load, check, print to /dev/null,
-//! exit), as a user or CI pays it.
+//! is reading a text into a fix document from scratch, `fix-plan` choosing
+//! the edits, and `fix-diff` the unified diff of `--fix --diff` (beside
+//! similar's default Myers diff, on 1,000 services). `process` runs the
+//! built `retrylint check` on the 10,000-service file, whole (start, read,
+//! load, check, print to /dev/null, exit), as a user or CI pays it.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -154,6 +155,33 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("analysis-only", n), &t, |b, t| {
             b.iter(|| lint::Analysis::new(black_box(t)))
         });
+        // `--fix --diff`: the unified diff of the file and its fixed text.
+        let fixed = retrylint::fix::fix_text(
+            &text,
+            "bench.yaml",
+            "bench",
+            &presets,
+            &CliLevels::default(),
+        )
+        .expect("fixes")
+        .text;
+        group.bench_with_input(BenchmarkId::new("fix-diff", n), &fixed, |b, f| {
+            b.iter(|| retrylint::fix::unified("bench.yaml", black_box(&text), f).len())
+        });
+        // Its baseline: similar's default (Myers) diff, which took 11 s on the
+        // 10,000-service file, so it is timed on 1,000 only.
+        if n == 1_000 {
+            group.bench_with_input(BenchmarkId::new("fix-diff-myers", n), &fixed, |b, f| {
+                b.iter(|| {
+                    similar::TextDiff::from_lines(black_box(text.as_str()), f.as_str())
+                        .unified_diff()
+                        .context_radius(3)
+                        .header("bench.yaml", "bench.yaml")
+                        .to_string()
+                        .len()
+                })
+            });
+        }
     }
     // The whole process, table and JSON, on the 10,000-service file.
     let file = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check-10000.yaml");
