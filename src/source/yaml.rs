@@ -256,17 +256,20 @@ fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
     }
     // The fast path takes the plain YAML configuration files are written in;
     // on anything else, or any error, granit-parser reads the file again and
-    // has the last word. A large file is first tried in two halves, which
-    // fall back to one read when they cannot be joined.
+    // has the last word. A large file is first tried in two halves, read in
+    // one piece when they cannot be joined.
     if let Some(fast) = fast::FastScanner::new(text) {
         let large = text.len() >= ahead::AHEAD_FROM;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         if large
             && cores > 1
             && let Some(cut) = split::find(text, 0.5)
-            && let Some(root) = split::parse(text, fast.clone(), mode, cut)
         {
-            return Ok(root);
+            match split::parse(text, fast.clone(), mode, cut) {
+                split::Halves::Joined(root) => return Ok(root),
+                split::Halves::Failed => return parse_with_granit(text, mode),
+                split::Halves::Unjoined => {}
+            }
         }
         if let Ok(root) = parse_fast(text, fast, mode, large) {
             return Ok(root);

@@ -13,8 +13,10 @@
 //! What a cut cannot see is kept out, not patched: a block defining an anchor
 //! or merging at its own level is not cut, and the two halves are only joined
 //! when neither failed or gave up, every key is a string, no key is in both,
-//! and their counts together stay within the budget. Otherwise the file is read
-//! again in one piece, which has the last word on any error.
+//! and their counts together stay within the budget. Halves that cannot be
+//! joined are read again in one piece; a half that failed sends the file to
+//! granit-parser, which has the last word on any error (one read on the fast
+//! path would fail too: a half's events are one read's for its lines).
 
 use std::collections::HashSet;
 
@@ -146,15 +148,13 @@ fn indent_of(line: &[u8]) -> usize {
 }
 
 /// `text` read in two halves cut at `split`, side by side (each half scans
-/// its own lines: the two are as long, and each keeps one core busy); `None` when they cannot be joined as one read would
-/// (a half failed or gave up, a key in both, the budget), for the caller to
-/// read the file in one piece.
+/// its own lines: the two are as long, and each keeps one core busy).
 pub(super) fn parse<'a>(
     text: &'a str,
     scanner: FastScanner<'a>,
     mode: Mode,
     split: Split,
-) -> Option<Node> {
+) -> Halves {
     let second = scanner.clone().window(
         split.end,
         Some(Skip {
@@ -183,13 +183,38 @@ pub(super) fn parse<'a>(
     join(first, second, split)
 }
 
+/// What reading the two halves came to.
+#[derive(Debug, PartialEq)]
+pub(super) enum Halves {
+    /// The tree one read builds.
+    Joined(Node),
+    /// A half failed or gave up: one read on the fast path would too (a
+    /// half's events are one read's for its lines, its counts at most one
+    /// read's), so granit-parser has the last word next.
+    Failed,
+    /// Both were read, but one read might not build them joined (a key in
+    /// both, one that is not a string, the budget of both together): the
+    /// fast path reads the file in one piece.
+    Unjoined,
+}
+
 /// The second half's entries of the block appended to the first's.
 fn join(
     first: Result<(Node, Budget), SyntaxError>,
     second: Result<(Node, Budget), SyntaxError>,
     split: Split,
+) -> Halves {
+    let (Ok(first), Ok(second)) = (first, second) else {
+        return Halves::Failed;
+    };
+    joined(first, second, split).map_or(Halves::Unjoined, Halves::Joined)
+}
+
+fn joined(
+    (mut root, spent): (Node, Budget),
+    (other, other_spent): (Node, Budget),
+    split: Split,
 ) -> Option<Node> {
-    let ((mut root, spent), (other, other_spent)) = (first.ok()?, second.ok()?);
     if !spent.fits_with(&other_spent) {
         return None;
     }

@@ -1,11 +1,12 @@
 //! A block read in two halves against one read of the whole: wherever the
 //! halves are joined, the tree is the one one read builds, positions and spans
-//! included; where they cannot be, they are not.
+//! included; where they cannot be, they are not; and where a half fails, one
+//! read fails too.
 
 use proptest::prelude::*;
 
 use super::fast::FastScanner;
-use super::split::{self, Split};
+use super::split::{self, Halves, Split};
 use super::*;
 
 #[allow(clippy::duplicate_mod)]
@@ -19,7 +20,7 @@ fn whole(text: &str) -> Result<Node, SyntaxError> {
 }
 
 /// The text read in two halves cut at `cut`.
-fn halves(text: &str, cut: Split) -> Option<Node> {
+fn halves(text: &str, cut: Split) -> Halves {
     let scanner = FastScanner::new(text).expect("plain text");
     split::parse(text, scanner, Mode::Config, cut)
 }
@@ -49,7 +50,9 @@ fn a_topology_read_in_two_halves_is_the_tree_one_read_builds() {
                 "{fraction}: cut at {:?}",
                 line_at(text, cut)
             );
-            let two = halves(text, cut).expect("joined");
+            let Halves::Joined(two) = halves(text, cut) else {
+                panic!("{fraction}: not joined")
+            };
             assert!(two == one, "{fraction}: the trees differ");
         }
     }
@@ -66,7 +69,7 @@ fn a_cut_is_where_each_half_starts_with_an_entry() {
     assert_eq!(at(1.0), None);
     for fraction in [0.0, 0.6] {
         let cut = split::find(text, fraction).expect("cut");
-        assert!(halves(text, cut) == Some(whole(text).expect("parses")));
+        assert!(halves(text, cut) == Halves::Joined(whole(text).expect("parses")));
     }
 }
 
@@ -102,7 +105,7 @@ fn what_a_cut_cannot_see_is_not_cut() {
     ];
     for text in failing {
         let cut = split::find(text, 0.5).expect("cut");
-        assert!(halves(text, cut).is_none(), "{text:?}");
+        assert_eq!(halves(text, cut), Halves::Failed, "{text:?}");
     }
 }
 
@@ -119,26 +122,43 @@ fn halves_that_cannot_be_joined_are_not() {
         &format!("{late}\n    x: 1\n{early}\n"),
         1,
     );
-    let unjoined = [
-        twice,
+    // Each case, and what its halves come to: read, but not joined as one
+    // read would join them; or failed, as one read on the fast path fails.
+    let cases = [
+        (twice, Halves::Unjoined),
         // An error, and a give-up, in the second half.
-        text.replacen(&format!("{late}\n"), &format!("{late}\n    x: [1\n"), 1),
-        text.replacen(
-            &format!("{late}\n"),
-            &format!("{late}\n    x: |\n      y\n"),
-            1,
+        (
+            text.replacen(&format!("{late}\n"), &format!("{late}\n    x: [1\n"), 1),
+            Halves::Failed,
+        ),
+        (
+            text.replacen(
+                &format!("{late}\n"),
+                &format!("{late}\n    x: |\n      y\n"),
+                1,
+            ),
+            Halves::Failed,
         ),
         // A key that is not a string.
-        text.replacen(&format!("{late}\n"), "  7:\n", 1),
+        (
+            text.replacen(&format!("{late}\n"), "  7:\n", 1),
+            Halves::Unjoined,
+        ),
         // An alias to an anchor after the block.
-        text.replacen(&format!("{late}\n"), &format!("{late}\n    x: *later\n"), 1)
-            + "z: &later 1\n",
+        (
+            text.replacen(&format!("{late}\n"), &format!("{late}\n    x: *later\n"), 1)
+                + "z: &later 1\n",
+            Halves::Failed,
+        ),
     ];
-    for text in &unjoined {
+    for (text, want) in &cases {
         let cut = split::find(text, 0.5).expect("still cut");
-        assert!(halves(text, cut).is_none(), "{}", line_at(text, cut));
+        assert_eq!(&halves(text, cut), want, "{}", line_at(text, cut));
+        if *want == Halves::Failed {
+            assert!(whole(text).is_err(), "one read fails too");
+        }
     }
-    let e = whole(&unjoined[0]).expect_err("a repeated key");
+    let e = whole(&cases[0].0).expect_err("a repeated key");
     assert!(e.message.contains("duplicate"), "{}", e.message);
 }
 
@@ -196,9 +216,14 @@ proptest! {
         let Some(cut) = split::find(&text, fraction) else {
             return Ok(());
         };
-        if let Some(two) = halves(&text, cut) {
-            let one = whole(&text);
-            prop_assert!(one.as_ref().ok() == Some(&two), "{}\n{:?}", text, one);
+        let one = whole(&text);
+        match halves(&text, cut) {
+            Halves::Joined(two) => {
+                prop_assert!(one.as_ref().ok() == Some(&two), "{}\n{:?}", text, one);
+            }
+            // What lets a failed half skip the one-piece fast read.
+            Halves::Failed => prop_assert!(one.is_err(), "{}", text),
+            Halves::Unjoined => {}
         }
     }
 }
