@@ -9,7 +9,8 @@
 //! retry policy against scripted faults; `export` lays the topology out as
 //! Kubernetes or Compose manifests; `fix` turns findings' proposed fixes into
 //! edits of the YAML; `review` gathers the architecture review page's data;
-//! `report` formats plain results.
+//! `report` formats plain results; `side_by_side` runs two pieces of work at
+//! once for the large inputs they share among cores.
 //! `policy` is the ground floor.
 
 // Lets unit tests include helpers written for the integration tests.
@@ -27,6 +28,7 @@ pub mod probe;
 pub mod report;
 pub mod review;
 pub mod run;
+mod side_by_side;
 pub mod sim;
 pub mod source;
 pub mod sources;

@@ -42,14 +42,10 @@ impl CheckReporter for Table {
             findings(out)?;
             return out.write_all(tail(r, style).as_bytes());
         }
-        std::thread::scope(|scope| {
-            let tail = scope.spawn(|| tail(r, style));
-            findings(out)?;
-            let tail = tail
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            out.write_all(tail.as_bytes())
-        })
+        let (tail, written) =
+            crate::side_by_side::side_by_side(|| tail(r, style), || findings(&mut *out));
+        written?;
+        out.write_all(tail.as_bytes())
     }
 }
 

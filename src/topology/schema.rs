@@ -215,8 +215,6 @@ pub fn read(
     Ok(topology)
 }
 
-/// `sources:`: paths (relative to the topology) of configuration and traces
-/// to merge in; an entry may be `{ path: retry.json, service: echo }`.
 /// Services from this many on are read on two threads.
 const SHARED_FROM: usize = 2_000;
 
@@ -241,19 +239,15 @@ fn read_services(
     }
     let half = entries.len() / 2;
     let (first, second) = entries.split_at(half);
-    let (first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| read(half, second));
-        let first = read(0, first);
-        let second = second
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (first, second)
-    });
+    let (second, first) =
+        crate::side_by_side::side_by_side(|| read(half, second), || read(0, first));
     let mut services = first?;
     services.extend(second?);
     Ok(services)
 }
 
+/// `sources:`: paths (relative to the topology) of configuration and traces
+/// to merge in; an entry may be `{ path: retry.json, service: echo }`.
 fn read_sources(f: Fields, node: &Node) -> Result<Vec<super::model::SourceDecl>, LoadError> {
     let mut out = Vec::new();
     for item in f.list(node) {

@@ -132,30 +132,6 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .map(|(n, ..)| n.as_str())
             .filter(|n| Some(*n) != outermost.as_deref())
             .collect();
-        // The fix of the many-layer case: `max_attempts: 1` at every inner
-        // layer the message shows (built only when fixes are resolved).
-        let fix = match (&outermost, total) {
-            (Some(keep), 2..) if cx.fixes && !inner.is_empty() => Some(
-                shown
-                    .iter()
-                    .filter(|(n, ..)| Some(n) != outermost.as_ref())
-                    .fold(
-                        Intent::new(format!(
-                            "set max_attempts: 1 at {} (retry only at {keep})",
-                            inner.join(", ")
-                        )),
-                        |intent, (_, _, caller, i, li)| {
-                            intent.set(
-                                LayerAt::call(*caller, *i, *li),
-                                Section::Retry,
-                                "max_attempts",
-                                "1",
-                            )
-                        },
-                    ),
-            ),
-            _ => None,
-        };
         let help = match (&outermost, total) {
             (None, _) => "no layer on the hottest path retries: the fan-in of many paths adds up; call it from fewer places, or raise --max-amplification if that fan-in is intended".to_owned(),
             // A budget bounds the load under sustained failure (`with_budgets`)
@@ -190,7 +166,31 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .help(help)
             .label(format!("{figure} attempts reach {}", t.services[s].name));
         d.about = Some(s);
-        d.fix = fix;
+        // The fix of the many-layer case: `max_attempts: 1` at every inner
+        // layer the message shows.
+        if let (Some(keep), 2..) = (&outermost, total)
+            && !inner.is_empty()
+        {
+            d = d.fix_with(cx, || {
+                shown
+                    .iter()
+                    .filter(|(n, ..)| Some(n) != outermost.as_ref())
+                    .fold(
+                        Intent::new(format!(
+                            "set max_attempts: 1 at {} (retry only at {keep})",
+                            inner.join(", ")
+                        )),
+                        |intent, (_, _, caller, i, li)| {
+                            intent.set(
+                                LayerAt::call(*caller, *i, *li),
+                                Section::Retry,
+                                "max_attempts",
+                                "1",
+                            )
+                        },
+                    )
+            });
+        }
         out.push(d);
     }
 }
