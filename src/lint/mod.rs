@@ -3,6 +3,7 @@
 
 pub mod finding;
 pub mod levels;
+mod order;
 pub mod rule;
 pub mod rules;
 
@@ -192,54 +193,6 @@ fn findings_of(
         .collect()
 }
 
-/// Every rule's findings in one list: the topology's own first, then each
-/// source file's, each by line, column and code; at one place, a rule's
-/// findings in the order it gave them. Repeats are dropped.
-///
-/// A rule finds in the topology's order, so its list is nearly always in
-/// order already: the lists are merged, each finding moved once (a finding
-/// is some 300 bytes, and a large topology has tens of thousands).
-fn in_file_order(t: &Topology, mut per_rule: Vec<Vec<Finding>>) -> Vec<Finding> {
-    let mut files: Vec<&str> = vec![t.file.as_str()];
-    files.extend(per_rule.iter().flatten().map(|f| f.file.as_str()));
-    files[1..].sort_unstable();
-    files.dedup();
-    let files: Vec<String> = files.into_iter().map(str::to_owned).collect();
-    let key = |f: &Finding| {
-        let file = files
-            .iter()
-            .position(|x| *x == f.file)
-            .unwrap_or(files.len());
-        (file, f.line, f.column, f.code)
-    };
-    for findings in &mut per_rule {
-        if !findings.is_sorted_by_key(key) {
-            findings.sort_by_key(key);
-        }
-    }
-    let mut out = Vec::with_capacity(per_rule.iter().map(Vec::len).sum());
-    let mut lists: Vec<_> = per_rule
-        .into_iter()
-        .map(|findings| findings.into_iter().peekable())
-        .collect();
-    // The next finding of each list, smallest first; ties go to the earlier rule.
-    let mut heads: std::collections::BinaryHeap<_> = lists
-        .iter_mut()
-        .enumerate()
-        .filter_map(|(i, list)| Some(std::cmp::Reverse((key(list.peek()?), i))))
-        .collect();
-    while let Some(std::cmp::Reverse((_, i))) = heads.pop() {
-        let Some(f) = lists[i].next() else { continue };
-        if let Some(next) = lists[i].peek() {
-            heads.push(std::cmp::Reverse((key(next), i)));
-        }
-        if out.last() != Some(&f) {
-            out.push(f);
-        }
-    }
-    out
-}
-
 /// Runs every enabled rule over `t`; on a large topology, on up to four
 /// threads (the result is the same as on one).
 pub fn check(t: &Topology, config: &Config) -> CheckReport {
@@ -280,7 +233,7 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
         })
         .collect();
     let run = |&(rule, level, set_by_user): &(&Rule, Severity, bool)| {
-        findings_of(&cx, rule, level, set_by_user, doc.as_ref())
+        order::Placed::new(t, findings_of(&cx, rule, level, set_by_user, doc.as_ref()))
     };
     // Rules are independent, so they can share the cores. Each rule's
     // findings stay together and in rule order: the result is the same as
@@ -314,7 +267,8 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
                 .collect();
             // The tables need no findings: made here while the rules run.
             let rows = rows();
-            let mut per_rule: Vec<Vec<Finding>> = vec![Vec::new(); enabled.len()];
+            let mut per_rule: Vec<order::Placed> = Vec::new();
+            per_rule.resize_with(enabled.len(), Default::default);
             for w in workers {
                 let done = w
                     .join()
@@ -328,7 +282,7 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
     } else {
         (enabled.iter().map(run).collect(), rows())
     };
-    let findings = in_file_order(t, per_rule);
+    let findings = order::in_file_order(per_rule);
     let mut summary = Summary::default();
     for f in &findings {
         match f.severity {
@@ -424,83 +378,4 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
             })
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn finding(code: &'static str, file: &str, line: u32, message: &str) -> Finding {
-        Finding {
-            code,
-            rule: "",
-            severity: Severity::Warning,
-            message: message.into(),
-            help: String::new(),
-            service: "s".into(),
-            call: None,
-            layer: None,
-            file: file.into(),
-            line,
-            column: 1,
-            fix: None,
-            label: String::new(),
-        }
-    }
-
-    #[test]
-    fn findings_are_merged_in_file_order_as_one_stable_sort_would() {
-        let t = crate::topology::load_str(
-            "version: 1\nentry: a\nservices:\n  a: {}\n",
-            "top.yaml",
-            "top",
-            &crate::topology::Presets::embedded(),
-        )
-        .expect("valid");
-        let per_rule = vec![
-            // In order, with a repeat, and one in an imported file.
-            vec![
-                finding("RL001", "top.yaml", 3, "x"),
-                finding("RL001", "top.yaml", 3, "x"),
-                finding("RL001", "mesh/a.yaml", 1, "m"),
-                finding("RL001", "top.yaml", 9, "y"),
-            ],
-            // Out of order, two at one place in the order given.
-            vec![
-                finding("RL002", "top.yaml", 7, "second"),
-                finding("RL002", "top.yaml", 2, "first"),
-                finding("RL002", "top.yaml", 7, "third"),
-                finding("RL002", "b.yaml", 1, "b"),
-            ],
-            Vec::new(),
-        ];
-        // What one stable sort of everything, then dropping repeats, gives.
-        let mut want: Vec<Finding> = per_rule.iter().flatten().cloned().collect();
-        want.sort_by(|a, b| {
-            (a.file != t.file, &a.file, a.line, a.column, a.code).cmp(&(
-                b.file != t.file,
-                &b.file,
-                b.line,
-                b.column,
-                b.code,
-            ))
-        });
-        want.dedup();
-        let got = in_file_order(&t, per_rule);
-        let shown = |f: &[Finding]| -> Vec<String> {
-            f.iter()
-                .map(|f| format!("{}:{} {} {}", f.file, f.line, f.code, f.message))
-                .collect()
-        };
-        assert_eq!(shown(&got), shown(&want));
-        assert_eq!(
-            shown(&got)[..3],
-            [
-                "top.yaml:2 RL002 first",
-                "top.yaml:3 RL001 x",
-                "top.yaml:7 RL002 second"
-            ]
-        );
-        assert_eq!(got.len(), 7, "the repeat is dropped");
-    }
 }
