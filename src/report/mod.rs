@@ -4,6 +4,7 @@
 pub mod error;
 pub mod figures;
 pub mod github;
+mod grid;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -11,11 +11,10 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use annotate_snippets::Level;
-use comfy_table::{CellAlignment, ContentArrangement, Table as Grid, presets};
 
-use super::figures;
 use super::snippet::{self, Annotated, FileLines};
 use super::{CheckReporter, Style};
+use super::{figures, grid};
 use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
 
 pub struct Table;
@@ -122,37 +121,32 @@ fn amplification(r: &CheckReport) -> String {
     if with_notes {
         header.push("note");
     }
-    let mut t = Grid::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .force_no_tty()
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
-    for (row, note) in r.amplification.iter().zip(notes) {
-        let mut cells = vec![row.service.clone()];
-        if row.reachable {
-            cells.push(figures::worst_case(row));
-            cells.push(figures::factor(row.with_budgets));
-            if r.has_breakers {
-                cells.push(figures::factor(row.with_breakers));
+    let rows: Vec<Vec<String>> = r
+        .amplification
+        .iter()
+        .zip(notes)
+        .map(|(row, note)| {
+            let mut cells = vec![row.service.clone()];
+            if row.reachable {
+                cells.push(figures::worst_case(row));
+                cells.push(figures::factor(row.with_budgets));
+                if r.has_breakers {
+                    cells.push(figures::factor(row.with_breakers));
+                }
+                if r.has_hedging {
+                    cells.push(figures::factor(row.healthy));
+                }
+                cells.push(figures::millis(row.worst_response_ms));
+            } else {
+                cells.extend(std::iter::repeat_n("-".to_owned(), numeric));
             }
-            if r.has_hedging {
-                cells.push(figures::factor(row.healthy));
+            if with_notes {
+                cells.push(note);
             }
-            cells.push(figures::millis(row.worst_response_ms));
-        } else {
-            cells.extend(std::iter::repeat_n("-".to_owned(), numeric));
-        }
-        if with_notes {
-            cells.push(note);
-        }
-        t.add_row(cells);
-    }
-    for i in 1..=numeric {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    let mut s = t.to_string();
+            cells
+        })
+        .collect();
+    let mut s = grid::draw(&header, &rows, |i| (1..=numeric).contains(&i));
     s.push('\n');
     s
 }
