@@ -101,6 +101,214 @@ pub fn worst_case_within(t: &Topology, horizon: Duration) -> Vec<Count> {
     Analysis::within_horizon(t, Some(horizon)).worst_case
 }
 
+/// Services from which [`Analysis`] runs its independent passes side by side.
+const SIDE_BY_SIDE_SERVICES: usize = 2_000;
+
+/// `a` and `b`, side by side when `big`; `a`'s result first.
+fn both<A: Send, B>(big: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if big {
+        crate::side_by_side::side_by_side(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
+/// Attempts per invocation of the client layer and of every call layer.
+fn attempts(
+    t: &Topology,
+    order: &[ServiceId],
+    horizon: Option<Duration>,
+) -> (Option<LayerAttempts>, PerLayer<LayerAttempts>) {
+    let (client_bound, bounds) = time_bounds(t, order, horizon);
+    let client_attempts = t
+        .client
+        .as_ref()
+        .map(|l| LayerAttempts::of_layer(l, client_bound));
+    let layer_attempts: PerLayer<LayerAttempts> = t
+        .services
+        .iter()
+        .zip(&bounds)
+        .map(|(svc, b)| {
+            svc.calls
+                .iter()
+                .zip(b)
+                .map(|(c, b)| {
+                    c.layers
+                        .iter()
+                        .zip(b)
+                        .map(|(l, b)| LayerAttempts::of_layer(l, *b))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    (client_attempts, layer_attempts)
+}
+
+/// The figures computed callers first: worst-case counts and the hot path.
+struct Forward {
+    reachable: Vec<bool>,
+    worst_case: Vec<Count>,
+    with_budgets: Vec<f64>,
+    hottest_caller: Vec<Option<(ServiceId, usize)>>,
+    retrying_above: Vec<u32>,
+    hot_retrying: Vec<u32>,
+    hot_outermost: Vec<Option<(ServiceId, usize, usize)>>,
+}
+
+impl Forward {
+    fn of(
+        t: &Topology,
+        order: &[ServiceId],
+        client_attempts: Option<&LayerAttempts>,
+        layer_attempts: &PerLayer<LayerAttempts>,
+    ) -> Forward {
+        let n = t.services.len();
+        let call_attempts = |s: ServiceId, i: usize| -> u128 {
+            layer_attempts[s][i]
+                .iter()
+                .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+        };
+        let call_steady = |s: ServiceId, i: usize| -> f64 {
+            let call = &t.services[s].calls[i];
+            call.layers
+                .iter()
+                .zip(&layer_attempts[s][i])
+                .map(|(l, a)| l.policy.steady_state_of(a.count))
+                .product()
+        };
+        let mut reachable = vec![false; n];
+        let mut worst_case = vec![Count::ZERO; n];
+        let mut with_budgets = vec![0.0; n];
+        let mut hottest_caller: Vec<Option<(ServiceId, usize)>> = vec![None; n];
+        let mut best_contribution = vec![Count::ZERO; n];
+        let mut retrying_above = vec![0u32; n];
+
+        reachable[t.entry] = true;
+        worst_case[t.entry] = Count::of(client_attempts.map_or(1, |a| u128::from(a.count)));
+        with_budgets[t.entry] = match (&t.client, client_attempts) {
+            (Some(l), Some(a)) => l.policy.steady_state_of(a.count),
+            _ => 1.0,
+        };
+        retrying_above[t.entry] = u32::from(t.client.as_ref().is_some_and(|l| l.policy.retries()));
+
+        let mut hot_retrying = vec![0u32; n];
+        let mut hot_outermost: Vec<Option<(ServiceId, usize, usize)>> = vec![None; n];
+        for &s in order {
+            if !reachable[s] {
+                continue;
+            }
+            // Every caller of `s` came earlier in the order: its hottest caller is final.
+            if let Some((c, i)) = hottest_caller[s] {
+                let layers = &t.services[c].calls[i].layers;
+                let retrying = layers.iter().filter(|l| l.policy.retries()).count() as u32;
+                hot_retrying[s] = hot_retrying[c] + retrying;
+                hot_outermost[s] = hot_outermost[c].or_else(|| {
+                    layers
+                        .iter()
+                        .position(|l| l.policy.retries())
+                        .map(|li| (c, i, li))
+                });
+            }
+            for (i, call) in t.services[s].calls.iter().enumerate() {
+                let to = call.to;
+                reachable[to] = true;
+                let contribution = worst_case[s].mul(call_attempts(s, i));
+                if hottest_caller[to].is_none()
+                    || contribution.approx > best_contribution[to].approx
+                {
+                    hottest_caller[to] = Some((s, i));
+                    best_contribution[to] = contribution;
+                }
+                worst_case[to] = worst_case[to].add(contribution);
+                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady(s, i));
+                let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
+                retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
+            }
+        }
+
+        Forward {
+            reachable,
+            worst_case,
+            with_budgets,
+            hottest_caller,
+            retrying_above,
+            hot_retrying,
+            hot_outermost,
+        }
+    }
+}
+
+/// The figures computed callees first: worst-case times.
+struct Backward {
+    service_worst: Vec<Duration>,
+    call_worst: Vec<Vec<Duration>>,
+    layer_worst: PerLayer<Duration>,
+    entry_worst: Duration,
+}
+
+impl Backward {
+    fn of(
+        t: &Topology,
+        order: &[ServiceId],
+        client_attempts: Option<&LayerAttempts>,
+        layer_attempts: &PerLayer<LayerAttempts>,
+    ) -> Backward {
+        let n = t.services.len();
+        let mut service_worst = vec![Duration::ZERO; n];
+        let mut call_worst: Vec<Vec<Duration>> = t
+            .services
+            .iter()
+            .map(|s| vec![Duration::ZERO; s.calls.len()])
+            .collect();
+        let mut layer_worst: PerLayer<Duration> = t
+            .services
+            .iter()
+            .map(|s| {
+                s.calls
+                    .iter()
+                    .map(|c| vec![Duration::ZERO; c.layers.len()])
+                    .collect()
+            })
+            .collect();
+        for &s in order.iter().rev() {
+            let svc = &t.services[s];
+            let mut total = svc.latency.p99;
+            let mut group_max = Duration::ZERO;
+            for (i, call) in svc.calls.iter().enumerate() {
+                // From the innermost layer (nearest the callee) outwards.
+                let mut w = service_worst[call.to];
+                for (li, layer) in call.layers.iter().enumerate().rev() {
+                    w = layer_worst_case(layer, &layer_attempts[s][i][li], w);
+                    layer_worst[s][i][li] = w;
+                }
+                call_worst[s][i] = w;
+                if call.parallel {
+                    group_max = group_max.max(w);
+                    let next_parallel = svc.calls.get(i + 1).is_some_and(|c| c.parallel);
+                    if !next_parallel {
+                        total = sat_add(total, group_max);
+                        group_max = Duration::ZERO;
+                    }
+                } else {
+                    total = sat_add(total, w);
+                }
+            }
+            service_worst[s] = total;
+        }
+        let entry_worst = match (&t.client, &client_attempts) {
+            (Some(l), Some(a)) => layer_worst_case(l, a, service_worst[t.entry]),
+            _ => service_worst[t.entry],
+        };
+        Backward {
+            service_worst,
+            call_worst,
+            layer_worst,
+            entry_worst,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Callers before callees.
@@ -154,162 +362,44 @@ impl Analysis {
 
     /// The figures for a run whose horizon bounds every layer in time.
     pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
-        let n = t.services.len();
         let order = graph::topo_order(t);
-        let (client_bound, bounds) = time_bounds(t, &order, horizon);
-        let client_attempts = t
-            .client
-            .as_ref()
-            .map(|l| LayerAttempts::of_layer(l, client_bound));
-        let layer_attempts: PerLayer<LayerAttempts> = t
-            .services
-            .iter()
-            .zip(&bounds)
-            .map(|(svc, b)| {
-                svc.calls
-                    .iter()
-                    .zip(b)
-                    .map(|(c, b)| {
-                        c.layers
-                            .iter()
-                            .zip(b)
-                            .map(|(l, b)| LayerAttempts::of_layer(l, *b))
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
-        let call_attempts = |s: ServiceId, i: usize| -> u128 {
-            layer_attempts[s][i]
-                .iter()
-                .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
-        };
-        let call_steady = |s: ServiceId, i: usize| -> f64 {
-            let call = &t.services[s].calls[i];
-            call.layers
-                .iter()
-                .zip(&layer_attempts[s][i])
-                .map(|(l, a)| l.policy.steady_state_of(a.count))
-                .product()
-        };
-        let mut reachable = vec![false; n];
-        let mut worst_case = vec![Count::ZERO; n];
-        let mut with_budgets = vec![0.0; n];
-        let mut hottest_caller: Vec<Option<(ServiceId, usize)>> = vec![None; n];
-        let mut best_contribution = vec![Count::ZERO; n];
-        let mut retrying_above = vec![0u32; n];
-
-        reachable[t.entry] = true;
-        worst_case[t.entry] = Count::of(client_attempts.map_or(1, |a| u128::from(a.count)));
-        with_budgets[t.entry] = match (&t.client, client_attempts) {
-            (Some(l), Some(a)) => l.policy.steady_state_of(a.count),
-            _ => 1.0,
-        };
-        retrying_above[t.entry] = u32::from(t.client.as_ref().is_some_and(|l| l.policy.retries()));
-
-        let mut hot_retrying = vec![0u32; n];
-        let mut hot_outermost: Vec<Option<(ServiceId, usize, usize)>> = vec![None; n];
-        for &s in &order {
-            if !reachable[s] {
-                continue;
-            }
-            // Every caller of `s` came earlier in the order: its hottest caller is final.
-            if let Some((c, i)) = hottest_caller[s] {
-                let layers = &t.services[c].calls[i].layers;
-                let retrying = layers.iter().filter(|l| l.policy.retries()).count() as u32;
-                hot_retrying[s] = hot_retrying[c] + retrying;
-                hot_outermost[s] = hot_outermost[c].or_else(|| {
-                    layers
-                        .iter()
-                        .position(|l| l.policy.retries())
-                        .map(|li| (c, i, li))
-                });
-            }
-            for (i, call) in t.services[s].calls.iter().enumerate() {
-                let to = call.to;
-                reachable[to] = true;
-                let contribution = worst_case[s].mul(call_attempts(s, i));
-                if hottest_caller[to].is_none()
-                    || contribution.approx > best_contribution[to].approx
-                {
-                    hottest_caller[to] = Some((s, i));
-                    best_contribution[to] = contribution;
-                }
-                worst_case[to] = worst_case[to].add(contribution);
-                with_budgets[to] = clamp(with_budgets[to] + with_budgets[s] * call_steady(s, i));
-                let retrying = call.layers.iter().filter(|l| l.policy.retries()).count() as u32;
-                retrying_above[to] = retrying_above[to].max(retrying_above[s] + retrying);
-            }
-        }
-
-        let mut service_worst = vec![Duration::ZERO; n];
-        let mut call_worst: Vec<Vec<Duration>> = t
-            .services
-            .iter()
-            .map(|s| vec![Duration::ZERO; s.calls.len()])
-            .collect();
-        let mut layer_worst: PerLayer<Duration> = t
-            .services
-            .iter()
-            .map(|s| {
-                s.calls
-                    .iter()
-                    .map(|c| vec![Duration::ZERO; c.layers.len()])
-                    .collect()
-            })
-            .collect();
-        for &s in order.iter().rev() {
-            let svc = &t.services[s];
-            let mut total = svc.latency.p99;
-            let mut group_max = Duration::ZERO;
-            for (i, call) in svc.calls.iter().enumerate() {
-                // From the innermost layer (nearest the callee) outwards.
-                let mut w = service_worst[call.to];
-                for (li, layer) in call.layers.iter().enumerate().rev() {
-                    w = layer_worst_case(layer, &layer_attempts[s][i][li], w);
-                    layer_worst[s][i][li] = w;
-                }
-                call_worst[s][i] = w;
-                if call.parallel {
-                    group_max = group_max.max(w);
-                    let next_parallel = svc.calls.get(i + 1).is_some_and(|c| c.parallel);
-                    if !next_parallel {
-                        total = sat_add(total, group_max);
-                        group_max = Duration::ZERO;
-                    }
-                } else {
-                    total = sat_add(total, w);
-                }
-            }
-            service_worst[s] = total;
-        }
-        let entry_worst = match (&t.client, &client_attempts) {
-            (Some(l), Some(a)) => layer_worst_case(l, a, service_worst[t.entry]),
-            _ => service_worst[t.entry],
-        };
-        let with_breakers =
-            breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts);
-        let healthy = healthy::healthy(t, &order);
-
+        // The passes that do not need each other's results run side by side
+        // on a large topology.
+        let big = t.services.len() >= SIDE_BY_SIDE_SERVICES;
+        let (healthy, (client_attempts, layer_attempts)) = both(
+            big,
+            || healthy::healthy(t, &order),
+            || attempts(t, &order, horizon),
+        );
+        let (backward, (forward, with_breakers)) = both(
+            big,
+            || Backward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
+            || {
+                (
+                    Forward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
+                    breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts),
+                )
+            },
+        );
         Analysis {
             order,
             client_attempts,
             layer_attempts,
-            layer_worst,
-            reachable,
-            worst_case,
-            with_budgets,
+            layer_worst: backward.layer_worst,
+            reachable: forward.reachable,
+            worst_case: forward.worst_case,
+            with_budgets: forward.with_budgets,
             with_breakers,
             healthy: healthy.attempts,
             healthy_copies: healthy.copies,
             response: healthy.response,
-            hottest_caller,
-            service_worst,
-            call_worst,
-            entry_worst,
-            retrying_above,
-            hot_retrying,
-            hot_outermost,
+            hottest_caller: forward.hottest_caller,
+            service_worst: backward.service_worst,
+            call_worst: backward.call_worst,
+            entry_worst: backward.entry_worst,
+            retrying_above: forward.retrying_above,
+            hot_retrying: forward.hot_retrying,
+            hot_outermost: forward.hot_outermost,
         }
     }
 
