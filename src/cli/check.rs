@@ -145,7 +145,7 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     };
     let format = args.format.map_or(CheckFormat::Table, CheckFormat::from);
     let mut config = lint::Config::resolve(&t, &cli).map_err(|e| match e {
-        ResolveError::Topology(e) => Failure::Input(Box::new(e), Some(t.source.clone())),
+        ResolveError::Topology(e) => Failure::Input(Box::new(e), Some(t.source.to_string())),
         ResolveError::Cli(e) => Failure::Usage(e.to_string()),
     })?;
     config.resolve_fixes = matches!(format, CheckFormat::Json | CheckFormat::Sarif);

@@ -92,7 +92,8 @@ pub struct Summary {
 pub struct CheckReport {
     pub topology: String,
     pub file: String,
-    pub source: String,
+    /// The topology's text, shared with the topology.
+    pub source: std::sync::Arc<String>,
     /// Source files merged into the topology (`--from`, `sources:`): their
     /// names and texts, for the snippets of findings that point into them.
     pub sources: Vec<(String, String)>,

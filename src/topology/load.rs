@@ -16,12 +16,22 @@ pub fn load(path: &Path, presets: &Presets) -> Result<Topology, LoadError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "topology".into());
-    load_str(&text, &shown, &stem, presets)
+    load_text(text, &shown, &stem, presets)
 }
 
 /// Loads a topology from text; `file` is the name errors and findings show.
 pub fn load_str(
     text: &str,
+    file: &str,
+    default_name: &str,
+    presets: &Presets,
+) -> Result<Topology, LoadError> {
+    load_text(text.to_owned(), file, default_name, presets)
+}
+
+/// [`load_str`] of a text the topology keeps without a copy.
+fn load_text(
+    text: String,
     file: &str,
     default_name: &str,
     presets: &Presets,
@@ -35,8 +45,9 @@ pub fn load_str(
         )
         .with_help("a topology starts with `version: 1` and a `services:` map; see examples/"));
     }
-    let root = yaml::parse_config(text).map_err(|e| syntax_error(file, e))?;
-    let mut topology = super::schema::read(file, text, &root, presets, default_name)?;
+    let root = yaml::parse_config(&text).map_err(|e| syntax_error(file, e))?;
+    let mut topology = super::schema::read(file, &text, &root, presets, default_name)?;
+    topology.source = std::sync::Arc::new(text);
     topology.located = Some(std::sync::Arc::new(root));
     Ok(topology)
 }

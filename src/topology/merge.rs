@@ -155,7 +155,7 @@ pub fn merge(
                     .first()
                     .map(|f| f.file.clone())
                     .unwrap_or_default(),
-                source: String::new(),
+                source: Default::default(),
                 entry: 0,
                 deadline: None,
                 client: None,

@@ -21,8 +21,9 @@ pub struct Topology {
     pub name: String,
     /// The path as the user gave it; findings name it.
     pub file: String,
-    /// The whole source text, for snippets.
-    pub source: String,
+    /// The whole source text, for snippets; shared with the check's report
+    /// (a large topology's text is megabytes).
+    pub source: std::sync::Arc<String>,
     pub entry: ServiceId,
     /// End-to-end deadline of one user request.
     pub deadline: Option<Located<Duration>>,

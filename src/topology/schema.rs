@@ -118,7 +118,10 @@ pub fn read(
             .error(services_node.pos, "`services:` is empty")
             .with_help("add at least one service"));
     }
-    let mut ids: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    // Seeded per run, as the YAML reader's interner is: no file can make
+    // its names collide.
+    let mut ids: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(entries.len(), Default::default());
     for (i, (k, _)) in entries.iter().enumerate() {
         let name = f.str(k, "a service name")?;
         if name.trim().is_empty() {
@@ -194,7 +197,8 @@ pub fn read(
     let mut topology = Topology {
         name,
         file: file.to_owned(),
-        source: source.to_owned(),
+        // The loader moves the text in: it is megabytes on a large topology.
+        source: Default::default(),
         entry,
         deadline,
         client,
