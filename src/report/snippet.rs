@@ -106,9 +106,17 @@ pub fn columns(text: &str, column: u32) -> (u32, u32) {
     (start, start.saturating_add(width))
 }
 
+/// `a`, drawn.
 pub fn render(a: &Annotated, color: bool) -> String {
-    if !color && let Some(plain) = render_plain(a) {
-        return plain;
+    let mut out = String::new();
+    render_into(a, color, &mut out);
+    out
+}
+
+/// Appends `a`, drawn, to `out`.
+pub fn render_into(a: &Annotated, color: bool, out: &mut String) {
+    if !color && write_plain(a, out) {
+        return;
     }
     let renderer = if color {
         Renderer::styled()
@@ -136,7 +144,7 @@ pub fn render(a: &Annotated, color: bool) -> String {
     if let Some(help) = a.help {
         group = group.element(Level::HELP.message(help));
     }
-    renderer.render(&[group]).to_string()
+    let _ = write!(out, "{}", renderer.render(&[group]));
 }
 
 /// Keeps a plain snippet well inside annotate-snippets' 140 columns, where it
@@ -151,7 +159,7 @@ const CARETS: &str = "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 /// byte for byte what annotate-snippets draws (`plain_matches_annotate_snippets`
 /// holds the two together), twenty times faster, which a `check` with tens of
 /// thousands of findings needs. Anything else is left to annotate-snippets.
-fn render_plain(a: &Annotated) -> Option<String> {
+fn write_plain(a: &Annotated, out: &mut String) -> bool {
     let level = if a.level == Level::ERROR {
         "error"
     } else if a.level == Level::WARNING {
@@ -159,7 +167,7 @@ fn render_plain(a: &Annotated) -> Option<String> {
     } else if a.level == Level::INFO {
         "info"
     } else {
-        return None;
+        return false;
     };
     // No control character: C0, DEL, or C1 (U+0080 to U+009F, `C2 80..9F`).
     // Folded without an early exit, so that it runs on whole vectors.
@@ -184,18 +192,16 @@ fn render_plain(a: &Annotated) -> Option<String> {
         .into_iter()
         .all(one_line)
     {
-        return None;
+        return false;
     }
     let range = token(a.text, a.column);
     let carets = range.len().max(1);
     let gutter = a.line.ilog10() as usize + 1;
     let label_chars = a.label.chars().count();
     if gutter + 3 + a.text.len().max(range.start + carets + 1 + label_chars) > PLAIN_WIDTH {
-        return None;
+        return false;
     }
-    let mut out = String::with_capacity(
-        2 * a.text.len() + a.title.len() + a.file.len() + a.help.map_or(0, str::len) + 64,
-    );
+    out.reserve(2 * a.text.len() + a.title.len() + a.file.len() + a.help.map_or(0, str::len) + 64);
     let pad = |out: &mut String, n: usize| out.push_str(&SPACES[..n]);
     out.push_str(level);
     if let Some(code) = a.code {
@@ -206,9 +212,9 @@ fn render_plain(a: &Annotated) -> Option<String> {
     out.push_str(": ");
     out.push_str(a.title);
     out.push('\n');
-    pad(&mut out, gutter);
+    pad(out, gutter);
     let _ = writeln!(out, "--> {}:{}:{}", a.file, a.line, range.start + 1);
-    pad(&mut out, gutter + 1);
+    pad(out, gutter + 1);
     out.push_str("|\n");
     let _ = write!(out, "{} |", a.line);
     if !a.text.is_empty() {
@@ -216,9 +222,9 @@ fn render_plain(a: &Annotated) -> Option<String> {
         out.push_str(a.text);
     }
     out.push('\n');
-    pad(&mut out, gutter + 1);
+    pad(out, gutter + 1);
     out.push_str("| ");
-    pad(&mut out, range.start);
+    pad(out, range.start);
     out.push_str(&CARETS[..carets]);
     if !a.label.is_empty() {
         out.push(' ');
@@ -226,18 +232,24 @@ fn render_plain(a: &Annotated) -> Option<String> {
     }
     if let Some(help) = a.help {
         out.push('\n');
-        pad(&mut out, gutter + 1);
+        pad(out, gutter + 1);
         out.push_str("|\n");
-        pad(&mut out, gutter + 1);
+        pad(out, gutter + 1);
         out.push_str("= help: ");
         out.push_str(help);
     }
-    Some(out)
+    true
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain drawing of `a`, when it has one.
+    fn render_plain(a: &Annotated) -> Option<String> {
+        let mut out = String::new();
+        write_plain(a, &mut out).then_some(out)
+    }
 
     #[test]
     fn lines_are_those_of_str_lines() {

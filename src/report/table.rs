@@ -33,7 +33,7 @@ impl CheckReporter for Table {
         let findings = |out: &mut dyn Write| {
             let lines = FileLines::new(r);
             super::parallel::write_each(&r.findings, out, |f, part| {
-                part.push_str(&finding(&lines, f, style.color));
+                finding(&lines, f, style.color, part);
                 part.push_str("\n\n");
             })
         };
@@ -77,9 +77,9 @@ fn level(s: Severity) -> Level<'static> {
     }
 }
 
-/// One rustc-style block.
-fn finding(lines: &FileLines, f: &Finding, color: bool) -> String {
-    snippet::render(
+/// One rustc-style block, appended to `out`.
+fn finding(lines: &FileLines, f: &Finding, color: bool, out: &mut String) {
+    snippet::render_into(
         &Annotated {
             level: level(f.severity),
             code: Some(f.code),
@@ -92,6 +92,7 @@ fn finding(lines: &FileLines, f: &Finding, color: bool) -> String {
             help: (!f.help.is_empty()).then_some(f.help.as_str()),
         },
         color,
+        out,
     )
 }
 
