@@ -61,6 +61,36 @@ fn the_first_bad_service_in_the_file_is_the_one_reported() {
 }
 
 #[test]
+fn calls_to_unknown_services_are_reported_first_in_the_file_after_other_errors() {
+    // Targets are resolved in each half as it is read: the first bad call in
+    // the file is reported, and only when nothing else is wrong.
+    let text = generate::random_dag(3_000, 3, 7);
+    // The first call of `service` made to `to`, and the line it is on.
+    let retarget = |text: &str, service: usize, to: &str| {
+        let at = text.find(&format!("  s{service}:\n")).expect("there");
+        let call = at + text[at..].find("      - to: ").expect("a call") + "      - to: ".len();
+        let end = call + text[call..].find('\n').expect("line end");
+        let line = text[..call].lines().count() as u32;
+        (format!("{}{to}{}", &text[..call], &text[end..]), line)
+    };
+    let (late, late_line) = retarget(&text, 2_900, "nope");
+    let (both, early_line) = retarget(&late, 100, "s100");
+    for (text, line, message) in [
+        (&late, late_line, "`s2900` calls unknown service `nope`"),
+        (&both, early_line, "`s100` calls itself"),
+    ] {
+        let e = common::load(text).expect_err("a bad call");
+        assert_eq!(e.pos.expect("located").line, line, "{e}");
+        assert!(e.message.contains(message), "{e}");
+    }
+    // A schema error later in the file still comes first.
+    let at = both.find("  s2950:\n    <<: *defaults\n").expect("there") + "  s2950:\n".len();
+    let worse = format!("{}    capacity: lots\n{}", &both[..at], &both[at..]);
+    let e = common::load(&worse).expect_err("a capacity that is not a number");
+    assert!(e.message.contains("capacity"), "{e}");
+}
+
+#[test]
 fn a_large_file_read_in_two_halves_reports_yaml_errors_where_they_are() {
     // Over 1 MB, `services:` is read in two halves side by side. A service
     // named in both halves, or a syntax error in the second, is reported at

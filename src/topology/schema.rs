@@ -118,10 +118,7 @@ pub fn read(
             .error(services_node.pos, "`services:` is empty")
             .with_help("add at least one service"));
     }
-    // Seeded per run, as the YAML reader's interner is: no file can make
-    // its names collide.
-    let mut ids: HashMap<&str, usize, foldhash::fast::RandomState> =
-        HashMap::with_capacity_and_hasher(entries.len(), Default::default());
+    let mut ids: Ids = HashMap::with_capacity_and_hasher(entries.len(), Default::default());
     for (i, (k, _)) in entries.iter().enumerate() {
         let name = f.str(k, "a service name")?;
         if name.trim().is_empty() {
@@ -131,43 +128,7 @@ pub fn read(
         }
         ids.insert(name, i);
     }
-    let (mut services, pending): (Vec<Service>, Vec<Vec<PendingCall>>) =
-        read_services(f, presets, entries)?.into_iter().unzip();
-    for (from, calls) in pending.into_iter().enumerate() {
-        for mut p in calls {
-            let Some(&to) = ids.get(p.to_name.as_str()) else {
-                let err = LoadError::new(
-                    ErrorKind::Graph,
-                    file,
-                    Some(p.to_pos),
-                    format!(
-                        "`{}` calls unknown service `{}`",
-                        services[from].name, p.to_name
-                    ),
-                );
-                return Err(match nearest(&p.to_name, ids.keys().copied()) {
-                    Some(n) => err.with_help(format!("did you mean `{n}`?")),
-                    None => err.with_help(format!(
-                        "define `{}` under `services:` or call an existing service",
-                        p.to_name
-                    )),
-                });
-            };
-            if to == from {
-                return Err(LoadError::new(
-                    ErrorKind::Graph,
-                    file,
-                    Some(p.to_pos),
-                    format!("`{}` calls itself", p.to_name),
-                )
-                .with_help(
-                    "a service calling itself retries into its own queue forever; remove the call",
-                ));
-            }
-            p.call.to = to;
-            services[from].calls.push(p.call);
-        }
-    }
+    let services = read_services(f, presets, entries, &ids)?;
     let entry = match top.get("entry") {
         Some(n) => {
             let name = f.str(n, "`entry`")?;
@@ -222,32 +183,90 @@ pub fn read(
 /// Services from this many on are read on two threads.
 const SHARED_FROM: usize = 2_000;
 
-/// Every service with the calls it makes, in file order. A large topology is
-/// read in two halves side by side; the error reported is the first in the
-/// file, as when it is read in one.
+/// Every service with the calls it makes, in file order, each call's target
+/// resolved through `ids`. A large topology is read in two halves side by
+/// side; the error reported is the first in the file, as when it is read in
+/// one, and a call to an unknown service (or to itself) only when the file
+/// has no other error.
 fn read_services(
     f: Fields,
     presets: &Presets,
     entries: &[(Node, Node)],
-) -> Result<Vec<(Service, Vec<PendingCall>)>, LoadError> {
-    let read = |from: usize, entries: &[(Node, Node)]| {
+    ids: &Ids,
+) -> Result<Vec<Service>, LoadError> {
+    let read = |from: usize,
+                entries: &[(Node, Node)]|
+     -> Result<(Vec<Service>, Option<Unresolved>), LoadError> {
         let mut policies = PolicyReader::new(presets);
-        entries
-            .iter()
-            .enumerate()
-            .map(|(i, (k, v))| read_service(f, &mut policies, from + i, k, v))
-            .collect::<Result<Vec<_>, _>>()
+        let mut unresolved = None;
+        let mut services = Vec::with_capacity(entries.len());
+        for (i, (k, v)) in entries.iter().enumerate() {
+            let (mut service, pending) = read_service(f, &mut policies, from + i, k, v)?;
+            for mut p in pending {
+                match ids.get(p.to_name.as_str()) {
+                    Some(&to) if to != from + i => {
+                        p.call.to = to;
+                        service.calls.push(p.call);
+                    }
+                    _ => {
+                        unresolved.get_or_insert((service.name.clone(), p));
+                    }
+                }
+            }
+            services.push(service);
+        }
+        Ok((services, unresolved))
     };
-    if entries.len() < SHARED_FROM {
-        return read(0, entries);
+    let (services, unresolved) = if entries.len() < SHARED_FROM {
+        read(0, entries)?
+    } else {
+        let half = entries.len() / 2;
+        let (first, second) = entries.split_at(half);
+        let (second, first) =
+            crate::side_by_side::side_by_side(|| read(half, second), || read(0, first));
+        let (mut services, unresolved) = first?;
+        let (rest, later) = second?;
+        services.extend(rest);
+        (services, unresolved.or(later))
+    };
+    match unresolved {
+        Some((from, p)) => Err(unresolved_call(f.file, ids, &from, &p)),
+        None => Ok(services),
     }
-    let half = entries.len() / 2;
-    let (first, second) = entries.split_at(half);
-    let (second, first) =
-        crate::side_by_side::side_by_side(|| read(half, second), || read(0, first));
-    let mut services = first?;
-    services.extend(second?);
-    Ok(services)
+}
+
+/// Service names and their ids, hashed with a per-run seed (as the YAML
+/// reader's interner is): no file can make its names collide.
+type Ids<'a> = HashMap<&'a str, usize, foldhash::fast::RandomState>;
+
+/// The first call in a half of the file whose target is unknown or its
+/// caller, and the caller's name.
+type Unresolved = (String, PendingCall);
+
+/// The error for a call to an unknown service, or to the caller itself.
+fn unresolved_call(file: &str, ids: &Ids, from: &str, p: &PendingCall) -> LoadError {
+    if ids.contains_key(p.to_name.as_str()) {
+        return LoadError::new(
+            ErrorKind::Graph,
+            file,
+            Some(p.to_pos),
+            format!("`{}` calls itself", p.to_name),
+        )
+        .with_help("a service calling itself retries into its own queue forever; remove the call");
+    }
+    let err = LoadError::new(
+        ErrorKind::Graph,
+        file,
+        Some(p.to_pos),
+        format!("`{from}` calls unknown service `{}`", p.to_name),
+    );
+    match nearest(&p.to_name, ids.keys().copied()) {
+        Some(n) => err.with_help(format!("did you mean `{n}`?")),
+        None => err.with_help(format!(
+            "define `{}` under `services:` or call an existing service",
+            p.to_name
+        )),
+    }
 }
 
 /// `sources:`: paths (relative to the topology) of configuration and traces
