@@ -101,6 +101,158 @@ pub fn worst_case_within(t: &Topology, horizon: Duration) -> Vec<Count> {
     Analysis::within_horizon(t, Some(horizon)).worst_case
 }
 
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Callers before callees.
+    pub order: Vec<ServiceId>,
+    /// Attempts per invocation of the client layer, when there is one.
+    pub client_attempts: Option<LayerAttempts>,
+    /// Attempts per invocation of each call layer: `[service][call][layer]`.
+    pub layer_attempts: PerLayer<LayerAttempts>,
+    /// Worst-case time of each call layer from the view of the layer (or
+    /// caller) above it, the layers inside it and the callee included:
+    /// `[service][call][layer]`; the call's own worst case is layer 0's.
+    pub layer_worst: PerLayer<Duration>,
+    pub reachable: Vec<bool>,
+    /// Attempts reaching each service per user request, every call failing.
+    pub worst_case: Vec<Count>,
+    /// The same with every budget in its steady state.
+    pub with_budgets: Vec<f64>,
+    /// The same once every circuit breaker is open, half-open probes
+    /// counted, at [`REFERENCE_RATE`] user requests per second.
+    pub with_breakers: Vec<f64>,
+    /// Attempts reaching each service per user request when nothing fails:
+    /// one per call path, times the expected copies of each hedged call.
+    pub healthy: Vec<f64>,
+    /// Expected copies each call sends per time its caller makes it when
+    /// nothing fails (1 unless it hedges): `[service][call]`.
+    pub healthy_copies: Vec<Vec<f64>>,
+    /// Each service's response time when nothing fails.
+    pub response: Vec<ResponseTime>,
+    /// For each service, the incoming call that contributes most to its worst
+    /// case, as (caller, index in the caller's calls): the hot path backwards.
+    pub hottest_caller: Vec<Option<(ServiceId, usize)>>,
+    /// Worst-case time each service takes to answer: its own p99 plus its calls.
+    pub service_worst: Vec<Duration>,
+    /// Worst-case time of each call from its caller's view, per service, per call.
+    pub call_worst: Vec<Vec<Duration>>,
+    /// Worst case of one user request, through the client layer.
+    pub entry_worst: Duration,
+    /// Most retrying layers on any path from the user down to each service
+    /// (client layer included).
+    pub retrying_above: Vec<u32>,
+    /// Retrying call layers on the hot path down to each service (client layer
+    /// not included), and the outermost of them as (caller, call, layer index).
+    pub hot_retrying: Vec<u32>,
+    pub hot_outermost: Vec<Option<(ServiceId, usize, usize)>>,
+}
+
+impl Analysis {
+    pub fn new(t: &Topology) -> Analysis {
+        Self::within_horizon(t, None)
+    }
+
+    /// The figures for a run whose horizon bounds every layer in time.
+    pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
+        let order = graph::topo_order(t);
+        // The passes that do not need each other's results run side by side
+        // on a large topology.
+        let big = t.services.len() >= SIDE_BY_SIDE_SERVICES;
+        let (healthy, (client_attempts, layer_attempts)) = both(
+            big,
+            || healthy::healthy(t, &order),
+            || attempts(t, &order, horizon),
+        );
+        let (backward, (forward, with_breakers)) = both(
+            big,
+            || Backward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
+            || {
+                (
+                    Forward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
+                    breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts),
+                )
+            },
+        );
+        Analysis {
+            order,
+            client_attempts,
+            layer_attempts,
+            layer_worst: backward.layer_worst,
+            reachable: forward.reachable,
+            worst_case: forward.worst_case,
+            with_budgets: forward.with_budgets,
+            with_breakers,
+            healthy: healthy.attempts,
+            healthy_copies: healthy.copies,
+            response: healthy.response,
+            hottest_caller: forward.hottest_caller,
+            service_worst: backward.service_worst,
+            call_worst: backward.call_worst,
+            entry_worst: backward.entry_worst,
+            retrying_above: forward.retrying_above,
+            hot_retrying: forward.hot_retrying,
+            hot_outermost: forward.hot_outermost,
+        }
+    }
+
+    /// Attempts call `i` of service `s` sends to its callee per time the
+    /// caller makes it: the product over its layers.
+    pub fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
+        self.layer_attempts[s][i]
+            .iter()
+            .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+    }
+
+    /// What layer `li` of call `i` of `s` waits for per attempt at worst: the
+    /// layers inside it and the callee.
+    pub fn inner_worst(&self, t: &Topology, s: ServiceId, i: usize, li: usize) -> Duration {
+        match self.layer_worst[s][i].get(li + 1) {
+            Some(w) => *w,
+            None => self.service_worst[t.services[s].calls[i].to],
+        }
+    }
+
+    /// The last `max_hops` calls of the hot path down to `s` as (caller, index),
+    /// outermost first, and whether the path goes on above them. Bounded, so
+    /// messages about deep chains stay short and cheap.
+    pub fn hot_path_tail(&self, s: ServiceId, max_hops: usize) -> (Vec<(ServiceId, usize)>, bool) {
+        let mut path = Vec::new();
+        let mut at = s;
+        while let Some((caller, i)) = self.hottest_caller[at] {
+            if path.len() == max_hops {
+                path.reverse();
+                return (path, true);
+            }
+            path.push((caller, i));
+            at = caller;
+        }
+        path.reverse();
+        (path, false)
+    }
+
+    /// Calls on the hot path to any service in `targets`, as (caller, index):
+    /// the hot paths form a tree, so each call is walked once.
+    pub fn hot_calls(
+        &self,
+        targets: impl IntoIterator<Item = ServiceId>,
+    ) -> Vec<(ServiceId, usize)> {
+        let mut seen = vec![false; self.worst_case.len()];
+        let mut calls = Vec::new();
+        for s in targets {
+            let mut at = s;
+            while !seen[at] {
+                seen[at] = true;
+                let Some((caller, i)) = self.hottest_caller[at] else {
+                    break;
+                };
+                calls.push((caller, i));
+                at = caller;
+            }
+        }
+        calls
+    }
+}
+
 /// Services from which [`Analysis`] runs its independent passes side by side.
 const SIDE_BY_SIDE_SERVICES: usize = 2_000;
 
@@ -306,158 +458,6 @@ impl Backward {
             layer_worst,
             entry_worst,
         }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Analysis {
-    /// Callers before callees.
-    pub order: Vec<ServiceId>,
-    /// Attempts per invocation of the client layer, when there is one.
-    pub client_attempts: Option<LayerAttempts>,
-    /// Attempts per invocation of each call layer: `[service][call][layer]`.
-    pub layer_attempts: PerLayer<LayerAttempts>,
-    /// Worst-case time of each call layer from the view of the layer (or
-    /// caller) above it, the layers inside it and the callee included:
-    /// `[service][call][layer]`; the call's own worst case is layer 0's.
-    pub layer_worst: PerLayer<Duration>,
-    pub reachable: Vec<bool>,
-    /// Attempts reaching each service per user request, every call failing.
-    pub worst_case: Vec<Count>,
-    /// The same with every budget in its steady state.
-    pub with_budgets: Vec<f64>,
-    /// The same once every circuit breaker is open, half-open probes
-    /// counted, at [`REFERENCE_RATE`] user requests per second.
-    pub with_breakers: Vec<f64>,
-    /// Attempts reaching each service per user request when nothing fails:
-    /// one per call path, times the expected copies of each hedged call.
-    pub healthy: Vec<f64>,
-    /// Expected copies each call sends per time its caller makes it when
-    /// nothing fails (1 unless it hedges): `[service][call]`.
-    pub healthy_copies: Vec<Vec<f64>>,
-    /// Each service's response time when nothing fails.
-    pub response: Vec<ResponseTime>,
-    /// For each service, the incoming call that contributes most to its worst
-    /// case, as (caller, index in the caller's calls): the hot path backwards.
-    pub hottest_caller: Vec<Option<(ServiceId, usize)>>,
-    /// Worst-case time each service takes to answer: its own p99 plus its calls.
-    pub service_worst: Vec<Duration>,
-    /// Worst-case time of each call from its caller's view, per service, per call.
-    pub call_worst: Vec<Vec<Duration>>,
-    /// Worst case of one user request, through the client layer.
-    pub entry_worst: Duration,
-    /// Most retrying layers on any path from the user down to each service
-    /// (client layer included).
-    pub retrying_above: Vec<u32>,
-    /// Retrying call layers on the hot path down to each service (client layer
-    /// not included), and the outermost of them as (caller, call, layer index).
-    pub hot_retrying: Vec<u32>,
-    pub hot_outermost: Vec<Option<(ServiceId, usize, usize)>>,
-}
-
-impl Analysis {
-    pub fn new(t: &Topology) -> Analysis {
-        Self::within_horizon(t, None)
-    }
-
-    /// The figures for a run whose horizon bounds every layer in time.
-    pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
-        let order = graph::topo_order(t);
-        // The passes that do not need each other's results run side by side
-        // on a large topology.
-        let big = t.services.len() >= SIDE_BY_SIDE_SERVICES;
-        let (healthy, (client_attempts, layer_attempts)) = both(
-            big,
-            || healthy::healthy(t, &order),
-            || attempts(t, &order, horizon),
-        );
-        let (backward, (forward, with_breakers)) = both(
-            big,
-            || Backward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
-            || {
-                (
-                    Forward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
-                    breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts),
-                )
-            },
-        );
-        Analysis {
-            order,
-            client_attempts,
-            layer_attempts,
-            layer_worst: backward.layer_worst,
-            reachable: forward.reachable,
-            worst_case: forward.worst_case,
-            with_budgets: forward.with_budgets,
-            with_breakers,
-            healthy: healthy.attempts,
-            healthy_copies: healthy.copies,
-            response: healthy.response,
-            hottest_caller: forward.hottest_caller,
-            service_worst: backward.service_worst,
-            call_worst: backward.call_worst,
-            entry_worst: backward.entry_worst,
-            retrying_above: forward.retrying_above,
-            hot_retrying: forward.hot_retrying,
-            hot_outermost: forward.hot_outermost,
-        }
-    }
-
-    /// Attempts call `i` of service `s` sends to its callee per time the
-    /// caller makes it: the product over its layers.
-    pub fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
-        self.layer_attempts[s][i]
-            .iter()
-            .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
-    }
-
-    /// What layer `li` of call `i` of `s` waits for per attempt at worst: the
-    /// layers inside it and the callee.
-    pub fn inner_worst(&self, t: &Topology, s: ServiceId, i: usize, li: usize) -> Duration {
-        match self.layer_worst[s][i].get(li + 1) {
-            Some(w) => *w,
-            None => self.service_worst[t.services[s].calls[i].to],
-        }
-    }
-
-    /// The last `max_hops` calls of the hot path down to `s` as (caller, index),
-    /// outermost first, and whether the path goes on above them. Bounded, so
-    /// messages about deep chains stay short and cheap.
-    pub fn hot_path_tail(&self, s: ServiceId, max_hops: usize) -> (Vec<(ServiceId, usize)>, bool) {
-        let mut path = Vec::new();
-        let mut at = s;
-        while let Some((caller, i)) = self.hottest_caller[at] {
-            if path.len() == max_hops {
-                path.reverse();
-                return (path, true);
-            }
-            path.push((caller, i));
-            at = caller;
-        }
-        path.reverse();
-        (path, false)
-    }
-
-    /// Calls on the hot path to any service in `targets`, as (caller, index):
-    /// the hot paths form a tree, so each call is walked once.
-    pub fn hot_calls(
-        &self,
-        targets: impl IntoIterator<Item = ServiceId>,
-    ) -> Vec<(ServiceId, usize)> {
-        let mut seen = vec![false; self.worst_case.len()];
-        let mut calls = Vec::new();
-        for s in targets {
-            let mut at = s;
-            while !seen[at] {
-                seen[at] = true;
-                let Some((caller, i)) = self.hottest_caller[at] else {
-                    break;
-                };
-                calls.push((caller, i));
-                at = caller;
-            }
-        }
-        calls
     }
 }
 
