@@ -12,7 +12,11 @@ use crate::topology::Topology;
 /// by name.
 type Key = u128;
 
-fn place(file: u128, line: u32, column: u32) -> Key {
+/// Files past this many (imports are refused long before) share the last rank.
+const FILE_RANKS: usize = 1 << 24;
+
+fn place(file: usize, line: u32, column: u32) -> Key {
+    let file = file.min(FILE_RANKS - 1) as u128;
     file << 104 | u128::from(line) << 72 | u128::from(column) << 40
 }
 
@@ -30,7 +34,7 @@ impl Placed {
     pub(super) fn new(t: &Topology, findings: Vec<Finding>) -> Placed {
         let keys = findings
             .iter()
-            .map(|f| place(u128::from(f.file != t.file), f.line, f.column))
+            .map(|f| place(usize::from(f.file != t.file), f.line, f.column))
             .collect();
         Placed { keys, findings }
     }
@@ -70,7 +74,7 @@ pub(super) fn in_file_order(per_rule: Vec<Placed>) -> Vec<Finding> {
                 let rank = 1 + others
                     .binary_search_by(|o| o.as_str().cmp(&f.file))
                     .unwrap_or_else(|i| i);
-                *k = place(rank as u128, f.line, f.column);
+                *k = place(rank, f.line, f.column);
             }
         }
         lists.push(if keys.is_sorted() {

@@ -158,7 +158,8 @@ const CARETS: &str = "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 /// tabs, one-line texts, nothing near the terminal width — written directly:
 /// byte for byte what annotate-snippets draws (`plain_matches_annotate_snippets`
 /// holds the two together), twenty times faster, which a `check` with tens of
-/// thousands of findings needs. Anything else is left to annotate-snippets.
+/// thousands of findings needs, appended to `out`. Anything else is left to
+/// annotate-snippets: nothing is written, and it returns false.
 fn write_plain(a: &Annotated, out: &mut String) -> bool {
     let level = if a.level == Level::ERROR {
         "error"
