@@ -65,7 +65,8 @@ fn calls_to_unknown_services_are_reported_first_in_the_file_after_other_errors()
     // Targets are resolved in each half as it is read: the first bad call in
     // the file is reported, and only when nothing else is wrong.
     let text = generate::random_dag(3_000, 3, 7);
-    // The first call of `service` made to `to`, and the line it is on.
+    // `text` with the first call of `service` sent to `to` instead, and the
+    // line of that call.
     let retarget = |text: &str, service: usize, to: &str| {
         let at = text.find(&format!("  s{service}:\n")).expect("there");
         let call = at + text[at..].find("      - to: ").expect("a call") + "      - to: ".len();

@@ -196,7 +196,7 @@ fn read_services(
 ) -> Result<Vec<Service>, LoadError> {
     let read = |from: usize,
                 entries: &[(Node, Node)]|
-     -> Result<(Vec<Service>, Option<Unresolved>), LoadError> {
+     -> Result<(Vec<Service>, Option<PendingCall>), LoadError> {
         let mut policies = PolicyReader::new(presets);
         let mut unresolved = None;
         let mut services = Vec::with_capacity(entries.len());
@@ -204,12 +204,13 @@ fn read_services(
             let (mut service, pending) = read_service(f, &mut policies, from + i, k, v)?;
             for mut p in pending {
                 match ids.get(p.to_name.as_str()) {
-                    Some(&to) if to != from + i => {
+                    Some(&to) if to != p.call.from => {
                         p.call.to = to;
                         service.calls.push(p.call);
                     }
                     _ => {
-                        unresolved.get_or_insert((service.name.clone(), p));
+                        // The first bad call of this half.
+                        unresolved.get_or_insert(p);
                     }
                 }
             }
@@ -230,7 +231,12 @@ fn read_services(
         (services, unresolved.or(later))
     };
     match unresolved {
-        Some((from, p)) => Err(unresolved_call(f.file, ids, &from, &p)),
+        Some(p) => Err(unresolved_call(
+            f.file,
+            ids,
+            &services[p.call.from].name,
+            &p,
+        )),
         None => Ok(services),
     }
 }
@@ -238,10 +244,6 @@ fn read_services(
 /// Service names and their ids, hashed with a per-run seed (as the YAML
 /// reader's interner is): no file can make its names collide.
 type Ids<'a> = HashMap<&'a str, usize, foldhash::fast::RandomState>;
-
-/// The first call in a half of the file whose target is unknown or its
-/// caller, and the caller's name.
-type Unresolved = (String, PendingCall);
 
 /// The error for a call to an unknown service, or to the caller itself.
 fn unresolved_call(file: &str, ids: &Ids, from: &str, p: &PendingCall) -> LoadError {
