@@ -89,7 +89,9 @@ pub(super) fn in_file_order(per_rule: Vec<Placed>) -> Vec<Finding> {
                 .map(|(i, k)| k | rule | i as u128),
         );
     }
-    places.sort();
+    // No two keys are equal (each holds its rule and index): the unstable
+    // sort gives the one order there is.
+    places.sort_unstable();
     let mut out: Vec<Finding> = Vec::with_capacity(total);
     let mut last = None;
     for key in places {

@@ -199,6 +199,9 @@ impl<'a> EventReader<'a> {
     }
 
     /// The next event: replayed ones first, then the parser's.
+    // Inlined into the builder's loop, the event is built where it is read
+    // rather than written out and read back.
+    #[inline(always)]
     pub(super) fn next(&mut self) -> Result<Option<Event<'a>>, SyntaxError> {
         loop {
             if let Some(e) = self.anchors.next_replayed(&mut self.budget)? {

@@ -69,6 +69,31 @@ fn is_block_key(line: &[u8]) -> bool {
         && line[colon + 1..].iter().all(|&c| c == b' ')
 }
 
+/// Where a line written from column 1 starts: the text's first, and each after
+/// a `\n`, unless it is blank, a comment or indented. A large file has
+/// hundreds of thousands of lines and a handful of these: spans of the text
+/// are first checked with no branch per byte, which the compiler does many
+/// bytes at a time, and only a span holding one is walked.
+pub(super) fn column_one_lines(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    const SPAN: usize = 256;
+    let starts_one = |c: u8| !matches!(c, b' ' | b'#' | b'\n');
+    let first = b.first().is_some_and(|&c| starts_one(c)).then_some(0);
+    let breaks = b.len().saturating_sub(1);
+    let after_breaks = (0..breaks).step_by(SPAN).flat_map(move |from| {
+        let to = (from + SPAN).min(breaks);
+        let any = b[from..to]
+            .iter()
+            .zip(&b[from + 1..=to])
+            .fold(false, |any, (&c, &next)| {
+                any | ((c == b'\n') & (next != b' ') & (next != b'#') & (next != b'\n'))
+            });
+        let walk = if any { from..to } else { 0..0 };
+        walk.filter(move |&i| b[i] == b'\n' && starts_one(b[i + 1]))
+            .map(|i| i + 1)
+    });
+    first.into_iter().chain(after_breaks)
+}
+
 /// The largest top-level block: (its key's line, its first line, its end).
 fn largest_block(b: &[u8]) -> Option<(usize, usize, usize)> {
     let mut best: Option<(usize, usize, usize)> = None;
@@ -78,11 +103,8 @@ fn largest_block(b: &[u8]) -> Option<(usize, usize, usize)> {
             best = Some((key, first, end));
         }
     };
-    for start in std::iter::once(0).chain(line_starts(b, 0, b.len())) {
-        // Only a line written at column 1 ends a top-level block.
-        if start >= b.len() || matches!(b[start], b' ' | b'#' | b'\n') {
-            continue;
-        }
+    // Only a line written at column 1 ends a top-level block.
+    for start in column_one_lines(b) {
         if let Some((key, first)) = open.take() {
             consider(key, first, start);
         }
@@ -128,8 +150,10 @@ pub(super) fn find(text: &str, fraction: f64) -> Option<Split> {
         return None;
     }
     let cut_from = first + ((end - first) as f64 * fraction.clamp(0.0, 1.0)) as usize;
-    let at = line_starts(b, entry, end)
-        .filter(|&at| at >= cut_from && at < end)
+    // The lines from the cut on: every start after `from` is at or past both.
+    let from = entry.max(cut_from.saturating_sub(1));
+    let at = line_starts(b, from, end)
+        .filter(|&at| at < end)
         .find(|&at| indent_of(&b[at..end]) == n && !matches!(b[at + n], b'-' | b'#' | b'\n'))?;
     let breaks = |from: usize, to: usize| memchr::memchr_iter(b'\n', &b[from..to]).count();
     Some(Split {

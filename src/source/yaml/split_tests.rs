@@ -180,11 +180,49 @@ fn entry_value(y: &fast_tests::Y, indent: usize) -> String {
         .collect()
 }
 
+/// [`split::column_one_lines`] as a plain walk over every line.
+fn column_one_lines_walked(b: &[u8]) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', b).map(|i| i + 1))
+        .filter(|&at| at < b.len() && !matches!(b[at], b' ' | b'#' | b'\n'))
+        .collect()
+}
+
+#[test]
+fn column_one_lines_at_span_edges() {
+    // A line start on either side of each 256-byte span's edge, and at the end.
+    for len in [0, 1, 2, 255, 256, 257, 511, 512, 513, 700] {
+        for at in 0..len {
+            for c in [b'\n', b' ', b'#', b'a'] {
+                let mut b = vec![b' '; len];
+                b[at] = b'\n';
+                if at + 1 < len {
+                    b[at + 1] = c;
+                }
+                let got: Vec<usize> = split::column_one_lines(&b).collect();
+                assert_eq!(
+                    got,
+                    column_one_lines_walked(&b),
+                    "len {len}, break at {at}, then {c}"
+                );
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256),
         ..ProptestConfig::default()
     })]
+
+    #[test]
+    fn column_one_lines_are_those_a_walk_finds(
+        text in prop::collection::vec(prop::sample::select(b"\n #a:".to_vec()), 0..1500),
+    ) {
+        let got: Vec<usize> = split::column_one_lines(&text).collect();
+        prop_assert_eq!(got, column_one_lines_walked(&text));
+    }
 
     #[test]
     fn random_blocks_joined_are_the_whole(
