@@ -38,6 +38,9 @@ declare_rule! {
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
+    // The layers above a service are the same for each of its calls: named
+    // once per service (a large topology has tens of thousands of calls).
+    let mut above_named: Option<(usize, Vec<String>)> = None;
     for (s, i, call, li, layer) in call_layers(cx) {
         if !layer.policy.retries() {
             continue;
@@ -55,33 +58,20 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             crate::topology::LayerKind::App => format!("{} retries", edge(t, call)),
             _ => format!("the {} layer of {} retries", layer.name, edge(t, call)),
         };
-        // Name the retrying layers above: on the hottest path down to this
-        // service, then the outer layers of this call.
-        let mut outer: Vec<String> = Vec::new();
-        // Only user traffic passes the client layer.
-        if cx.analysis.reachable[s] && t.client.as_ref().is_some_and(|c| c.policy.retries()) {
-            outer.push("the client layer".into());
-        }
-        let (tail, _) = cx.analysis.hot_path_tail(s, 4);
-        for (caller, ci) in tail {
-            let above = &t.services[caller].calls[ci];
-            outer.extend(
-                above
-                    .layers
-                    .iter()
-                    .filter(|l| l.policy.retries())
-                    .map(|l| where_layer(t, above, l)),
-            );
-        }
-        let hidden = above_count(cx, s).saturating_sub(outer.len());
-        if hidden > 0 {
-            outer.insert(0, format!("{hidden} more above"));
-        }
-        outer.extend(
-            outer_in_call
-                .iter()
-                .map(|n| format!("the {n} layer of {}", edge(t, call))),
-        );
+        let above_service = match &above_named {
+            Some((named, names)) if *named == s => names,
+            _ => &above_named.insert((s, above_service(cx, s))).1,
+        };
+        // Then the outer layers of this call.
+        let in_call: Vec<String> = outer_in_call
+            .iter()
+            .map(|n| format!("the {n} layer of {}", edge(t, call)))
+            .collect();
+        let outer: Vec<&str> = above_service
+            .iter()
+            .chain(&in_call)
+            .map(String::as_str)
+            .collect();
         let message = format!(
             "{this} ({} attempts) beneath {above} other retrying layer{}: {}",
             layer.policy.attempts_text(),
@@ -110,6 +100,33 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 }),
         );
     }
+}
+
+/// The retrying layers above service `s`, named: on the hottest path down to
+/// it, the client layer first, and how many more there are beyond those shown.
+fn above_service(cx: &Context, s: usize) -> Vec<String> {
+    let t = cx.topology;
+    let mut outer: Vec<String> = Vec::new();
+    // Only user traffic passes the client layer.
+    if cx.analysis.reachable[s] && t.client.as_ref().is_some_and(|c| c.policy.retries()) {
+        outer.push("the client layer".into());
+    }
+    let (tail, _) = cx.analysis.hot_path_tail(s, 4);
+    for (caller, ci) in tail {
+        let above = &t.services[caller].calls[ci];
+        outer.extend(
+            above
+                .layers
+                .iter()
+                .filter(|l| l.policy.retries())
+                .map(|l| where_layer(t, above, l)),
+        );
+    }
+    let hidden = above_count(cx, s).saturating_sub(outer.len());
+    if hidden > 0 {
+        outer.insert(0, format!("{hidden} more above"));
+    }
+    outer
 }
 
 /// Retrying layers above service `s` on its most-retried path.

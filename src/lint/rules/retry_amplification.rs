@@ -1,8 +1,10 @@
+use std::collections::HashMap;
+
 use crate::analysis::{Basis, LayerAttempts};
 use crate::declare_rule;
 use crate::fix::{Intent, LayerAt, Section};
-use crate::lint::rule::{Context, Diagnostic, edge};
-use crate::topology::{Layer, LayerKind};
+use crate::lint::rule::{Context, Diagnostic, where_layer};
+use crate::topology::Layer;
 
 declare_rule! {
     /// ## What it finds
@@ -47,38 +49,46 @@ const SHOWN: usize = 8;
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
     let a = cx.analysis;
+    // A layer is named the same in every finding whose hot path crosses it,
+    // and hot paths share most of their layers: each is named once.
+    let mut names: HashMap<(usize, usize, usize), String, foldhash::fast::RandomState> =
+        HashMap::default();
     for s in 0..t.services.len() {
         let count = a.worst_case[s];
         if !a.reachable[s] || count.value() <= cx.max_amplification {
             continue;
         }
         let (tail, truncated) = a.hot_path_tail(s, SHOWN);
-        let layer_name = |caller: usize, i: usize, l: &Layer| {
-            let call = &t.services[caller].calls[i];
-            match l.kind {
-                LayerKind::App => edge(t, call),
-                _ => format!("the {} layer of {}", l.name, edge(t, call)),
-            }
+        let retrying = |&(caller, i): &(usize, usize)| {
+            t.services[caller].calls[i]
+                .layers
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.policy.retries())
+                .map(move |(li, l)| (caller, i, li, l))
         };
+        for (caller, i, li, l) in tail.iter().flat_map(retrying) {
+            names
+                .entry((caller, i, li))
+                .or_insert_with(|| where_layer(t, &t.services[caller].calls[i], l));
+        }
         // The retrying layers on the shown part of the hot path, outermost first.
-        let shown: Vec<(String, &Layer, usize, usize, usize)> = tail
+        let shown: Vec<(&str, &Layer, usize, usize, usize)> = tail
             .iter()
-            .flat_map(|&(caller, i)| {
-                t.services[caller].calls[i]
-                    .layers
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, l)| l.policy.retries())
-                    .map(move |(li, l)| (caller, i, li, l))
-            })
-            .map(|(caller, i, li, l)| (layer_name(caller, i, l), l, caller, i, li))
+            .flat_map(retrying)
+            .map(|(caller, i, li, l)| (names[&(caller, i, li)].as_str(), l, caller, i, li))
             .collect();
         let client = t.client.as_ref().filter(|c| c.policy.retries());
         let total = a.hot_retrying[s] as usize + usize::from(client.is_some());
         let outermost = match client {
             Some(_) => Some("the client layer".to_owned()),
-            None => a.hot_outermost[s]
-                .map(|(c, i, li)| layer_name(c, i, &t.services[c].calls[i].layers[li])),
+            None => a.hot_outermost[s].map(|(c, i, li)| {
+                where_layer(
+                    t,
+                    &t.services[c].calls[i],
+                    &t.services[c].calls[i].layers[li],
+                )
+            }),
         };
         let figure = if count.saturated {
             format!("more than {:.3e}", count.approx)
@@ -129,7 +139,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         }
         let inner: Vec<&str> = shown
             .iter()
-            .map(|(n, ..)| n.as_str())
+            .map(|(n, ..)| *n)
             .filter(|n| Some(*n) != outermost.as_deref())
             .collect();
         let help = match (&outermost, total) {
@@ -174,7 +184,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             d = d.fix_with(cx, || {
                 shown
                     .iter()
-                    .filter(|(n, ..)| Some(n) != outermost.as_ref())
+                    .filter(|(n, ..)| Some(*n) != outermost.as_deref())
                     .fold(
                         Intent::new(format!(
                             "set max_attempts: 1 at {} (retry only at {keep})",
