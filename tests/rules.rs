@@ -121,3 +121,76 @@ fn services_user_traffic_cannot_reach_are_checked_too() {
         ]
     );
 }
+
+/// RL007 names what the timed-out layer waits for, and the side that must
+/// still propagate the deadline: both, only the caller, or only the callee.
+#[test]
+fn deadline_overrun_names_the_side_that_does_not_propagate() {
+    let text = |web: bool, api: bool, sidecar: bool| {
+        let via = if sidecar {
+            "\n        via: [{ name: mesh, retry: { max_attempts: 2 }, timeout: 900ms }]"
+        } else {
+            ""
+        };
+        format!(
+            "version: 1\nentry: web\nservices:\n  web:\n    deadline_propagation: {web}\n    calls:\n      - to: api\n        timeout: 100ms{via}\n  api:\n    deadline_propagation: {api}\n    latency: {{ p50: 100ms, p99: 400ms }}\n"
+        )
+    };
+    for (web, api, sidecar, message, side) in [
+        (
+            false,
+            false,
+            false,
+            "web → api times out after 100ms but `api` can take 400ms at worst: work nobody waits for",
+            "both web and api",
+        ),
+        (
+            false,
+            true,
+            false,
+            "web → api times out after 100ms but `api` can take 400ms at worst: work nobody waits for",
+            "web",
+        ),
+        (
+            true,
+            false,
+            false,
+            "web → api times out after 100ms but `api` can take 400ms at worst: work nobody waits for",
+            "api",
+        ),
+        (
+            false,
+            false,
+            true,
+            "web → api times out after 100ms but the inner retry layers and `api` can take",
+            "both web and api",
+        ),
+    ] {
+        let t = retrylint::topology::load_str(
+            &text(web, api, sidecar),
+            "t.yaml",
+            "t",
+            &Default::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let report = common::check(&t);
+        let f = report
+            .findings
+            .iter()
+            .find(|f| f.code == "RL007" && f.layer.as_deref() == Some("app"))
+            .unwrap_or_else(|| panic!("no RL007 on the app layer: {:#?}", report.findings));
+        assert!(
+            f.message.starts_with(message),
+            "{web} {api} {sidecar}: {}",
+            f.message
+        );
+        assert_eq!(
+            f.help,
+            format!(
+                "fit the work under api inside 100ms (fewer inner attempts or shorter inner timeouts), or set deadline_propagation: true on {side}"
+            ),
+            "{web} {api} {sidecar}"
+        );
+        assert!(f.label.starts_with("100ms < "), "{}", f.label);
+    }
+}

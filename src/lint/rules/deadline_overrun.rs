@@ -60,29 +60,46 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let callee = &t.services[call.to].name;
+        let caller = &t.services[s].name;
+        let (limit, worst) = (dur(timeout.value), dur(inner));
         let waited = if li + 1 < call.layers.len() {
-            format!("the inner retry layers and `{callee}`")
+            "the inner retry layers and `"
         } else {
-            format!("`{callee}`")
+            "`"
         };
+        let propagate = match (caller_sends, callee_honours) {
+            (false, false) => ["both ", caller, " and ", callee].concat(),
+            (false, true) => caller.clone(),
+            _ => callee.clone(),
+        };
+        // Joined rather than formatted: a large topology has tens of
+        // thousands of these.
+        let message = [
+            &where_layer(t, call, layer),
+            " times out after ",
+            &limit,
+            " but ",
+            waited,
+            callee,
+            "` can take ",
+            &worst,
+            " at worst: work nobody waits for",
+        ]
+        .concat();
+        let help = [
+            "fit the work under ",
+            callee,
+            " inside ",
+            &limit,
+            " (fewer inner attempts or shorter inner timeouts), or set deadline_propagation: true on ",
+            &propagate,
+        ]
+        .concat();
         out.push(
-            Diagnostic::new(timeout.pos, s, format!(
-                "{} times out after {} but {waited} can take {} at worst: work nobody waits for",
-                where_layer(t, call, layer),
-                dur(timeout.value),
-                dur(inner)
-            ))
-            .on_layer(i, layer)
-            .help(format!(
-                "fit the work under {callee} inside {} (fewer inner attempts or shorter inner timeouts), or set deadline_propagation: true on {}",
-                dur(timeout.value),
-                match (caller_sends, callee_honours) {
-                    (false, false) => format!("both {} and {callee}", t.services[s].name),
-                    (false, true) => t.services[s].name.clone(),
-                    _ => callee.clone(),
-                }
-            ))
-            .label(format!("{} < {} worst case", dur(timeout.value), dur(inner))),
+            Diagnostic::new(timeout.pos, s, message)
+                .on_layer(i, layer)
+                .help(help)
+                .label([&*limit, " < ", &worst, " worst case"].concat()),
         );
     }
     // The client layer waits for the entry service.
