@@ -53,6 +53,16 @@ pub fn worst_case(row: &AmplificationRow) -> String {
 /// A factor that may be fractional (`with_budgets`): `343.8×`, `1.1×`, `2×`;
 /// below 1 (`with_breakers`) to three significant digits: `0.0121×`.
 pub fn factor(x: f64) -> String {
+    // Most factors are whole (a table has one per service and column):
+    // written with integers alone, as the general case would write them.
+    if x.fract() == 0.0 && (1.0..1e15).contains(&x) {
+        return [itoa::Buffer::new().format(x as u64), "×"].concat();
+    }
+    any_factor(x)
+}
+
+/// [`factor`] for any value.
+fn any_factor(x: f64) -> String {
     if !x.is_finite() || x >= 1e15 {
         format!("{x:.1e}×")
     } else if x > 0.0 && x < 1e-6 {
@@ -164,6 +174,14 @@ mod tests {
     #[test]
     fn factors_and_times() {
         assert_eq!(factor(2.0), "2×");
+        assert_eq!(factor(1.0), "1×");
+        assert_eq!(factor(0.0), "0×");
+        assert_eq!(factor(999_999_999_999_999.0), "999999999999999×");
+        assert_eq!(factor(1e15), "1.0e15×");
+        for x in (1..2000u64).chain([12_345, 1 << 40, 999_999_999_999_999]) {
+            let x = x as f64;
+            assert_eq!(factor(x), any_factor(x), "{x}");
+        }
         assert_eq!(factor(343.8), "343.8×");
         assert_eq!(factor(0.1 * 11.0), "1.1×");
         assert_eq!(factor(1.21), "1.21×");

@@ -57,6 +57,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     if t.client.as_ref().is_some_and(|c| c.breaker.is_some()) {
         guarded[t.entry] = true;
     }
+    let limit = cx.max_amplification.to_string();
     for (s, svc) in t.services.iter().enumerate() {
         let count = a.worst_case[s];
         if !a.reachable[s] || guarded[s] || count.value() <= cx.max_amplification {
@@ -67,20 +68,34 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         } else {
             count.exact.to_string()
         };
-        let message = format!(
-            "worst case {figure} attempts reach `{}` per user request (limit {}) and no call into it has a circuit breaker: nothing stops them during a sustained outage",
-            svc.name, cx.max_amplification
-        );
+        // Joined rather than formatted: a large topology has thousands.
+        let message = [
+            "worst case ",
+            &figure,
+            " attempts reach `",
+            &svc.name,
+            "` per user request (limit ",
+            &limit,
+            ") and no call into it has a circuit breaker: nothing stops them during a sustained outage",
+        ]
+        .concat();
         let mut d = match (a.hottest_caller[s], &t.client) {
             (Some((caller, i)), _) => {
                 let call = &t.services[caller].calls[i];
                 Diagnostic::new(call.pos, caller, message)
                     .on_call(i)
-                    .help(format!(
-                        "add `{SUGGESTED}` to {}, the hottest call into `{}`",
-                        edge(t, call),
-                        svc.name
-                    ))
+                    .help(
+                        [
+                            "add `",
+                            SUGGESTED,
+                            "` to ",
+                            &edge(t, call),
+                            ", the hottest call into `",
+                            &svc.name,
+                            "`",
+                        ]
+                        .concat(),
+                    )
                     .fix_with(cx, || {
                         Intent::new(format!(
                             "add a circuit breaker to the call {}",

@@ -54,10 +54,6 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if above == 0 {
             continue;
         }
-        let this = match layer.kind {
-            crate::topology::LayerKind::App => format!("{} retries", edge(t, call)),
-            _ => format!("the {} layer of {} retries", layer.name, edge(t, call)),
-        };
         let above_service = match &above_named {
             Some((named, names)) if *named == s => names,
             _ => &above_named.insert((s, above_service(cx, s))).1,
@@ -72,19 +68,30 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .chain(&in_call)
             .map(String::as_str)
             .collect();
-        let message = format!(
-            "{this} ({} attempts) beneath {above} other retrying layer{}: {}",
-            layer.policy.attempts_text(),
+        // Joined rather than formatted: a large topology has tens of
+        // thousands of these.
+        let message = [
+            where_layer(t, call, layer).as_str(),
+            " retries (",
+            &layer.policy.attempts_text(),
+            " attempts) beneath ",
+            itoa::Buffer::new().format(above),
+            " other retrying layer",
             if above == 1 { "" } else { "s" },
-            outer.join(", ")
-        );
+            ": ",
+            &outer.join(", "),
+        ]
+        .concat();
         out.push(
             Diagnostic::new(layer.at(layer.spans.max_attempts), s, message)
                 .on_layer(i, layer)
-                .help(format!(
-                    "retry in one layer per path: set max_attempts: 1 here, or stop retrying in {}",
-                    outer.join(" and ")
-                ))
+                .help(
+                    [
+                        "retry in one layer per path: set max_attempts: 1 here, or stop retrying in ",
+                        &outer.join(" and "),
+                    ]
+                    .concat(),
+                )
                 .label("nested retry layer")
                 .fix_with(cx, || {
                     Intent::new(format!(

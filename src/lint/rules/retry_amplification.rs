@@ -53,6 +53,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     // and hot paths share most of their layers: each is named once.
     let mut names: HashMap<(usize, usize, usize), String, foldhash::fast::RandomState> =
         HashMap::default();
+    let limit = cx.max_amplification.to_string();
     for s in 0..t.services.len() {
         let count = a.worst_case[s];
         if !a.reachable[s] || count.value() <= cx.max_amplification {
@@ -126,16 +127,26 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if total > factors.len() {
             factors.insert(0, format!("…({} more)", total - factors.len()));
         }
-        let mut message = format!(
-            "worst case {figure} attempts reach `{}` per user request (limit {})",
-            t.services[s].name, cx.max_amplification
-        );
+        // Joined rather than formatted: a large topology has thousands.
+        let mut message = [
+            "worst case ",
+            &figure,
+            " attempts reach `",
+            &t.services[s].name,
+            "` per user request (limit ",
+            &limit,
+            ")",
+        ]
+        .concat();
         if total > 0 {
-            message.push_str(&format!(
-                "; hottest path {} multiplies {}",
-                route.join(" → "),
-                factors.join(" × ")
-            ));
+            for piece in [
+                "; hottest path ",
+                &route.join(" → "),
+                " multiplies ",
+                &factors.join(" × "),
+            ] {
+                message.push_str(piece);
+            }
         }
         let inner: Vec<&str> = shown
             .iter()
@@ -174,7 +185,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         };
         d = d
             .help(help)
-            .label(format!("{figure} attempts reach {}", t.services[s].name));
+            .label([&*figure, " attempts reach ", &t.services[s].name].concat());
         d.about = Some(s);
         // The fix of the many-layer case: `max_attempts: 1` at every inner
         // layer the message shows.
