@@ -54,7 +54,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if above == 0 {
             continue;
         }
-        let above_service = match &above_named {
+        let above_names = match &above_named {
             Some((named, names)) if *named == s => names,
             _ => &above_named.insert((s, above_service(cx, s))).1,
         };
@@ -63,7 +63,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .iter()
             .map(|n| format!("the {n} layer of {}", edge(t, call)))
             .collect();
-        let outer: Vec<&str> = above_service
+        let outer: Vec<&str> = above_names
             .iter()
             .chain(&in_call)
             .map(String::as_str)
