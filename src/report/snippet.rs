@@ -224,11 +224,20 @@ fn write_plain(a: &Annotated, out: &mut String) -> bool {
     out.push_str(": ");
     out.push_str(a.title);
     out.push('\n');
+    // Numbers through itoa: `write!` costs more than the rest of the drawing.
+    let mut digits = itoa::Buffer::new();
     pad(out, gutter);
-    let _ = writeln!(out, "--> {}:{}:{}", a.file, a.line, range.start + 1);
+    out.push_str("--> ");
+    out.push_str(a.file);
+    out.push(':');
+    out.push_str(digits.format(a.line));
+    out.push(':');
+    out.push_str(digits.format(range.start + 1));
+    out.push('\n');
     pad(out, gutter + 1);
     out.push_str("|\n");
-    let _ = write!(out, "{} |", a.line);
+    out.push_str(digits.format(a.line));
+    out.push_str(" |");
     if !a.text.is_empty() {
         out.push(' ');
         out.push_str(a.text);
