@@ -14,6 +14,39 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     if s.is_empty() {
         return Err("empty duration; write e.g. `100ms` or `2s`".into());
     }
+    let total = match whole_ms_or_s(s) {
+        Some(total) => total,
+        None => sum_of_parts(text, s)?,
+    };
+    // A century is far beyond any timeout; bigger values are typos.
+    if !total.is_finite() || total > 100.0 * 365.0 * 86_400.0 {
+        return Err(format!(
+            "`{text}` is absurdly long; durations here are ms to minutes"
+        ));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Seconds in `250ms` or `2s`, the durations nearly every file writes,
+/// computed as [`sum_of_parts`] computes them (the digits, exact in an `f64`,
+/// times the unit's scale) without its general scan.
+fn whole_ms_or_s(s: &str) -> Option<f64> {
+    let (digits, scale) = match s.strip_suffix("ms") {
+        Some(digits) => (digits, 1e-3),
+        None => (s.strip_suffix('s')?, 1.0),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let value = digits
+        .bytes()
+        .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+    Some(value as f64 * scale)
+}
+
+/// Seconds in `s`, a sum of numbers with units (`1m30s`); `text` as written,
+/// for the error.
+fn sum_of_parts(text: &str, s: &str) -> Result<f64, String> {
     let mut total = 0f64;
     let mut rest = s;
     while !rest.is_empty() {
@@ -49,13 +82,7 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         total += value * scale;
         rest = next.trim_start();
     }
-    // A century is far beyond any timeout; bigger values are typos.
-    if !total.is_finite() || total > 100.0 * 365.0 * 86_400.0 {
-        return Err(format!(
-            "`{text}` is absurdly long; durations here are ms to minutes"
-        ));
-    }
-    Ok(Duration::from_secs_f64(total))
+    Ok(total)
 }
 
 /// `1.5s`, `250ms`, `40us`: the shortest exact form for reports and messages.
@@ -113,6 +140,32 @@ fn trim(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_ms_and_s_read_as_the_general_scan_reads_them() {
+        let mut forms: Vec<String> = (0..3000u64)
+            .flat_map(|n| [format!("{n}ms"), format!("{n}s"), format!("00{n}ms")])
+            .collect();
+        forms.extend(["999999999999999ms", "999999999999999s", "4294967296s"].map(String::from));
+        for form in &forms {
+            let fast = whole_ms_or_s(form).unwrap_or_else(|| panic!("{form} takes the fast path"));
+            let general = sum_of_parts(form, form).expect("a duration");
+            assert_eq!(fast.to_bits(), general.to_bits(), "{form}");
+        }
+        for other in [
+            "1.5s",
+            "250 ms",
+            "ms",
+            "s",
+            "1m30s",
+            "1µs",
+            "1000000000000000ms",
+            "-1s",
+            "+1s",
+        ] {
+            assert_eq!(whole_ms_or_s(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn reads_every_form() {

@@ -189,6 +189,10 @@ pub(super) fn yaml_trim(s: &str) -> &str {
 
 fn parse_yaml11_bool(s: &str) -> Option<bool> {
     let t = yaml_trim(s);
+    // Longer than `false`: no boolean, and most strings are.
+    if t.len() > 5 {
+        return None;
+    }
     let is = |w: &str| t.eq_ignore_ascii_case(w);
     if is("true") || is("yes") || is("y") || is("on") {
         Some(true)
