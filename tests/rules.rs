@@ -194,3 +194,37 @@ fn deadline_overrun_names_the_side_that_does_not_propagate() {
         assert!(f.label.starts_with("100ms < "), "{}", f.label);
     }
 }
+
+/// RL001 on a hot path longer than it shows: the route and the factors say
+/// how much is left out, and the help counts the layers it does not name.
+#[test]
+fn retry_amplification_on_a_long_path_says_what_it_leaves_out() {
+    let mut text = String::from("version: 1\nentry: s0\nservices:\n");
+    for i in 0..12 {
+        if i < 11 {
+            text.push_str(&format!(
+                "  s{i}:\n    calls:\n      - to: s{}\n        retry: {{ max_attempts: 2, backoff: {{ kind: exponential, base: 10ms, cap: 100ms, jitter: full }} }}\n        timeout: 1s\n",
+                i + 1
+            ));
+        } else {
+            text.push_str("  s11: {}\n");
+        }
+    }
+    let t = retrylint::topology::load_str(&text, "chain.yaml", "chain", &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = common::check(&t);
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.code == "RL001" && f.service == "s11")
+        .expect("RL001 on s11");
+    assert_eq!(
+        f.message,
+        "worst case 2048 attempts reach `s11` per user request (limit 10); hottest path s0 → … → s4 → s5 → s6 → s7 → s8 → s9 → s10 → s11 multiplies …(3 more) × 2 × 2 × 2 × 2 × 2 × 2 × 2 × 2"
+    );
+    assert_eq!(
+        f.help,
+        "retry only at s0 → s1; set max_attempts: 1 at s3 → s4, s4 → s5, s5 → s6, s6 → s7, s7 → s8, s8 → s9, s9 → s10, s10 → s11 and 2 more layers above them"
+    );
+    assert_eq!(f.label, "2048 attempts reach s11");
+}

@@ -94,7 +94,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let figure = if count.saturated {
             format!("more than {:.3e}", count.approx)
         } else {
-            count.exact.to_string()
+            itoa::Buffer::new().format(count.exact).to_owned()
         };
         let mut route: Vec<&str> = tail
             .iter()
@@ -112,8 +112,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         // what its time bound lets start.
         let factor = |l: &Layer, a: Option<LayerAttempts>| match a {
             Some(a) if a.basis == Basis::Unbounded => "unlimited".to_owned(),
-            Some(a) if a.basis == Basis::TimeTypical => format!("~{}", a.count),
-            Some(a) => a.count.to_string(),
+            Some(a) if a.basis == Basis::TimeTypical => {
+                ["~", itoa::Buffer::new().format(a.count)].concat()
+            }
+            Some(a) => itoa::Buffer::new().format(a.count).to_owned(),
             None => l.policy.attempts_text(),
         };
         let mut factors: Vec<String> =
@@ -157,17 +159,29 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             (None, _) => "no layer on the hottest path retries: the fan-in of many paths adds up; call it from fewer places, or raise --max-amplification if that fan-in is intended".to_owned(),
             // A budget bounds the load under sustained failure (`with_budgets`)
             // but not the worst case this rule counts.
-            (Some(keep), 1) => format!(
-                "lower max_attempts at {keep} until the product is at most {}, or cut the paths that fan in",
-                cx.max_amplification
-            ),
+            (Some(keep), 1) => [
+                "lower max_attempts at ",
+                keep,
+                " until the product is at most ",
+                &limit,
+                ", or cut the paths that fan in",
+            ]
+            .concat(),
             (Some(keep), _) => {
                 let more = total - 1 - inner.len();
-                format!(
-                    "retry only at {keep}; set max_attempts: 1 at {}{}",
-                    inner.join(", "),
-                    if more > 0 { format!(" and {more} more layers above them") } else { String::new() }
-                )
+                let mut help = [
+                    "retry only at ",
+                    keep,
+                    "; set max_attempts: 1 at ",
+                    &inner.join(", "),
+                ]
+                .concat();
+                if more > 0 {
+                    for piece in [" and ", itoa::Buffer::new().format(more), " more layers above them"] {
+                        help.push_str(piece);
+                    }
+                }
+                help
             }
         };
         // Point at the retrying layer nearest the service: the last multiplier.
