@@ -325,7 +325,7 @@ fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
             AmplificationRow {
                 service: svc.name.clone(),
                 worst_case: c.value(),
-                worst_case_exact: c.exact.to_string(),
+                worst_case_exact: itoa::Buffer::new().format(c.exact).to_owned(),
                 saturated: c.saturated,
                 with_budgets: a.with_budgets[s],
                 with_breakers: a.with_breakers[s],

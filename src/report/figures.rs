@@ -46,7 +46,7 @@ pub fn worst_case(row: &AmplificationRow) -> String {
     if row.saturated {
         format!("≈{:.1e}×", row.worst_case)
     } else {
-        format!("{}×", row.worst_case_exact)
+        [row.worst_case_exact.as_str(), "×"].concat()
     }
 }
 

@@ -153,10 +153,11 @@ fn amplification(r: &CheckReport) -> String {
 }
 
 fn note(r: &CheckReport, row: &AmplificationRow) -> String {
+    // Joined rather than formatted: one per service.
     if !row.reachable {
-        format!("unreachable from `{}`", r.entry)
+        ["unreachable from `", &r.entry, "`"].concat()
     } else if figures::over_limit(r, row) {
-        format!("over the {} limit", figures::limit(r))
+        ["over the ", &figures::limit(r), " limit"].concat()
     } else {
         String::new()
     }
