@@ -198,9 +198,7 @@ impl Analysis {
     /// Attempts call `i` of service `s` sends to its callee per time the
     /// caller makes it: the product over its layers.
     pub fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
-        self.layer_attempts[s][i]
-            .iter()
-            .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+        call_attempts(&self.layer_attempts[s][i])
     }
 
     /// What layer `li` of call `i` of `s` waits for per attempt at worst: the
@@ -265,6 +263,14 @@ fn both<A: Send, B>(big: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() ->
     }
 }
 
+/// Attempts a call with these layers sends per time its caller makes it: the
+/// product over its layers.
+fn call_attempts(layers: &[LayerAttempts]) -> u128 {
+    layers
+        .iter()
+        .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
+}
+
 /// Attempts per invocation of the client layer and of every call layer.
 fn attempts(
     t: &Topology,
@@ -316,11 +322,7 @@ impl Forward {
         layer_attempts: &PerLayer<LayerAttempts>,
     ) -> Forward {
         let n = t.services.len();
-        let call_attempts = |s: ServiceId, i: usize| -> u128 {
-            layer_attempts[s][i]
-                .iter()
-                .fold(1u128, |a, l| a.saturating_mul(u128::from(l.count)))
-        };
+        let call_attempts = |s: ServiceId, i: usize| call_attempts(&layer_attempts[s][i]);
         let call_steady = |s: ServiceId, i: usize| -> f64 {
             let call = &t.services[s].calls[i];
             call.layers
