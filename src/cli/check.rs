@@ -117,7 +117,7 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         (Some(p), true) => Some(p.clone()),
     };
     let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
-    let t = merged.topology;
+    let mut t = merged.topology;
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
     for (codes, level) in [
@@ -167,6 +167,12 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         }
         (fixed.topology, fixed.report)
     } else {
+        if !config.resolve_fixes {
+            // The located tree is read again only to resolve fixes. A large
+            // topology's is tens of megabytes: freed now, the findings reuse
+            // its memory instead of asking the kernel for more.
+            t.located = None;
+        }
         let report = lint::check(&t, &config);
         (t, report)
     };

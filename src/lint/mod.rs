@@ -138,19 +138,22 @@ impl CheckReport {
 const PARALLEL_CALLS: usize = 2_000;
 
 /// One rule's findings over `cx`, at `level`, with their fixes resolved on
-/// `doc` when given.
+/// `doc` when given. The rule writes into `diagnostics`, which is left empty
+/// with its capacity kept for the next rule on the thread: a rule with tens of
+/// thousands of findings grows it by doubling, and each new block is memory
+/// the kernel must clear.
 fn findings_of(
     cx: &rule::Context,
     rule: &Rule,
     level: Severity,
     set_by_user: bool,
     doc: Option<&Option<crate::fix::Doc>>,
+    diagnostics: &mut Vec<rule::Diagnostic>,
 ) -> Vec<Finding> {
     let t = cx.topology;
-    let mut diagnostics = Vec::new();
-    (rule.check)(cx, &mut diagnostics);
+    (rule.check)(cx, diagnostics);
     diagnostics
-        .into_iter()
+        .drain(..)
         .map(|d| {
             // A rule's own escalation (RL007's deadline case) applies only
             // while nobody set the rule's level; a level set by the user wins,
@@ -233,8 +236,12 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
             Level::Allow => None,
         })
         .collect();
-    let run = |&(rule, level, set_by_user): &(&Rule, Severity, bool)| {
-        order::Placed::new(t, findings_of(&cx, rule, level, set_by_user, doc.as_ref()))
+    let run = |&(rule, level, set_by_user): &(&Rule, Severity, bool),
+               scratch: &mut Vec<rule::Diagnostic>| {
+        order::Placed::new(
+            t,
+            findings_of(&cx, rule, level, set_by_user, doc.as_ref(), scratch),
+        )
     };
     // Rules are independent, so they can share the cores. Each rule's
     // findings stay together and in rule order: the result is the same as
@@ -256,12 +263,13 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
                     let (enabled, run, next) = (&enabled, &run, &next);
                     scope.spawn(move || {
                         let mut done = Vec::new();
+                        let mut scratch = Vec::new();
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(rule) = enabled.get(i) else {
                                 return done;
                             };
-                            done.push((i, run(rule)));
+                            done.push((i, run(rule, &mut scratch)));
                         }
                     })
                 })
@@ -281,7 +289,9 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
             (per_rule, rows)
         })
     } else {
-        (enabled.iter().map(run).collect(), rows())
+        let mut scratch = Vec::new();
+        let per_rule = enabled.iter().map(|r| run(r, &mut scratch)).collect();
+        (per_rule, rows())
     };
     let findings = order::in_file_order(per_rule);
     let mut summary = Summary::default();
