@@ -167,13 +167,21 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
         }
         (fixed.topology, fixed.report)
     } else {
-        if !config.resolve_fixes {
-            // The located tree is read again only to resolve fixes. A large
-            // topology's is tens of megabytes: freed now, the findings reuse
-            // its memory instead of asking the kernel for more.
-            t.located = None;
-        }
-        let report = lint::check(&t, &config);
+        // The located tree is read again only to resolve fixes. A large
+        // topology's is tens of megabytes: freed now, the findings reuse its
+        // memory instead of asking the kernel for more. It is freed beside
+        // the analysis, which runs on one core before the rules take both.
+        let unused = if config.resolve_fixes {
+            None
+        } else {
+            t.located.take()
+        };
+        let report = std::thread::scope(|scope| {
+            if let Some(tree) = unused {
+                scope.spawn(move || drop(tree));
+            }
+            lint::check(&t, &config)
+        });
         (t, report)
     };
     let style = Style {
