@@ -149,29 +149,31 @@ pub fn call_layers<'t>(
 
 /// `web → api`.
 pub fn edge(t: &Topology, call: &Call) -> String {
-    // Joined rather than formatted: rules name tens of thousands of calls.
+    edge_parts(t, call).concat()
+}
+
+/// [`edge`] in pieces, for texts that join it with more. Joined rather than
+/// formatted: rules name tens of thousands of calls.
+fn edge_parts<'t>(t: &'t Topology, call: &Call) -> [&'t str; 3] {
     [
-        t.services[call.from].name.as_str(),
+        &t.services[call.from].name,
         " → ",
         &t.services[call.to].name,
     ]
-    .concat()
 }
 
 /// `the istio-sidecar layer of web → api`, or `web → api` for the app layer.
 pub fn where_layer(t: &Topology, call: &Call, layer: &Layer) -> String {
     match layer.kind {
         crate::topology::LayerKind::App => edge(t, call),
-        _ => [
-            "the ",
-            &layer.name,
-            " layer of ",
-            &t.services[call.from].name,
-            " → ",
-            &t.services[call.to].name,
-        ]
-        .concat(),
+        _ => layer_of(t, call, &layer.name),
     }
+}
+
+/// `the sdk layer of web → api` (the app layer named too).
+pub fn layer_of(t: &Topology, call: &Call, name: &str) -> String {
+    let [from, arrow, to] = edge_parts(t, call);
+    ["the ", name, " layer of ", from, arrow, to].concat()
 }
 
 /// Where a layer sits: a call of a service, or the client in front of the entry.
@@ -253,15 +255,10 @@ pub fn bound_text(t: &Topology, call: Option<&Call>, bound: &TimeBound) -> Strin
         BoundBy::PropagatedDeadline => format!("the deadline its caller sends (at most {within})"),
         BoundBy::Horizon => format!("the {within} horizon"),
         BoundBy::OuterTimeout(j) => match call.and_then(|c| c.layers.get(j).map(|l| (c, l))) {
-            Some((c, l)) => format!("the {within} timeout of {}", layer_name(t, c, l)),
+            Some((c, l)) => format!("the {within} timeout of {}", layer_of(t, c, &l.name)),
             None => format!("a {within} outer timeout"),
         },
     }
-}
-
-/// `the app layer of web → api` or `the sdk layer of web → api`.
-fn layer_name(t: &Topology, call: &Call, layer: &Layer) -> String {
-    format!("the {} layer of {}", layer.name, edge(t, call))
 }
 
 /// A layer's attempts as messages state them: `3`, `unlimited`, or `up to

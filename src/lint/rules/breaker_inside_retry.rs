@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::fix::{Intent, Section};
-use crate::lint::rule::{Context, Diagnostic, edge, layer_sites, where_layer};
+use crate::lint::rule::{Context, Diagnostic, edge, layer_of, layer_sites, where_layer};
 use crate::topology::LayerKind;
 
 declare_rule! {
@@ -106,7 +106,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             };
             let (outer_name, move_to) = match outer.kind {
                 LayerKind::App => (
-                    format!("the app layer of {}", edge(t, call)),
+                    layer_of(t, call, "app"),
                     format!(
                         "up to the call {} itself (beside its `retry:`)",
                         edge(t, call)

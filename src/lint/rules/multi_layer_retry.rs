@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::fix::{Intent, LayerAt, Section};
-use crate::lint::rule::{Context, Diagnostic, call_layers, edge, where_layer};
+use crate::lint::rule::{Context, Diagnostic, call_layers, layer_of, where_layer};
 
 declare_rule! {
     /// ## What it finds
@@ -59,10 +59,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             _ => &above_named.insert((s, above_service(cx, s))).1,
         };
         // Then the outer layers of this call.
-        let in_call: Vec<String> = outer_in_call
-            .iter()
-            .map(|n| format!("the {n} layer of {}", edge(t, call)))
-            .collect();
+        let in_call: Vec<String> = outer_in_call.iter().map(|n| layer_of(t, call, n)).collect();
         let outer: Vec<&str> = above_names
             .iter()
             .chain(&in_call)

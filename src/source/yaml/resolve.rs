@@ -362,14 +362,16 @@ fn typed_float(value: f64, raw: &str, pos: Pos) -> Result<Value, SyntaxError> {
 }
 
 /// Every byte an integer or float below may hold: digits, signs, `_`, `.`, the
-/// radix prefixes, hexadecimal digits and exponents, and `.inf` / `.nan`. A
-/// table, so that each byte of hundreds of thousands of scalars is one lookup.
+/// radix prefixes, hexadecimal digits and exponents, and `.inf` / `.nan`.
+const NUMBER_CHARS: &[u8] = b"0123456789abcdefABCDEF_+-.xXoOiInN";
+
+/// [`NUMBER_CHARS`] as a table, so that each byte of hundreds of thousands of
+/// scalars is one lookup.
 const NUMBER_BYTES: [bool; 256] = {
-    let bytes = b"0123456789abcdefABCDEF_+-.xXoOiInN";
     let mut table = [false; 256];
     let mut i = 0;
-    while i < bytes.len() {
-        table[bytes[i] as usize] = true;
+    while i < NUMBER_CHARS.len() {
+        table[NUMBER_CHARS[i] as usize] = true;
         i += 1;
     }
     table
@@ -378,11 +380,10 @@ const NUMBER_BYTES: [bool; 256] = {
 #[cfg(test)]
 #[test]
 fn number_bytes_are_those_listed() {
-    let listed = b"0123456789abcdefABCDEF_+-.xXoOiInN";
     for b in 0..=255u8 {
         assert_eq!(
             NUMBER_BYTES[usize::from(b)],
-            listed.contains(&b),
+            NUMBER_CHARS.contains(&b),
             "byte {b:#x}"
         );
     }
