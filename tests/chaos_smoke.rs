@@ -2,8 +2,11 @@
 //! harness is asserted by exact counts; what real time can only approach is
 //! here, each with the exact figure's home in the simulator named beside it.
 //! A shared 2-core CI machine can stall any one request, so the tolerances
-//! are about medians and waves, never the tail.
+//! are about medians, never the tail, and what is exact (nothing early,
+//! nothing above the cap) is asserted exactly. The runs take turns: three
+//! real-time runs at once on two cores would measure each other.
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use retrylint::chaos::{self, RunOptions};
@@ -19,6 +22,13 @@ fn fault(text: &str) -> Scenario {
     faults::load_str(text, "f.yaml").expect("valid fault")
 }
 
+/// One real-time run at a time, whichever test failed before.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn run(t: &Topology, s: &Scenario, clients: u32, requests: u64, horizon: Duration) -> RunReport {
     let load = LoadSettings::new(None, Some(clients), Some(requests), Some(horizon), Some(3))
         .expect("valid load");
@@ -32,7 +42,8 @@ fn run(t: &Topology, s: &Scenario, clients: u32, requests: u64, horizon: Duratio
 
 /// Exactly 50 ms in `sim_faults::an_injected_delay_shows_in_the_histograms_exactly`.
 #[test]
-fn injected_delay_shows_in_the_histograms_within_two_ms() {
+fn injected_delay_shows_in_the_histograms_within_a_few_ms() {
+    let _turn = one_at_a_time();
     let t = topo("version: 1\nservices:\n  api: { latency: 0s }\n");
     let baseline = run(&t, &Scenario::none(), 2, 20, Duration::from_secs(10));
     let s = fault("target: api\nphases: [ { inject: { kind: delay, delay: 50ms } } ]\n");
@@ -40,34 +51,29 @@ fn injected_delay_shows_in_the_histograms_within_two_ms() {
     assert_eq!(r.end_to_end.succeeded, 20);
     let api = r.service("api").expect("api row");
     let api0 = baseline.service("api").expect("api row");
-    // At the service the delay is injected, within 2 ms. End to end the
-    // answer also crosses back through the driver, whose threads have idled
-    // for the 50 ms: waking them costs up to about a millisecond more on a
-    // small VM, so 3 ms there.
+    // At the service the delay is injected; a quiet machine adds under 2 ms
+    // to the median. End to end the answer also crosses back through the
+    // driver, whose threads have idled for the 50 ms and must be woken. A
+    // busy CI machine has added 3.3 ms end to end, so the median may be up
+    // to 5 ms (service) and 8 ms (end to end) late; it may never be early.
     for (what, q, q0, slack) in [
-        ("api", api.latency_ms, api0.latency_ms, 2.0),
+        ("api", api.latency_ms, api0.latency_ms, 5.0),
         (
             "end to end",
             r.end_to_end.latency_ms,
             baseline.end_to_end.latency_ms,
-            3.0,
+            8.0,
         ),
     ] {
-        let added = q.p50 - q0.p50;
-        assert!(
-            (50.0 - slack..=50.0 + slack).contains(&added),
-            "{what}: p50 {} vs {} without the fault",
-            q.p50,
-            q0.p50
-        );
         // No draw can come in early; the tail is left alone (a shared CI
         // machine can stall any one request).
         assert!(
-            q.p50 >= 50.0 && q.p50 - 50.0 <= slack + q0.p50,
-            "{what}: {q:?} vs {q0:?}"
+            q.p50 >= 50.0 && q.p50 - q0.p50 <= 50.0 + slack,
+            "{what}: p50 {} vs {} without the fault ({q:?})",
+            q.p50,
+            q0.p50
         );
     }
-    assert!(api.latency_ms.p50 <= 52.0, "{:?}", api.latency_ms);
     let below_50: u64 = api
         .histogram
         .iter()
@@ -80,6 +86,7 @@ fn injected_delay_shows_in_the_histograms_within_two_ms() {
 /// Exactly 1 s in `sim_faults::retry_after_replaces_a_shorter_backoff_and_is_sent_in_whole_seconds`.
 #[test]
 fn retry_after_makes_the_client_wait_about_a_second() {
+    let _turn = one_at_a_time();
     let t = topo(
         "version: 1\nclient: { timeout: 2s, retry: { max_attempts: 2 } }\nservices:\n  api: {}\n",
     );
@@ -96,6 +103,7 @@ fn retry_after_makes_the_client_wait_about_a_second() {
 /// `sim_overload::immediate_retries_keep_everyone_out_in_20_waves`.
 #[test]
 fn immediate_retries_keep_everyone_out_for_about_twenty_waves() {
+    let _turn = one_at_a_time();
     let t = topo(
         "version: 1\nentry: api\nclient:\n  timeout: 1s\n  retry: { max_attempts: 50 }\nservices:\n  api: { latency: 100ms }\n",
     );
@@ -107,8 +115,9 @@ fn immediate_retries_keep_everyone_out_for_about_twenty_waves() {
     let sent = r.end_to_end.client.as_ref().map_or(0, |c| c.attempts);
     assert_eq!(api.received, sent);
     // 20 waves of 6; real time adds about a millisecond per wave, so the
-    // last wave may fall past the horizon.
+    // last wave may fall past the horizon, and on a busy machine a stalled
+    // client's last attempt alone may (119 has been seen in CI). Never more
+    // than the simulator's 120: every attempt waits out the 100 ms.
     assert!((108..=120).contains(&sent), "{sent} attempts");
-    assert_eq!(sent % 6, 0, "waves stay whole: {sent}");
     assert_eq!(api.statuses.get("504"), Some(&sent));
 }
