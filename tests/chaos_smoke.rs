@@ -8,6 +8,8 @@
 //! take turns: three real-time runs at once on two cores would measure each
 //! other.
 
+mod common;
+
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -69,13 +71,12 @@ fn injected_delay_shows_in_the_histograms_within_a_few_ms() {
         let api = r.service("api").expect("api row");
         let api0 = baseline.service("api").expect("api row");
         // No draw can come in early.
-        let below_50: u64 = api
-            .histogram
-            .iter()
-            .filter(|b| b.le_ms < 50.0)
-            .map(|b| b.count)
-            .sum();
-        assert_eq!(below_50, 0, "{:?}", api.histogram);
+        assert_eq!(
+            common::counted_below(&api.histogram, 50.0),
+            0,
+            "{:?}",
+            api.histogram
+        );
         // At the service the delay is injected; a quiet machine adds under
         // 2 ms to the median. End to end the answer also crosses back
         // through the driver, whose threads have idled for the 50 ms and

@@ -3,6 +3,8 @@
 //! DESIGN's semantics (and the choices the chaos harness documents). One
 //! trial each unless said otherwise: virtual time makes them exact.
 
+mod common;
+
 use std::time::Duration;
 
 use retrylint::faults::{self, Scenario};
@@ -413,11 +415,10 @@ fn an_injected_delay_shows_in_the_histograms_exactly() {
         assert_ms(q.p50, 50.0);
         assert_ms(q.max, 50.0);
     }
-    let below_50: u64 = api
-        .histogram
-        .iter()
-        .filter(|b| b.le_ms < 50.0)
-        .map(|b| b.count)
-        .sum();
-    assert_eq!(below_50, 0, "{:?}", api.histogram);
+    assert_eq!(
+        common::counted_below(&api.histogram, 50.0),
+        0,
+        "{:?}",
+        api.histogram
+    );
 }

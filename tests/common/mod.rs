@@ -40,3 +40,13 @@ pub fn expected_lines(text: &str, code: &str) -> Vec<u32> {
         .map(|(i, _)| i as u32 + 1)
         .collect()
 }
+
+/// Requests a latency histogram counts in buckets wholly below `ms`: those
+/// that came in early, when `ms` is an injected delay.
+pub fn counted_below(histogram: &[retrylint::run::Bucket], ms: f64) -> u64 {
+    histogram
+        .iter()
+        .filter(|b| b.le_ms < ms)
+        .map(|b| b.count)
+        .sum()
+}
