@@ -1,7 +1,10 @@
 //! Circuit breakers and hedging on real servers, against the simulator's
 //! exact figures for the same scenario (a shorter, faster version of
 //! `sim_breakers.rs`'s), within stated tolerances: real time moves the
-//! boundaries of the open windows by a few milliseconds.
+//! boundaries of the open windows by a few milliseconds, and a stalled CI
+//! machine more: a tolerance may take up to three runs to be met.
+
+mod common;
 
 use std::time::Duration;
 
@@ -56,38 +59,41 @@ fn a_breaker_over_a_total_outage_matches_the_simulator() {
     let s = faults::load("total-outage").expect("shipped");
     let simulated = sim::run(&t, &s, &load, 1, Some(1)).expect("simulates");
     assert_eq!(received(&simulated, "db"), 11);
-    let measured = chaos_run_with(&t, "total-outage", &load, true);
-    let db = received(&measured, "db");
-    assert!(
-        (10..=13).contains(&db),
-        "db received {db}, the simulator 11"
-    );
-    // The same run without the breaker: every user request reaches db once,
-    // so the breaker saved all but the calls it let through.
-    let requests = measured.end_to_end.requests;
-    assert_eq!(requests, 200);
-    let saved = measured.breakers.expect("what the breaker saved");
-    assert_eq!(saved.attempts, requests + db);
-    assert_eq!(saved.attempts_without_breakers, 2 * requests);
-    assert_eq!(saved.saved, requests - db);
-    assert_eq!(
-        simulated.breakers.expect("simulated, too").saved,
-        requests - 11
-    );
-    let b = measured.service("web").unwrap().calls[0].layers[0]
-        .breaker
-        .clone()
-        .expect("breaker row");
-    assert_eq!(b.opened, 2, "{b:?}");
-    assert_eq!(b.half_opened, 1, "{b:?}");
-    assert_eq!(b.short_circuited + db, measured.end_to_end.requests);
-    // The first opening is within a few ms of the simulator's 90 ms.
-    let first = b.transitions.first().expect("a transition");
-    assert_eq!(first.to, "open");
-    assert!((90.0..=140.0).contains(&first.at_ms), "{first:?}");
-    // Seeded: a second run lets the same calls through, give or take one.
-    let again = received(&chaos_run(&t, "total-outage", &load), "db");
-    assert!(again.abs_diff(db) <= 1, "{db} then {again}");
+    assert_eq!(simulated.breakers.expect("simulated, too").saved, 200 - 11);
+    common::within_three_runs(|| {
+        let measured = chaos_run_with(&t, "total-outage", &load, true);
+        let db = received(&measured, "db");
+        // The same run without the breaker: every user request reaches db
+        // once, so the breaker saved all but the calls it let through.
+        let requests = measured.end_to_end.requests;
+        assert_eq!(requests, 200);
+        let saved = measured.breakers.expect("what the breaker saved");
+        assert_eq!(saved.attempts, requests + db);
+        assert_eq!(saved.attempts_without_breakers, 2 * requests);
+        assert_eq!(saved.saved, requests - db);
+        let b = measured.service("web").unwrap().calls[0].layers[0]
+            .breaker
+            .clone()
+            .expect("breaker row");
+        assert_eq!(b.opened, 2, "{b:?}");
+        assert_eq!(b.half_opened, 1, "{b:?}");
+        assert_eq!(b.short_circuited + db, measured.end_to_end.requests);
+        let first = b.transitions.first().expect("a transition");
+        assert_eq!(first.to, "open");
+        if !(10..=13).contains(&db) {
+            return Err(format!("db received {db}, the simulator 11"));
+        }
+        // The first opening is within a few ms of the simulator's 90 ms.
+        if !(90.0..=140.0).contains(&first.at_ms) {
+            return Err(format!("{first:?}"));
+        }
+        // Seeded: a second run lets the same calls through, give or take one.
+        let again = received(&chaos_run(&t, "total-outage", &load), "db");
+        if again.abs_diff(db) > 1 {
+            return Err(format!("{db} then {again}"));
+        }
+        Ok(())
+    });
 }
 
 #[test]

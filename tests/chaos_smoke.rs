@@ -33,20 +33,6 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Runs `attempt` until a run's figures are within tolerance, at most three
-/// times: a stalled machine can only make a run slower, so one quiet run
-/// shows what the code does. `attempt` asserts what is exact itself.
-fn within_three_runs(mut attempt: impl FnMut() -> Result<(), String>) {
-    let mut missed = Vec::new();
-    for _ in 0..3 {
-        match attempt() {
-            Ok(()) => return,
-            Err(why) => missed.push(why),
-        }
-    }
-    panic!("out of tolerance on three runs:\n{}", missed.join("\n"));
-}
-
 fn run(t: &Topology, s: &Scenario, clients: u32, requests: u64, horizon: Duration) -> RunReport {
     let load = LoadSettings::new(None, Some(clients), Some(requests), Some(horizon), Some(3))
         .expect("valid load");
@@ -64,7 +50,7 @@ fn injected_delay_shows_in_the_histograms_within_a_few_ms() {
     let _turn = one_at_a_time();
     let t = topo("version: 1\nservices:\n  api: { latency: 0s }\n");
     let s = fault("target: api\nphases: [ { inject: { kind: delay, delay: 50ms } } ]\n");
-    within_three_runs(|| {
+    common::within_three_runs(|| {
         let baseline = run(&t, &Scenario::none(), 2, 20, Duration::from_secs(10));
         let r = run(&t, &s, 2, 20, Duration::from_secs(10));
         assert_eq!(r.end_to_end.succeeded, 20);
@@ -113,7 +99,7 @@ fn retry_after_makes_the_client_wait_about_a_second() {
     let s = fault(
         "target: api\nphases: [ { for: 300ms, inject: { kind: status, status: 429, retry_after: 1s } } ]\n",
     );
-    within_three_runs(|| {
+    common::within_three_runs(|| {
         let r = run(&t, &s, 1, 1, Duration::from_secs(10));
         assert_eq!(r.end_to_end.succeeded, 1, "{:?}", r.end_to_end.outcomes);
         let latency = r.end_to_end.latency_ms.max;
@@ -135,7 +121,7 @@ fn immediate_retries_keep_everyone_out_for_about_twenty_waves() {
         "version: 1\nentry: api\nclient:\n  timeout: 1s\n  retry: { max_attempts: 50 }\nservices:\n  api: { latency: 100ms }\n",
     );
     let s = fault("target: entry\nphases: [ { inject: { kind: overload, capacity: 4 } } ]\n");
-    within_three_runs(|| {
+    common::within_three_runs(|| {
         let r = run(&t, &s, 6, 6, Duration::from_secs(2));
         assert_eq!(r.end_to_end.requests, 6);
         assert_eq!(r.end_to_end.succeeded, 0, "{:?}", r.end_to_end.outcomes);
