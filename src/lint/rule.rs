@@ -6,7 +6,7 @@
 use crate::topology::{Call, Layer, Pos, ServiceId, Topology};
 
 use super::finding::Severity;
-use crate::analysis::{Analysis, Basis, BoundBy, LayerAttempts, TimeBound};
+use crate::analysis::{Analysis, Basis, BoundBy, Count, LayerAttempts, TimeBound};
 use crate::source::duration::format as dur;
 
 /// What a rule's check function sees.
@@ -174,6 +174,29 @@ pub fn where_layer(t: &Topology, call: &Call, layer: &Layer) -> String {
 pub fn layer_of(t: &Topology, call: &Call, name: &str) -> String {
     let [from, arrow, to] = edge_parts(t, call);
     ["the ", name, " layer of ", from, arrow, to].concat()
+}
+
+/// A worst case as messages state it, and the message's opening:
+/// `64`, and ``worst case 64 attempts reach `db` per user request (limit
+/// 10)``; `more than 3.403e38` when the count saturated. Joined rather than
+/// formatted: a large topology has thousands.
+pub fn worst_case_reach(count: &Count, service: &str, limit: &str) -> (String, String) {
+    let figure = if count.saturated {
+        format!("more than {:.3e}", count.approx)
+    } else {
+        itoa::Buffer::new().format(count.exact).to_owned()
+    };
+    let message = [
+        "worst case ",
+        &figure,
+        " attempts reach `",
+        service,
+        "` per user request (limit ",
+        limit,
+        ")",
+    ]
+    .concat();
+    (figure, message)
 }
 
 /// Where a layer sits: a call of a service, or the client in front of the entry.

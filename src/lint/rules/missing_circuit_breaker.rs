@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::fix::{Intent, LayerAt, Section};
-use crate::lint::rule::{Context, Diagnostic, edge};
+use crate::lint::rule::{Context, Diagnostic, edge, worst_case_reach};
 
 declare_rule! {
     /// ## What it finds
@@ -63,22 +63,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if !a.reachable[s] || guarded[s] || count.value() <= cx.max_amplification {
             continue;
         }
-        let figure = if count.saturated {
-            format!("more than {:.3e}", count.approx)
-        } else {
-            count.exact.to_string()
-        };
-        // Joined rather than formatted: a large topology has thousands.
-        let message = [
-            "worst case ",
-            &figure,
-            " attempts reach `",
-            &svc.name,
-            "` per user request (limit ",
-            &limit,
-            ") and no call into it has a circuit breaker: nothing stops them during a sustained outage",
-        ]
-        .concat();
+        let (_, mut message) = worst_case_reach(&count, &svc.name, &limit);
+        message.push_str(
+            " and no call into it has a circuit breaker: nothing stops them during a sustained outage",
+        );
         let mut d = match (a.hottest_caller[s], &t.client) {
             (Some((caller, i)), _) => {
                 let call = &t.services[caller].calls[i];

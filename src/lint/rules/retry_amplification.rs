@@ -3,7 +3,7 @@ use std::collections::HashMap;
 use crate::analysis::{Basis, LayerAttempts};
 use crate::declare_rule;
 use crate::fix::{Intent, LayerAt, Section};
-use crate::lint::rule::{Context, Diagnostic, where_layer};
+use crate::lint::rule::{Context, Diagnostic, where_layer, worst_case_reach};
 use crate::topology::Layer;
 
 declare_rule! {
@@ -84,18 +84,11 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let outermost = match client {
             Some(_) => Some("the client layer".to_owned()),
             None => a.hot_outermost[s].map(|(c, i, li)| {
-                where_layer(
-                    t,
-                    &t.services[c].calls[i],
-                    &t.services[c].calls[i].layers[li],
-                )
+                let call = &t.services[c].calls[i];
+                where_layer(t, call, &call.layers[li])
             }),
         };
-        let figure = if count.saturated {
-            format!("more than {:.3e}", count.approx)
-        } else {
-            itoa::Buffer::new().format(count.exact).to_owned()
-        };
+        let (figure, mut message) = worst_case_reach(&count, &t.services[s].name, &limit);
         let mut route: Vec<&str> = tail
             .iter()
             .map(|&(c, i)| t.services[t.services[c].calls[i].to].name.as_str())
@@ -129,17 +122,6 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         if total > factors.len() {
             factors.insert(0, format!("…({} more)", total - factors.len()));
         }
-        // Joined rather than formatted: a large topology has thousands.
-        let mut message = [
-            "worst case ",
-            &figure,
-            " attempts reach `",
-            &t.services[s].name,
-            "` per user request (limit ",
-            &limit,
-            ")",
-        ]
-        .concat();
         if total > 0 {
             for piece in [
                 "; hottest path ",
