@@ -164,17 +164,17 @@ fn findings_of(
             };
             let call = d.call.map(|i| {
                 let c = &t.services[d.service].calls[i];
-                CallRef {
+                Box::new(CallRef {
                     from: t.services[c.from].name.clone(),
                     to: t.services[c.to].name.clone(),
-                }
+                })
             });
             // An imported value points into its own file.
             let (file, pos) = t.locate(d.pos);
             // Fixes edit the topology file only, never an imported source.
             let fix = match (&d.fix, doc) {
                 (Some(intent), Some(doc)) if file == t.file => {
-                    Some(crate::fix::resolve(t, doc.as_ref(), intent))
+                    Some(Box::new(crate::fix::resolve(t, doc.as_ref(), intent)))
                 }
                 _ => None,
             };

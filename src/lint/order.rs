@@ -44,7 +44,7 @@ impl Placed {
 /// merged in file order.
 ///
 /// Only the keys are sorted (a rule's list is nearly always in order
-/// already), and each finding, some 300 bytes with tens of thousands on a
+/// already), and each finding, some 200 bytes with tens of thousands on a
 /// large topology, is moved once: from its list straight to its place.
 pub(super) fn in_file_order(per_rule: Vec<Placed>) -> Vec<Finding> {
     // Imported files rank after the topology's own, by name; only their
