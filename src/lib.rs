@@ -33,3 +33,4 @@ pub mod sim;
 pub mod source;
 pub mod sources;
 pub mod topology;
+pub mod visible;

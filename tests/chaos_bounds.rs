@@ -11,6 +11,8 @@ use retrylint::faults::Scenario;
 use retrylint::run::LoadSettings;
 use retrylint::topology;
 
+mod common;
+
 /// A chain of `n` services.
 fn chain(n: usize) -> String {
     let mut y = String::from("version: 1\nentry: s0\nservices:\n");
@@ -99,7 +101,11 @@ fn chaos_with_limit(
 fn have_prlimit() -> bool {
     let ok = Command::new("prlimit").arg("--version").output().is_ok();
     if !ok {
-        eprintln!("skipped: prlimit (util-linux) is not installed");
+        common::absent::tool_missing(
+            "chaos under a descriptor limit",
+            "prlimit",
+            "apt-get install -y util-linux",
+        );
     }
     ok
 }

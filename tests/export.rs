@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 use std::time::Duration;
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::{Value as Json, json};
 
@@ -169,7 +171,11 @@ fn kubectl() -> Option<&'static str> {
     if found {
         Some("kubectl")
     } else {
-        println!("skipped: kubectl is not installed, so `kubectl kustomize` cannot be run");
+        common::absent::tool_missing(
+            "kubectl kustomize of the export",
+            "kubectl",
+            "https://kubernetes.io/docs/tasks/tools/",
+        );
         None
     }
 }

@@ -25,6 +25,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod common;
+
 fn installed(program: &str) -> bool {
     let found = std::process::Command::new(program)
         .arg("--version")
@@ -33,7 +35,11 @@ fn installed(program: &str) -> bool {
         .status()
         .is_ok();
     if !found {
-        eprintln!("skipped: `{program}` is not installed (apt-get install -y curl wget)");
+        common::absent::tool_missing(
+            &format!("probe of {program}"),
+            program,
+            "apt-get install -y curl wget",
+        );
     }
     found
 }

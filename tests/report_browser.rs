@@ -3,8 +3,9 @@
 //! section is in the DOM, every SVG has a size, and a screenshot of each goes
 //! to `target/review-NAME.png` for people to look at.
 //!
-//! Without `/usr/bin/chromium` the test fails and says how to install it
-//! (`.ci/run` installs it as root); `RETRYLINT_SKIP_BROWSER=1` skips it.
+//! Without `/usr/bin/chromium` the test does not run and says so on the
+//! terminal; `.ci/run` installs chromium as root and sets
+//! `RETRYLINT_REQUIRE_TOOLS=1`, which makes a missing browser a failure.
 //!
 //! The size of each SVG is read from the DOM chromium dumps: the page has no
 //! script to measure layout with, so the test checks what a browser sizes an
@@ -23,6 +24,8 @@
 
 #[path = "common/html.rs"]
 mod html;
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -43,13 +46,12 @@ fn browser() -> Option<&'static str> {
     if Path::new(CHROMIUM).exists() {
         return Some(CHROMIUM);
     }
-    if std::env::var_os("RETRYLINT_SKIP_BROWSER").is_some_and(|v| v == "1") {
-        eprintln!("skipped: RETRYLINT_SKIP_BROWSER=1 and no {CHROMIUM}");
-        return None;
-    }
-    panic!(
-        "{CHROMIUM} not found: the review page is tested in a real browser. Install Debian's chromium (as root: `apt-get install -y chromium`; .ci/run does this), or set RETRYLINT_SKIP_BROWSER=1 to skip this test"
+    common::absent::tool_missing(
+        "the review page in a real browser",
+        CHROMIUM,
+        "as root: apt-get install -y chromium; .ci/run does this",
     );
+    None
 }
 
 fn target_dir() -> PathBuf {

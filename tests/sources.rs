@@ -148,7 +148,18 @@ fn a_match_sends_each_call_to_its_route() {
             "      - { to: cart, method: POST }\n      - { to: payments",
         );
     let path = temp_file("post-to-cart.yaml", &text);
-    let t = topology::load_with_sources(Some(&path), &[], Options::istio(28), &Presets::embedded())
+    // An absolute path leaves the topology's directory: refused by default.
+    let e = topology::load_with_sources(Some(&path), &[], Options::istio(28), &Presets::embedded())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("leaves the topology's directory"),
+        "{e}"
+    );
+    let outside = Options {
+        allow_outside: true,
+        ..Options::istio(28)
+    };
+    let t = topology::load_with_sources(Some(&path), &[], outside, &Presets::embedded())
         .unwrap()
         .topology;
     let side = layer(call(&t, "checkout", "cart"), "istio-sidecar");
@@ -326,7 +337,7 @@ fn grpc_throttling_timeout_and_a_named_target() {
     );
     let text = format!(
         "version: 1\nentry: api\nsources: [{{ path: {}, service: books }}]\nservices:\n  api: {{ calls: [books] }}\n  books: {{}}\n",
-        cfg.display()
+        cfg.file_name().unwrap().to_str().unwrap()
     );
     let topo = temp_file("books.yaml", &text);
     let m = merged(Some(topo.to_str().unwrap()), &[], 28);
@@ -634,12 +645,10 @@ fn without_a_call_graph_a_topology_is_needed() {
 fn a_source_layer_replaces_the_topology_layer_of_the_same_name() {
     let text = std::fs::read_to_string(format!("{DATA}/import/shop-hand.yaml"))
         .unwrap()
-        .replacen(
-            "name: shop\n",
-            "name: shop\nsources: [../../../tests/data/import/shop-mesh.yaml]\n",
-            1,
-        );
-    // The temp dir is target/tmp/sources: three levels under the repository.
+        .replacen("name: shop\n", "name: shop\nsources: [shop-mesh.yaml]\n", 1);
+    // Beside the topology, wherever the target directory is.
+    let mesh = std::fs::read_to_string(format!("{DATA}/import/shop-mesh.yaml")).unwrap();
+    temp_file("shop-mesh.yaml", &mesh);
     let path = temp_file("hand-plus-mesh.yaml", &text);
     let (code, _, err) = retrylint(&["check", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code, 1, "{err}");

@@ -94,6 +94,34 @@ impl From<Format> for CheckFormat {
 }
 
 pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
+    let sarif = matches!(args.format, Some(Format::Sarif));
+    let file = args
+        .topology
+        .as_ref()
+        .or(args.sources.from.first())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let result = check_or_fail(args);
+    // Code scanning reads the SARIF file whatever the exit code: an input
+    // error goes there too, never as an empty file (stderr still has it).
+    if sarif && let Err(failure) = &result {
+        let log = match failure {
+            Failure::Input(e, _) => report::sarif::invalid_input(
+                &e.file,
+                e.pos.map(|p| (p.line, p.column)),
+                &e.to_string(),
+            ),
+            Failure::Usage(msg) => report::sarif::invalid_input(&file, None, msg),
+        };
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&log).unwrap_or_default()
+        ));
+    }
+    result
+}
+
+fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
     let presets = presets(&args.policies)?;
     let stdin = args.topology.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let fix_target = match (&args.topology, args.fix) {

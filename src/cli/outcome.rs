@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use retrylint::report;
-use retrylint::source::read::{FileKind, read_text};
+use retrylint::source::read::{FileKind, may_quote, read_text};
 use retrylint::topology::{ErrorKind, LoadError, Presets};
 
 /// How a command ended, mapped to the documented exit codes.
@@ -57,9 +57,11 @@ pub fn emit_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
 pub fn load_error(e: LoadError) -> Failure {
     // The source, for the caret under the culprit: read again within the size
     // limit, and not at all when reading it was the problem.
+    let path = std::path::Path::new(&e.file);
     let source = match (e.kind, e.pos) {
         (ErrorKind::Io, _) | (_, None) => None,
-        _ => read_text(std::path::Path::new(&e.file), &e.file, FileKind::Topology).ok(),
+        _ if !may_quote(path) => None,
+        _ => read_text(path, &e.file, FileKind::Topology).ok(),
     };
     Failure::Input(Box::new(e), source)
 }

@@ -25,6 +25,11 @@ pub struct SourceArgs {
     /// List the documents read and skipped from the sources.
     #[arg(long)]
     pub verbose: bool,
+    /// Let a topology's `sources:` name files outside its directory
+    /// (absolute paths, `..`, links that lead out). Off, so that a pull
+    /// request cannot make CI read a file elsewhere on the runner.
+    #[arg(long)]
+    pub allow_outside: bool,
 }
 
 fn parse_istio(s: &str) -> Result<u32, String> {
@@ -33,7 +38,10 @@ fn parse_istio(s: &str) -> Result<u32, String> {
 
 impl SourceArgs {
     fn options(&self) -> sources::Options {
-        sources::Options::istio(self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR))
+        sources::Options {
+            allow_outside: self.allow_outside,
+            ..sources::Options::istio(self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR))
+        }
     }
 }
 

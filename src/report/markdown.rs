@@ -339,18 +339,28 @@ fn label(text: &str) -> String {
 }
 
 /// Text in a table cell: a pipe or a newline would end the cell, `<` could open
-/// HTML, and a backslash could un-escape a pipe.
+/// HTML, and a backslash could un-escape a pipe. Names a topology gives reach
+/// messages, and a PR comment is read by GitHub: `[` cannot open a link or an
+/// image, and a word joiner (U+2060, invisible) after `@`, in `://` and after
+/// `www` keeps a name from mentioning a user or becoming a link. GitHub finds
+/// mentions in the rendered text, so a backslash before `@` would not do.
 pub(crate) fn cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
+    crate::visible::text(text)
+        .replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace('<', "&lt;")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
+        .replace('@', "@\u{2060}")
+        .replace("://", ":\u{2060}//")
+        .replace("www.", "www\u{2060}.")
         .replace("\r\n", "<br>")
         .replace(['\n', '\r'], "<br>")
 }
 
 /// A code span holding any text: a fence longer than any run of backticks in it.
 pub(crate) fn code(text: &str) -> String {
-    let text = text.replace(['\n', '\r'], " ");
+    let text = crate::visible::name(&text.replace(['\n', '\r'], " ")).into_owned();
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
@@ -375,6 +385,16 @@ mod tests {
         assert_eq!(cell("a | b\nc"), "a \\| b<br>c");
         assert_eq!(cell("x\\|y"), "x\\\\\\|y");
         assert_eq!(cell("<img>"), "&lt;img>");
+    }
+
+    #[test]
+    fn cells_cannot_mention_link_or_show_an_image() {
+        assert_eq!(cell("@octocat"), "@\u{2060}octocat");
+        assert_eq!(
+            cell("![x](https://evil.example/i.png)"),
+            "!\\[x\\](https:\u{2060}//evil.example/i.png)"
+        );
+        assert_eq!(cell("www.evil.example"), "www\u{2060}.evil.example");
     }
 
     #[test]

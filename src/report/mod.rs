@@ -22,6 +22,7 @@ pub mod run_json;
 pub mod run_markdown;
 pub mod run_table;
 pub mod sarif;
+mod shown;
 pub mod sim_compare_json;
 pub mod sim_compare_markdown;
 pub mod sim_compare_table;
@@ -80,7 +81,17 @@ fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
 
 /// Renders `report` in `format`.
 pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style) -> String {
-    reporter(format).render(report, style)
+    let escaped = for_people(format, report);
+    reporter(format).render(escaped.as_ref().unwrap_or(report), style)
+}
+
+/// The report with control characters escaped, for the formats people read;
+/// `None` when it has none or the format's encoder escapes them itself.
+fn for_people(format: CheckFormat, report: &CheckReport) -> Option<CheckReport> {
+    match format {
+        CheckFormat::Table | CheckFormat::Markdown | CheckFormat::Github => shown::escaped(report),
+        CheckFormat::Json | CheckFormat::Sarif => None,
+    }
 }
 
 /// Writes `report` in `format` to `out`, as it is produced.
@@ -90,5 +101,6 @@ pub fn write_check(
     style: Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    reporter(format).write(report, style, out)
+    let escaped = for_people(format, report);
+    reporter(format).write(escaped.as_ref().unwrap_or(report), style, out)
 }

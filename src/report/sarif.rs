@@ -6,7 +6,18 @@
 //! help, default level), and per result `ruleId`, `ruleIndex`, `level`,
 //! `message.text`, one `physicalLocation` (relative uri, region with start and
 //! end line and column) and `partialFingerprints.primaryLocationLineHash`, which
-//! keeps an alert the same alert while unrelated lines move.
+//! keeps an alert the same alert while unrelated lines move, plus
+//! `retrylintFinding/v1`, a hash of what the finding is about (rule, service,
+//! call, layer) that no edit elsewhere in the file can change.
+//!
+//! `runs[].automationDetails.id` is `retrylint/check/<file>/`: GitHub keeps the
+//! alerts of each category apart, so uploads for several topologies in one
+//! repository do not close each other's alerts.
+//!
+//! An input `check` cannot read still gives a valid log ([`invalid_input`]):
+//! no results, and the located error in
+//! `invocations[].toolExecutionNotifications`, so code scanning shows it
+//! instead of failing on an empty file.
 //!
 //! A finding with a fix (`crate::fix`) gets SARIF's standard `fixes`: one fix
 //! with its description and an `artifactChanges` entry whose `replacements`
@@ -47,7 +58,8 @@ impl CheckReporter for Sarif {
         let schema = serde_json::to_string(SCHEMA).unwrap_or_default();
         write!(
             out,
-            "{{\n  \"$schema\": {schema},\n  \"runs\": [\n    {{\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": ["
+            "{{\n  \"$schema\": {schema},\n  \"runs\": [\n    {{\n      \"automationDetails\": {},\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": [",
+            pretty(&automation(&r.file), "      ")
         )?;
         let indent = " ".repeat(8);
         let mut first = true;
@@ -73,11 +85,51 @@ pub fn log(r: &CheckReport) -> Value {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
+            "automationDetails": automation(&r.file),
             "tool": { "driver": driver() },
             "columnKind": "unicodeCodePoints",
             "results": results(r).collect::<Vec<_>>(),
         }],
     })
+}
+
+/// The log of a `check` that could not read its input: a run with no results
+/// whose invocation failed, its notification carrying the error's message,
+/// fix and place (when the error has one).
+pub fn invalid_input(file: &str, line: Option<(u32, u32)>, message: &str) -> Value {
+    let mut notification = json!({
+        "level": "error",
+        "message": { "text": message },
+        "descriptor": { "id": "invalid-input" },
+    });
+    if !file.is_empty() {
+        let mut location = json!({ "artifactLocation": { "uri": uri(file) } });
+        if let Some((line, column)) = line.filter(|(l, _)| *l > 0) {
+            location["region"] = json!({ "startLine": line, "startColumn": column.max(1) });
+        }
+        notification["locations"] = json!([{ "physicalLocation": location }]);
+    }
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "automationDetails": automation(file),
+            "tool": { "driver": driver() },
+            "columnKind": "unicodeCodePoints",
+            "invocations": [{
+                "executionSuccessful": false,
+                "exitCode": 2,
+                "toolExecutionNotifications": [notification],
+            }],
+            "results": [],
+        }],
+    })
+}
+
+/// `automationDetails`: one category per topology file.
+fn automation(file: &str) -> Value {
+    let file = if file.is_empty() { "stdin" } else { file };
+    json!({ "id": format!("retrylint/check/{}/", uri(file)) })
 }
 
 /// `tool.driver`: retrylint and every rule's documentation.
@@ -112,14 +164,39 @@ fn results(r: &CheckReport) -> impl Iterator<Item = Value> + '_ {
     r.findings.iter().map(move |f| {
         let text = lines.get(&f.file, f.line.max(1));
         let hash = line_hash(text, f.code);
-        let n = seen.entry(hash).or_insert(0u32);
+        let n = seen.entry((0, hash)).or_insert(0u32);
         *n += 1;
-        result(f, text, &format!("{hash:016x}:{n}"))
+        let line_print = format!("{hash:016x}:{n}");
+        let about = finding_hash(f);
+        let n = seen.entry((1, about)).or_insert(0u32);
+        *n += 1;
+        result(f, text, &line_print, &format!("{about:016x}:{n}"))
     })
 }
 
+/// The hash of what a finding is about, independent of where it sits.
+pub fn finding_hash(f: &Finding) -> u64 {
+    let mut bytes = Vec::new();
+    let (from, to) = f
+        .call
+        .as_ref()
+        .map_or(("", ""), |c| (c.from.as_str(), c.to.as_str()));
+    for part in [
+        f.code,
+        &f.file,
+        &f.service,
+        from,
+        to,
+        f.layer.as_deref().unwrap_or(""),
+    ] {
+        bytes.extend_from_slice(part.as_bytes());
+        bytes.push(0);
+    }
+    fnv1a64(&bytes)
+}
+
 /// One result; `text` is the finding's source line.
-fn result(f: &Finding, text: &str, fingerprint: &str) -> Value {
+fn result(f: &Finding, text: &str, fingerprint: &str, about: &str) -> Value {
     let line = f.line.max(1);
     let (start, end) = snippet::columns(text, f.column);
     let mut message = f.message.clone();
@@ -150,7 +227,10 @@ fn result(f: &Finding, text: &str, fingerprint: &str) -> Value {
                 },
             },
         }],
-        "partialFingerprints": { "primaryLocationLineHash": fingerprint },
+        "partialFingerprints": {
+            "primaryLocationLineHash": fingerprint,
+            "retrylintFinding/v1": about,
+        },
         "properties": properties,
     });
     if let Some(fix) = f

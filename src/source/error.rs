@@ -49,18 +49,10 @@ impl LoadError {
 /// (a quoted or folded YAML scalar can hold them) would split the error over
 /// several lines, so control characters are written as escapes (`\n`).
 fn one_line(text: String) -> String {
-    if !text.contains(char::is_control) {
-        return text;
+    match crate::visible::name(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(shown) => shown,
     }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 impl fmt::Display for LoadError {

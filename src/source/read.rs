@@ -14,6 +14,17 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Reads `path` as UTF-8 text within the size limit.
 pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, LoadError> {
     let io = |msg: String| LoadError::new(ErrorKind::Io, shown, None, msg);
+    // Looked at before it is opened: opening a FIFO blocks until something
+    // writes to it, and a device may never end.
+    if let Ok(m) = std::fs::metadata(path)
+        && !m.is_file()
+        && !m.is_dir()
+    {
+        return Err(io(format!(
+            "is not a regular file (a FIFO, socket or device), not a {} file",
+            kind.noun()
+        )));
+    }
     let file = std::fs::File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => io("no such file".into()).with_help(kind.not_found_help()),
         _ => io(format!("cannot open: {e}")),
@@ -26,6 +37,34 @@ pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, Loa
     // otherwise be copied as the buffer doubles); the limit still holds.
     let size = metadata.map_or(0, |m| m.len().min(MAX_FILE_BYTES + 1));
     read_limited(file, shown, kind, size as usize)
+}
+
+/// Whether an error in `path` may quote its lines: only a document of a kind
+/// retrylint reads (YAML or JSON, by the name of the file a link leads to),
+/// and a regular file outside `/proc`, `/sys` and `/dev`. A topology that is
+/// a link to `/proc/self/environ` or `~/.aws/credentials` must not have its
+/// secrets shown in a CI log as "the line with the error".
+pub fn may_quote(path: &Path) -> bool {
+    let Ok(real) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let system = ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|d| real.starts_with(d));
+    let document = matches!(
+        real.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    );
+    !system && document && std::fs::metadata(&real).is_ok_and(|m| m.is_file())
+}
+
+/// Whether `path`, found in the directory `root`, stays in it once its links
+/// are followed: walks take no file from elsewhere through a link.
+pub fn stays_inside(root: &Path, path: &Path) -> bool {
+    match (std::fs::canonicalize(root), std::fs::canonicalize(path)) {
+        (Ok(root), Ok(real)) => real.starts_with(root),
+        _ => false,
+    }
 }
 
 /// The name errors give standard input (`retrylint check -`).

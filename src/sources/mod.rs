@@ -43,6 +43,9 @@ pub struct Options {
     /// [`MAX_TOTAL_BYTES`] unless a test says otherwise).
     pub max_files: usize,
     pub max_total_bytes: u64,
+    /// Paths in a topology's `sources:` may leave its directory
+    /// (`--allow-outside`).
+    pub allow_outside: bool,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             istio_minor: istio::NEWEST_MINOR,
             max_files: MAX_FILES,
             max_total_bytes: MAX_TOTAL_BYTES,
+            allow_outside: false,
         }
     }
 }
@@ -310,6 +314,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32, max: usize) -> std::io::
         let entry = entry?;
         let path = entry.path();
         let kind = entry.file_type()?;
+        // A link is followed only to a regular file in the walked directory:
+        // a committed link to ~/.aws/credentials is not read.
+        if kind.is_symlink()
+            && !(crate::source::read::stays_inside(dir, &path)
+                && std::fs::metadata(&path).is_ok_and(|m| m.is_file()))
+        {
+            continue;
+        }
         if kind.is_dir() {
             let hidden = path
                 .file_name()

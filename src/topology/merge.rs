@@ -42,6 +42,55 @@ pub struct Merged {
     pub measured: Vec<(String, String, f64, u32, u64)>,
 }
 
+/// Refuses a `sources:` path that leaves the topology's directory: a pull
+/// request that changes the topology must not make CI read (and quote in an
+/// error) a file elsewhere on the runner.
+fn inside_topology_dir(
+    dir: &Path,
+    named: &str,
+    file: &str,
+    pos: crate::source::yaml::Pos,
+) -> Result<(), LoadError> {
+    let outside = || {
+        LoadError::new(
+            ErrorKind::Schema,
+            file,
+            Some(pos),
+            format!(
+                "sources: `{}` leaves the topology's directory",
+                named
+            ),
+        )
+        .with_help(
+            "name files under the topology's directory (paths are resolved against it), or pass --allow-outside to read this one",
+        )
+    };
+    let named_path = Path::new(named);
+    let escapes_by_name = named_path.is_absolute()
+        || named_path.components().any(|c| {
+            matches!(
+                c,
+                std::path::Component::ParentDir | std::path::Component::Prefix(_)
+            )
+        });
+    if escapes_by_name {
+        return Err(outside());
+    }
+    // A link inside the directory may still lead out of it.
+    let path = dir.join(named);
+    if path.exists() {
+        let root = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if !crate::source::read::stays_inside(root, &path) {
+            return Err(outside());
+        }
+    }
+    Ok(())
+}
+
 /// Loads `path` (if any) and merges every source it names and every `from`.
 /// Without sources the topology is returned as loaded.
 pub fn load_with_sources(
@@ -55,6 +104,9 @@ pub fn load_with_sources(
     if let (Some(t), Some(p)) = (&base, path) {
         let dir = p.parent().unwrap_or(Path::new(""));
         for d in &t.sources {
+            if !options.allow_outside {
+                inside_topology_dir(dir, &d.path, &t.file, d.pos)?;
+            }
             requests.push(Request {
                 path: dir.join(&d.path),
                 service: d.service.clone(),

@@ -66,6 +66,8 @@ impl Presets {
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            // Links only to files in the directory itself (see `stays_inside`).
+            .filter(|p| crate::source::read::stays_inside(dir, p))
             .collect();
         paths.sort();
         for path in paths {

@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod absent;
+pub mod run;
+
 use retrylint::lint::{self, CheckReport, CliLevels, Config};
 use retrylint::topology::{self, LoadError, Presets, Topology};
 
