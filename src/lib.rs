@@ -32,5 +32,6 @@ mod side_by_side;
 pub mod sim;
 pub mod source;
 pub mod sources;
+pub mod stop_signal;
 pub mod topology;
 pub mod visible;

@@ -396,8 +396,18 @@ fn simulate_is_reproducible_and_compares() {
     assert_eq!(code, 1);
 }
 
+/// The stop signals and the exit code each gives: 128 + its number.
+const STOP_SIGNALS: [(&str, i32); 3] = [("INT", 130), ("TERM", 143), ("HUP", 129)];
+
 #[test]
 fn ctrl_c_stops_chaos_and_prints_what_ran_on_loopback_only() {
+    // SIGTERM (CI runners, `timeout`, `docker stop`) and SIGHUP alike.
+    for (signal, code) in STOP_SIGNALS {
+        chaos_stopped_by(signal, code);
+    }
+}
+
+fn chaos_stopped_by(signal: &str, code: i32) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("retrylint"))
         .args([
             "chaos",
@@ -427,15 +437,15 @@ fn ctrl_c_stops_chaos_and_prints_what_ran_on_loopback_only() {
         sockets::listening_ports(pid).len() >= servers
     });
     let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(130),
-        "{}",
+        Some(code),
+        "SIG{signal}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -490,6 +500,12 @@ fn cpu_ticks(pid: u32) -> u64 {
 
 #[test]
 fn ctrl_c_stops_simulate_and_reports_the_trials_completed() {
+    for (signal, code) in STOP_SIGNALS {
+        simulate_stopped_by(signal, code);
+    }
+}
+
+fn simulate_stopped_by(signal: &str, code: i32) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("retrylint"))
         .args([
             "simulate",
@@ -512,15 +528,15 @@ fn ctrl_c_stops_simulate_and_reports_the_trials_completed() {
         cpu_ticks(pid) >= 30
     });
     let killed = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(130),
-        "{}",
+        Some(code),
+        "SIG{signal}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -327,3 +327,70 @@ fn the_help_names_the_scenarios() {
         assert!(out.contains(name), "{name}: {out}");
     }
 }
+
+#[test]
+fn sigterm_ends_the_probe_and_its_clients_process_groups() {
+    for (signal, want) in [("TERM", 143), ("INT", 130)] {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("probe_cli");
+        std::fs::create_dir_all(&dir).unwrap();
+        let pidfile = dir.join(format!("stopped-{signal}.pid"));
+        let _ = std::fs::remove_file(&pidfile);
+        // A client that would sleep for a minute, its pid written first.
+        let script = format!("sleep 60 & echo $! > {}; wait", pidfile.display());
+        let child = std::process::Command::new(EXE)
+            .args([
+                "probe",
+                "--runs",
+                "1",
+                "--scenario",
+                "503",
+                "--timeout",
+                "60s",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let pid = loop {
+            let text = std::fs::read_to_string(&pidfile).unwrap_or_default();
+            if text.ends_with('\n') {
+                break text.trim().to_owned();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the client never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "SIG{signal}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The sleeper went with its group (reaped by init within a moment).
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{signal}: sleep {pid} outlived the probe"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

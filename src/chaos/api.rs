@@ -156,27 +156,15 @@ where
     result
 }
 
-/// Cancels `stop` on SIGINT. The handler is installed before this returns,
-/// so a Ctrl-C that comes once the servers listen is always the run's to
-/// handle (not the default action, which would kill the process).
+/// Cancels `stop` on SIGINT, SIGTERM or SIGHUP (`crate::stop_signal`). The
+/// handlers are installed before this returns, so a signal that comes once
+/// the servers listen is always the run's to handle (not the default action,
+/// which would kill the process without a report).
 pub(crate) fn on_ctrl_c(stop: StopHandle) -> tokio::task::JoinHandle<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::interrupt()) {
-            Ok(mut interrupts) => tokio::spawn(async move {
-                if interrupts.recv().await.is_some() {
-                    stop.cancel();
-                }
-            }),
-            Err(_) => tokio::spawn(async {}),
-        }
-    }
-    #[cfg(not(unix))]
+    let signal = crate::stop_signal::listen();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stop.cancel();
-        }
+        signal.await;
+        stop.cancel();
     })
 }
 

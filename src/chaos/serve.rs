@@ -309,30 +309,12 @@ pub fn serve_blocking(config: ServeConfig, ready: impl FnOnce(Bound)) -> Result<
     result
 }
 
-/// Cancels `stop` on SIGINT or SIGTERM (what `docker stop` and Kubernetes
-/// send), so the process ends its run and exits 0.
+/// Cancels `stop` on SIGINT, SIGTERM (what `docker stop` and Kubernetes
+/// send) or SIGHUP, so the process ends its run and exits 0.
 fn on_signals(stop: StopHandle) -> tokio::task::JoinHandle<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut int), Ok(mut term)) => tokio::spawn(async move {
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                }
-                stop.cancel();
-            }),
-            _ => tokio::spawn(async {}),
-        }
-    }
-    #[cfg(not(unix))]
+    let signal = crate::stop_signal::listen();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            stop.cancel();
-        }
+        signal.await;
+        stop.cancel();
     })
 }

@@ -27,8 +27,8 @@ impl Outcome {
         match result {
             Ok(Outcome::Clean) => ExitCode::SUCCESS,
             Ok(Outcome::Failed) => ExitCode::from(1),
-            // 128 + SIGINT, as shells report a Ctrl-C.
-            Ok(Outcome::Interrupted) => ExitCode::from(130),
+            // 128 + the signal, as shells report it: 130, 143, 129.
+            Ok(Outcome::Interrupted) => ExitCode::from(retrylint::stop_signal::exit_code()),
             Err(Failure::Input(e, source)) => {
                 let color = std::io::stderr().is_terminal();
                 eprint!("{}", report::error::render(&e, source.as_deref(), color));

@@ -56,10 +56,10 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
             .map(|path| load_target(Some(path), &p))
             .collect::<Result<Vec<_>, _>>()?
     };
-    // Ctrl-C stops the trials; the ones completed are reported, exit 130.
+    // Ctrl-C, SIGTERM or SIGHUP stops the trials; the ones completed are
+    // reported, exit 128 + the signal.
     let interrupt = Arc::new(AtomicBool::new(false));
-    // Without the handler Ctrl-C still ends the process, only without a report.
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupt));
+    retrylint::stop_signal::set_on_stop(&interrupt);
     let options = sim::SimOptions {
         trials: args.trials,
         threads: args.threads.map(usize::from),

@@ -135,12 +135,14 @@ pub fn probe(cmd: &ClientCommand, options: &ProbeOptions) -> Result<ProbeReport,
         .map_err(ProbeError::Runtime)?;
     let result = rt.block_on(async {
         let stop = options.stop.clone().unwrap_or_default();
+        // SIGINT, SIGTERM and SIGHUP alike: the clients' process groups are
+        // ended on the way out, as on Ctrl-C.
         let ctrl_c = options.ctrl_c.then(|| {
             let stop = stop.clone();
+            let signal = crate::stop_signal::listen();
             tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    stop.cancel();
-                }
+                signal.await;
+                stop.cancel();
             })
         });
         let mut opts = options.clone();
