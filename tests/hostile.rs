@@ -297,3 +297,95 @@ fn an_invalid_topology_still_gives_a_valid_sarif_log() {
             .contains("no such file")
     );
 }
+
+const INSERTS: &str = "tests/fixtures/fix/RL012-before.yaml";
+
+#[test]
+fn fix_keeps_a_crlf_files_line_endings() {
+    let dir = scratch("crlf");
+    let path = dir.join("t.yaml");
+    let crlf = std::fs::read_to_string(INSERTS)
+        .unwrap()
+        .replace('\n', "\r\n");
+    std::fs::write(&path, &crlf).unwrap();
+    let (code, _, err) = retrylint(&["check", path.to_str().unwrap(), "--fix", "--exit-zero"]);
+    assert_eq!(code, 0, "{err}");
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert_ne!(fixed, crlf, "nothing was fixed: {err}");
+    let bare = fixed.replace("\r\n", "").matches('\n').count();
+    assert_eq!(bare, 0, "lines ending in LF alone: {fixed:?}");
+    assert!(fixed.contains("budget: { kind: ratio"), "{fixed}");
+}
+
+#[test]
+fn fix_writes_through_a_link_and_says_so() {
+    let dir = scratch("link");
+    let real = dir.join("real.yaml");
+    std::fs::copy(INSERTS, &real).unwrap();
+    let link = dir.join("link.yaml");
+    std::os::unix::fs::symlink("real.yaml", &link).unwrap();
+    let (code, _, err) = retrylint(&["check", link.to_str().unwrap(), "--fix", "--exit-zero"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("budget: { kind: ratio"),
+        "the target was left unfixed"
+    );
+    assert!(err.contains("is a link: its target"), "{err}");
+}
+
+#[test]
+fn fix_says_what_happens_to_hard_links() {
+    let dir = scratch("hard");
+    let one = dir.join("one.yaml");
+    std::fs::copy(INSERTS, &one).unwrap();
+    let other = dir.join("other.yaml");
+    std::fs::hard_link(&one, &other).unwrap();
+    let (code, _, err) = retrylint(&["check", one.to_str().unwrap(), "--fix", "--exit-zero"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("1 other hard link(s): they keep the old text"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        std::fs::read_to_string(INSERTS).unwrap()
+    );
+}
+
+#[test]
+fn export_refuses_a_directory_that_is_not_empty() {
+    let dir = scratch("export");
+    std::fs::write(dir.join("kustomization.yaml"), "mine: true\n").unwrap();
+    let out = dir.to_str().unwrap();
+    let (code, _, err) = retrylint(&["export", "kubernetes", "examples/sidecar.yaml", "-o", out]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not empty (it would replace"), "{err}");
+    assert!(err.contains("kustomization.yaml"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap(),
+        "mine: true\n"
+    );
+    let (code, _, err) = retrylint(&[
+        "export",
+        "kubernetes",
+        "examples/sidecar.yaml",
+        "-o",
+        out,
+        "--force",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(
+        std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap(),
+        "mine: true\n"
+    );
+}

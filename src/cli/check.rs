@@ -268,12 +268,26 @@ fn fix_file(
     if args.diff {
         emit(&fix::unified(&t.file, &t.source, &run.text));
     } else if run.changed() {
-        fix::write_atomically(path, &run.text).map_err(|e| {
-            Failure::Usage(format!(
+        let written = fix::write_atomically(path, &t.source, &run.text).map_err(|e| match e {
+            fix::WriteError::Changed(_) => Failure::Usage(e.to_string()),
+            fix::WriteError::Io(e) => Failure::Usage(format!(
                 "cannot write the fixed topology to {}: {e}",
                 t.file
-            ))
+            )),
         })?;
+        if let Some(target) = &written.through_link {
+            eprintln!(
+                "note: {} is a link: its target {} was fixed",
+                t.file,
+                target.display()
+            );
+        }
+        if written.other_links > 0 {
+            eprintln!(
+                "note: {} had {} other hard link(s): they keep the old text (the fixed file replaces this name only)",
+                t.file, written.other_links
+            );
+        }
     }
     let summary = fix::summary(&run, &t.file, args.diff);
     eprint!("{summary}");

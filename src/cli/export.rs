@@ -43,9 +43,14 @@ pub struct ExportArgs {
     #[arg(long, value_name = "IMG", default_value = export::DEFAULT_IMAGE)]
     image: String,
     /// The directory to write into [default: TOPOLOGY-NAME-kubernetes or
-    /// TOPOLOGY-NAME-compose]; other files in it are left alone.
+    /// TOPOLOGY-NAME-compose]. A directory that holds anything is refused
+    /// unless --force; other files in it are then left alone.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     output: Option<PathBuf>,
+    /// Write into a directory that is not empty, replacing the files of the
+    /// same names (`kustomization.yaml`, `compose.yaml`, …).
+    #[arg(long)]
+    force: bool,
     /// The driver's load, open loop: user requests per second [default: 20/s].
     #[arg(long, value_name = "R", conflicts_with = "clients")]
     rate: Option<String>,
@@ -111,6 +116,26 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
             target.name()
         ))
     });
+    if !args.force
+        && let Ok(mut entries) = std::fs::read_dir(&dir)
+        && entries.next().is_some()
+    {
+        let replaced: Vec<&str> = exported
+            .files
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .filter(|name| dir.join(name).exists())
+            .collect();
+        let what = if replaced.is_empty() {
+            String::new()
+        } else {
+            format!(" (it would replace {})", replaced.join(", "))
+        };
+        return Err(Failure::Usage(format!(
+            "{} is not empty{what}: name an empty or new directory with -o, or pass --force to write into it",
+            dir.display()
+        )));
+    }
     export::write(&dir, &exported)
         .map_err(|e| Failure::Usage(format!("cannot write {}: {e}", dir.display())))?;
     for r in &exported.renamed {

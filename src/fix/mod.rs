@@ -26,7 +26,8 @@
 //!   `topology::load_str` (or calls [`check_text`]).
 //! - [`unified`]`(file, old, new)`: the unified diff of `--fix --diff`;
 //!   [`summary`]`(&run, file, diff)`: the fixed/skipped lines `--fix` prints.
-//! - [`write_atomically`]`(path, text)`: temp file + rename.
+//! - [`write_atomically`]`(path, original, text)`: temp file + rename, through
+//!   a link, refused when the file changed since it was read.
 //!
 //! # What is edited, and what is refused
 //!
@@ -65,7 +66,7 @@ pub use plan::{FixNote, Plan, plan};
 pub use resolve::resolve;
 pub use run::{FixError, FixRun, MAX_PASSES, check_text, fix_text, what_if};
 pub use summary::summary;
-pub use write::write_atomically;
+pub use write::{WriteError, Written, write_atomically};
 
 /// A finding's fix: what it does, in words, and the edits that do it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -91,6 +91,8 @@ pub fn fix_text(
                 e.reason,
             )),
         })?;
+        // Inserted lines end as the file's lines do.
+        let next = crate::fix::write::with_line_endings_of(text, next);
         if let Err(error) = topology::load_str(&next, file, default_name, presets) {
             return Err(FixError::Broke {
                 pass,
