@@ -389,3 +389,93 @@ fn export_refuses_a_directory_that_is_not_empty() {
         "mine: true\n"
     );
 }
+
+#[test]
+fn messages_say_what_to_do() {
+    let dir = scratch("messages");
+    // A 20,000-character key names YAML's 1,024-character limit.
+    let long = dir.join("long-key.yaml");
+    std::fs::write(
+        &long,
+        format!(
+            "version: 1\nservices:\n  a: {{}}\n  {}: {{}}\n",
+            "k".repeat(20_000)
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = retrylint(&["check", long.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "long-key.yaml:4:3: a key of 20000 characters: YAML reads a plain key of at most 1024"
+        ),
+        "{}",
+        &err[..err.len().min(400)]
+    );
+    // `5 ms` and `5ms5ms` are errors, not 5 ms.
+    for (written, says) in [
+        ("5 ms", "has a space in it"),
+        ("5ms5ms", "has `ms` after `ms`; write each unit once"),
+    ] {
+        let path = dir.join("duration.yaml");
+        std::fs::write(
+            &path,
+            format!("version: 1\nservices:\n  a: {{ calls: [ {{ to: b, timeout: {written} }} ] }}\n  b: {{}}\n"),
+        )
+        .unwrap();
+        let (code, _, err) = retrylint(&["check", path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{written}: {err}");
+        assert!(
+            err.contains("duration.yaml:3:") && err.contains(says),
+            "{written}: {err}"
+        );
+    }
+    // A user preset that takes a shipped preset's name says so.
+    let policies = dir.join("policies");
+    std::fs::create_dir_all(&policies).unwrap();
+    std::fs::write(
+        policies.join("istio-default.yaml"),
+        "max_attempts: 2\nbackoff: { kind: constant, base: 25ms, jitter: full }\n",
+    )
+    .unwrap();
+    let (code, _, err) = retrylint(&[
+        "check",
+        "examples/clean.yaml",
+        "--policies",
+        policies.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("note: preset `istio-default` from ")
+            && err.contains("istio-default.yaml replaces the shipped preset of that name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_port_clash_names_the_port_and_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = scratch("port");
+    let peers = dir.join("peers.yaml");
+    std::fs::write(&peers, "app: 127.0.0.1:9\n").unwrap();
+    for flag in ["--listen", "--admin"] {
+        let (code, _, err) = retrylint(&[
+            "serve",
+            "examples/sidecar.yaml",
+            "--service",
+            "api",
+            "--peers",
+            peers.to_str().unwrap(),
+            flag,
+            &format!("127.0.0.1:{port}"),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("cannot listen on 127.0.0.1:{port} ({flag})"))
+                && err.contains(&format!("name another with {flag}")),
+            "{err}"
+        );
+    }
+    drop(taken);
+}

@@ -69,6 +69,16 @@ impl Default for RunOptions {
     }
 }
 
+fn in_use_hint(e: &std::io::Error, flag: &str) -> String {
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        format!(
+            "; another process holds the port: name another with {flag}, or port 0 for one the OS picks"
+        )
+    } else {
+        String::new()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ChaosError {
     #[error(transparent)]
@@ -77,6 +87,13 @@ pub enum ChaosError {
     Unresolved(#[from] super::resolve::Unresolved),
     #[error("cannot listen on 127.0.0.1: {0}")]
     Bind(std::io::Error),
+    /// A port the user named could not be bound.
+    #[error("cannot listen on {addr} ({flag}): {error}{}", in_use_hint(.error, .flag))]
+    BindAddr {
+        addr: std::net::SocketAddr,
+        flag: &'static str,
+        error: std::io::Error,
+    },
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     #[error("cannot build the HTTP client: {0}")]

@@ -17,7 +17,7 @@ use super::resolve::Resolver;
 use crate::source::LoadError;
 use crate::source::error::nearest;
 use crate::source::fields::Fields;
-use crate::source::read::{FileKind, read_text, syntax_error};
+use crate::source::read::{FileKind, read_text, syntax_error_in};
 use crate::source::yaml::{self, Value};
 use crate::topology::Topology;
 
@@ -31,7 +31,7 @@ pub fn load(path: &Path, t: &Topology) -> Result<Resolver, LoadError> {
 /// [`load`] on text already read; `file` names it in errors.
 pub fn load_str(text: &str, file: &str, t: &Topology) -> Result<Resolver, LoadError> {
     let f = Fields::new(file, text);
-    let root = yaml::parse_config(text).map_err(|e| syntax_error(file, e))?;
+    let root = yaml::parse_config(text).map_err(|e| syntax_error_in(file, text, e))?;
     let entries = match &root.value {
         Value::Map(entries) => entries,
         Value::Null => &Vec::new(),

@@ -263,9 +263,12 @@ pub async fn serve(
     // Every callee must have an address before anything listens.
     config.resolver.callees(&config.topology, config.service)?;
     let layout = Layout::new(&config.topology);
-    let service = server::bind_addr(config.listen).map_err(ChaosError::Bind)?;
+    let bind = |addr, flag| {
+        server::bind_addr(addr).map_err(|error| ChaosError::BindAddr { addr, flag, error })
+    };
+    let service = bind(config.listen, "--listen")?;
     let http = service.local_addr().map_err(ChaosError::Bind)?;
-    let admin = server::bind_addr(config.admin).map_err(ChaosError::Bind)?;
+    let admin = bind(config.admin, "--admin")?;
     let admin_addr = admin.local_addr().map_err(ChaosError::Bind)?;
     let served = Arc::new(Served {
         config,

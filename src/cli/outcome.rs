@@ -70,7 +70,14 @@ pub fn load_error(e: LoadError) -> Failure {
 pub fn presets(dirs: &[PathBuf]) -> Result<Presets, Failure> {
     let mut presets = Presets::embedded();
     for dir in dirs {
-        presets.add_dir(dir).map_err(load_error)?;
+        for r in presets.add_dir(dir).map_err(load_error)? {
+            let old = if r.shipped {
+                "the shipped preset of that name".to_owned()
+            } else {
+                format!("the one in {}", r.replaced)
+            };
+            eprintln!("note: preset `{}` from {} replaces {old}", r.name, r.file);
+        }
     }
     Ok(presets)
 }

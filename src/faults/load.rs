@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{FaultKind, Inject, KINDS, Phase, Scenario, Target, TargetAt};
 use crate::source::error::{ErrorKind, nearest};
 use crate::source::fields::{Fields, MapView};
-use crate::source::read::{FileKind, syntax_error};
+use crate::source::read::{FileKind, syntax_error_in};
 use crate::source::yaml::{self, Node, Pos, Value};
 use crate::topology::LoadError;
 
@@ -74,7 +74,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
             ),
         );
     }
-    let root = yaml::parse_config(text).map_err(|e| syntax_error(file, e))?;
+    let root = yaml::parse_config(text).map_err(|e| syntax_error_in(file, text, e))?;
     let top = f.map(&root, "a fault scenario", TOP_KEYS)?;
     let stem = Path::new(file)
         .file_stem()

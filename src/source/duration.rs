@@ -47,8 +47,19 @@ fn whole_ms_or_s(s: &str) -> Option<f64> {
 /// Seconds in `s`, a sum of numbers with units (`1m30s`); `text` as written,
 /// for the error.
 fn sum_of_parts(text: &str, s: &str) -> Result<f64, String> {
+    // `5 ms` reads as 5 ms to a person and as two words to every other
+    // parser of durations (Go's, humantime, Envoy's): refused, not guessed.
+    if s.contains(char::is_whitespace) {
+        let together: String = s.split_whitespace().collect();
+        // What is wrong besides the space (`5 parsecs`) is said first.
+        sum_of_parts(text, &together)?;
+        return Err(format!(
+            "`{text}` has a space in it; write the number and its unit together, e.g. `{together}`"
+        ));
+    }
     let mut total = 0f64;
     let mut rest = s;
+    let mut previous: Option<(f64, &str)> = None;
     while !rest.is_empty() {
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -79,8 +90,18 @@ fn sum_of_parts(text: &str, s: &str) -> Result<f64, String> {
                 ));
             }
         };
+        // `5ms5ms` or `30s1m` is a typo, not a sum: each unit once, largest first.
+        if let Some((larger, name)) = previous
+            && scale >= larger
+        {
+            return Err(format!(
+                "`{text}` has `{}` after `{name}`; write each unit once, largest first, e.g. `1m30s`",
+                unit.trim()
+            ));
+        }
+        previous = Some((scale, unit));
         total += value * scale;
-        rest = next.trim_start();
+        rest = next;
     }
     Ok(total)
 }
@@ -183,7 +204,20 @@ mod tests {
     fn rejects_with_the_fix() {
         assert!(parse("-5ms").unwrap_err().contains("negative"));
         assert!(parse("100").unwrap_err().contains("`100ms`"));
+        assert!(parse("5parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse("5 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(
+            parse("5 ms")
+                .unwrap_err()
+                .contains("has a space in it; write the number and its unit together, e.g. `5ms`")
+        );
+        assert!(
+            parse("5ms5ms")
+                .unwrap_err()
+                .contains("has `ms` after `ms`; write each unit once")
+        );
+        assert!(parse("30s1m").unwrap_err().contains("has `m` after `s`"));
+        assert_eq!(parse("1h2m3s4ms"), Ok(Duration::from_millis(3_723_004)));
         assert!(parse("fast").is_err());
         assert!(parse("1.2.3s").is_err());
         assert!(parse("99999999999h").unwrap_err().contains("absurdly"));

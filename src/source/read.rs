@@ -195,6 +195,36 @@ fn breach_message(b: Breach) -> (String, String) {
     (message, help.to_owned())
 }
 
+/// YAML's limit on a plain (implicit) key: the parser looks no further for
+/// its `:` (YAML 1.2, 7.4.2).
+pub const MAX_KEY_CHARS: usize = 1024;
+
+/// [`syntax_error`] for an error in `text`: a key past YAML's length limit
+/// is named as such (the parser only says it found no `:`).
+pub fn syntax_error_in(file: &str, text: &str, e: yaml::SyntaxError) -> LoadError {
+    let line = (e.pos.line as usize)
+        .checked_sub(1)
+        .and_then(|i| text.lines().nth(i))
+        .unwrap_or("");
+    let key_chars = line
+        .trim_start()
+        .split(": ")
+        .next()
+        .map_or(0, |k| k.chars().count());
+    if e.breach.is_none() && e.message.contains("simple key") && key_chars > MAX_KEY_CHARS {
+        return LoadError::new(
+            ErrorKind::Syntax,
+            file,
+            Some(e.pos),
+            format!(
+                "a key of {key_chars} characters: YAML reads a plain key of at most {MAX_KEY_CHARS}"
+            ),
+        )
+        .with_help("shorten the key (service and layer names are short words)");
+    }
+    syntax_error(file, e)
+}
+
 /// A YAML syntax error as a load error, in words a user can act on.
 pub fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
     // The parser appends " at line L, column C"; we lead with file:line:col.

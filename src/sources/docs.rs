@@ -3,7 +3,7 @@
 //! back to where the document sits in the file. A JSON file is one document.
 
 use crate::source::error::LoadError;
-use crate::source::read::syntax_error;
+use crate::source::read::syntax_error_in;
 use crate::source::yaml::{self, Span};
 use crate::source::{Node, Value};
 
@@ -21,9 +21,12 @@ pub fn split(file: &str, text: &str) -> Result<Vec<Document>, LoadError> {
         {
             continue;
         }
-        let mut root = yaml::parse_config(&chunk).map_err(|mut e| {
-            e.pos.line += line0;
-            syntax_error(file, e)
+        let mut root = yaml::parse_config(&chunk).map_err(|e| {
+            let mut err = syntax_error_in(file, &chunk, e);
+            if let Some(p) = &mut err.pos {
+                p.line += line0;
+            }
+            err
         })?;
         if line0 > 0 || start > 0 {
             shift(&mut root, line0, start as u32);

@@ -5,7 +5,7 @@ use std::path::Path;
 use super::model::Topology;
 use super::presets::Presets;
 use crate::source::error::{ErrorKind, LoadError};
-use crate::source::read::{FileKind, read_text, syntax_error};
+use crate::source::read::{FileKind, read_text, syntax_error_in};
 use crate::source::yaml::{self, Pos};
 
 /// Loads and validates the topology at `path`.
@@ -45,7 +45,7 @@ fn load_text(
         )
         .with_help("a topology starts with `version: 1` and a `services:` map; see examples/"));
     }
-    let root = yaml::parse_config(&text).map_err(|e| syntax_error(file, e))?;
+    let root = yaml::parse_config(&text).map_err(|e| syntax_error_in(file, &text, e))?;
     let mut topology = super::schema::read(file, &text, &root, presets, default_name)?;
     topology.source = std::sync::Arc::new(text);
     topology.located = Some(std::sync::Arc::new(root));

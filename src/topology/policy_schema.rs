@@ -135,7 +135,7 @@ impl<'p> PolicyReader<'p> {
         };
         let pf = Fields::new(&source.file, &source.text);
         let root = yaml::parse_config(&source.text)
-            .map_err(|e| crate::source::read::syntax_error(&source.file, e))?;
+            .map_err(|e| crate::source::read::syntax_error_in(&source.file, &source.text, e))?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {
             return Err(pf.error(root.pos, "a preset cannot name another preset"));

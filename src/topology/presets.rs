@@ -33,6 +33,17 @@ impl Default for Presets {
     }
 }
 
+/// A preset file that took the name of one already known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    pub name: String,
+    pub file: String,
+    /// The file of the preset it replaces (`policies/NAME.yaml` when shipped).
+    pub replaced: String,
+    /// The preset it replaces is one shipped in the binary.
+    pub shipped: bool,
+}
+
 impl Presets {
     /// The presets shipped in the binary.
     pub fn embedded() -> Self {
@@ -49,8 +60,10 @@ impl Presets {
         Presets { sources }
     }
 
-    /// Adds every `*.yaml` file of `dir`, named by its file stem.
-    pub fn add_dir(&mut self, dir: &Path) -> Result<(), LoadError> {
+    /// Adds every `*.yaml` file of `dir`, named by its file stem. Returns
+    /// the files that replace a preset already known (a shipped one, or one
+    /// of an earlier directory), for the user to be told.
+    pub fn add_dir(&mut self, dir: &Path) -> Result<Vec<Replaced>, LoadError> {
         let shown = dir.display().to_string();
         let io = |e: std::io::Error| {
             LoadError::new(
@@ -70,6 +83,7 @@ impl Presets {
             .filter(|p| crate::source::read::stays_inside(dir, p))
             .collect();
         paths.sort();
+        let mut replaced = Vec::new();
         for path in paths {
             let file = path.display().to_string();
             let text = crate::source::read::read_text(
@@ -81,9 +95,25 @@ impl Presets {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            self.sources.insert(name, PresetSource { file, text });
+            if let Some(old) = self.sources.insert(
+                name.clone(),
+                PresetSource {
+                    file: file.clone(),
+                    text,
+                },
+            ) {
+                let shipped = embedded::POLICIES
+                    .iter()
+                    .any(|(n, text)| *n == name && *text == old.text);
+                replaced.push(Replaced {
+                    name,
+                    file,
+                    replaced: old.file,
+                    shipped,
+                });
+            }
         }
-        Ok(())
+        Ok(replaced)
     }
 
     pub fn get(&self, name: &str) -> Option<&PresetSource> {
