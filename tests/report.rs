@@ -403,43 +403,67 @@ fn markdown_from_the_cli_is_the_library_s() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("## retrylint review: `sre-book`\n"));
     assert!(out.contains("```mermaid\nflowchart LR\n"));
-    // Beside it, the what-if: the same file with every fix applied.
+    // Every fix the rules propose for sre-book makes its storm worse in the
+    // simulation: the page holds them back, says so, and draws no what-if.
     assert!(
-        out.contains("| `db` | 64× | 4× | 64× | 1.1× | 50ms | 50ms |"),
+        out.contains("9 fixes held back from the what-if: with them the simulator measured the topology worse than as written"),
         "{out}"
     );
-    // The what-if's figures are `check`'s on the file `check --fix` writes.
+    assert!(!out.contains("with the fixes applied"), "{out}");
+    // `check --fix` holds back the same nine and leaves the file alone.
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-what-if");
     std::fs::create_dir_all(&dir).unwrap();
     let fixed = dir.join("sre-book.yaml");
     std::fs::copy("examples/sre-book.yaml", &fixed).unwrap();
     let fixed = fixed.to_str().unwrap();
     let (code, _, err) = retrylint(&["check", fixed, "--fix"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.ends_with(&format!("0 fixes made, 9 skipped; {fixed} unchanged\n")),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("because: measured worse than as written")
+            .count(),
+        9,
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fixed).unwrap(),
+        std::fs::read_to_string("examples/sre-book.yaml").unwrap()
+    );
+}
+
+#[test]
+fn the_what_if_is_the_file_check_fix_writes() {
+    // sidecar.yaml has a fix the simulator keeps.
+    let (code, out, err) = retrylint(&["report", "examples/sidecar.yaml", "--format", "markdown"]);
     assert_eq!(code, 0, "{err}");
-    let (_, json, _) = retrylint(&["check", fixed, "--format", "json"]);
-    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let db = json["amplification"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["service"] == "db")
-        .unwrap();
-    assert_eq!(db["worst_case"], 4.0);
-    assert_eq!(json["findings"].as_array().unwrap().len(), 0);
-    // And its storm is `simulate`'s on that file: the same seed and trials,
-    // the same run (the page's own what-if, made as the CLI makes it), and
-    // the same row in the comment.
-    let fixed_run = simulate_json(fixed);
-    let written = common::load_file("examples/sre-book.yaml");
-    let text = std::fs::read_to_string("examples/sre-book.yaml").unwrap();
-    let (what_if, _) = retrylint::fix::what_if(
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-what-if");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixed = dir.join("sidecar.yaml");
+    std::fs::copy("examples/sidecar.yaml", &fixed).unwrap();
+    let fixed = fixed.to_str().unwrap();
+    let (_, _, err) = retrylint(&["check", fixed, "--fix"]);
+    assert!(err.contains("1 fix made"), "{err}");
+    // The page's what-if side is `check` of that file.
+    let written = common::load_file("examples/sidecar.yaml");
+    let text = std::fs::read_to_string("examples/sidecar.yaml").unwrap();
+    let what_if = retrylint::fix::what_if(
         &text,
         &written.file,
-        "sre-book",
+        "sidecar",
         &retrylint::topology::Presets::embedded(),
     )
-    .unwrap()
-    .expect("sre-book has fixes");
+    .unwrap();
+    assert_eq!(
+        what_if.judged.run.text,
+        std::fs::read_to_string(fixed).unwrap()
+    );
+    let what_if = what_if.fixed.expect("sidecar has a fix kept");
+    // And its storm is `simulate`'s on that file: the same seed and trials,
+    // the same run, and the same row in the comment.
+    let fixed_run = simulate_json(fixed);
     let r = review::gather(
         &written,
         Some(Other {

@@ -261,8 +261,15 @@ fn fix_file(
         FixError::Levels(ResolveError::Cli(e)) => Failure::Usage(e.to_string()),
         e @ FixError::Broke { .. } => Failure::Usage(e.to_string()),
     };
-    let run = fix::fix_text(&t.source, &t.file, default_name, presets, cli)
+    let judged = fix::fix_judged(&t.source, &t.file, default_name, presets, cli)
         .map_err(|e| input(e, &t.source))?;
+    if let Some(why) = &judged.unjudged {
+        eprintln!(
+            "note: the fixes could not be judged by simulation ({why}); they are made as the rules propose them: check them with `retrylint simulate`"
+        );
+    }
+    let mut run = judged.run;
+    run.skipped.extend(judged.withheld);
     let (topology, report) = fix::check_text(&run.text, &t.file, default_name, presets, cli)
         .map_err(|e| input(e, &run.text))?;
     if args.diff {

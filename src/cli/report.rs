@@ -147,6 +147,7 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
     // this one with every fix `check --fix` would make, applied in memory.
     let text = std::fs::read_to_string(&args.topology)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.topology.display())))?;
+    let mut held_back = Vec::new();
     let compared = match args.compare.as_deref() {
         Some(p) => Some((
             topology::load(p, &presets).map_err(load_error)?,
@@ -158,9 +159,12 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "topology".into());
-            retrylint::fix::what_if(&text, &t.file, &stem, &presets)
-                .map_err(|e| Failure::Usage(e.to_string()))?
-                .map(|(fixed, _)| (fixed, Some("with the fixes applied".to_owned())))
+            let what_if = retrylint::fix::what_if(&text, &t.file, &stem, &presets)
+                .map_err(|e| Failure::Usage(e.to_string()))?;
+            held_back = what_if.judged.withheld;
+            what_if
+                .fixed
+                .map(|fixed| (fixed, Some("with the fixes applied".to_owned())))
         }
     };
     let other = compared.as_ref().map(|(c, label)| Other {
@@ -184,6 +188,7 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
     let chaos_ref = chaos.as_ref().map(|(f, run)| (f.as_str(), run));
     let mut page = review::gather(&t, other, &settings, chaos_ref)
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    page.held_back = held_back;
     if let Some(base) = &args.base {
         let old = std::fs::read_to_string(base).map_err(|e| {
             Failure::Usage(format!(

@@ -47,6 +47,7 @@ mod diff;
 mod doc;
 mod edit;
 mod intent;
+pub mod judge;
 mod plan;
 mod resolve;
 mod run;
@@ -64,7 +65,10 @@ pub use edit::{Edit, EditKind, EditSet, Skipped, apply};
 pub use intent::{Change, Intent, LayerAt, Section};
 pub use plan::{FixNote, Plan, plan};
 pub use resolve::resolve;
-pub use run::{FixError, FixRun, MAX_PASSES, check_text, fix_text, what_if};
+pub use run::{
+    FixError, FixRun, JudgedRun, MAX_PASSES, WhatIf, check_text, fix_judged, fix_text,
+    fix_text_without, what_if,
+};
 pub use summary::summary;
 pub use write::{WriteError, Written, write_atomically};
 

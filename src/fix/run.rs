@@ -69,6 +69,18 @@ pub fn fix_text(
     presets: &Presets,
     cli: &CliLevels,
 ) -> Result<FixRun, FixError> {
+    fix_text_without(text, file, default_name, presets, cli, &[])
+}
+
+/// [`fix_text`] with the fixes of the rules `withheld` left out.
+pub fn fix_text_without(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    presets: &Presets,
+    cli: &CliLevels,
+    withheld: &[&str],
+) -> Result<FixRun, FixError> {
     let mut run = FixRun {
         text: text.to_owned(),
         applied: Vec::new(),
@@ -76,7 +88,10 @@ pub fn fix_text(
         passes: 0,
     };
     for pass in 1..=MAX_PASSES {
-        let (_, report) = check_text(&run.text, file, default_name, presets, cli)?;
+        let (_, mut report) = check_text(&run.text, file, default_name, presets, cli)?;
+        if !withheld.is_empty() {
+            report.findings.retain(|f| !withheld.contains(&f.code));
+        }
         let p = plan(&report.findings);
         run.skipped = p.skipped;
         if p.edits.is_empty() {
@@ -106,19 +121,158 @@ pub fn fix_text(
     Ok(run)
 }
 
+/// Fixes made by [`fix_judged`], and those it held back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgedRun {
+    /// The fixes that do not make the storm worse, made.
+    pub run: FixRun,
+    /// Fixes left out because, with them, the simulation measured the
+    /// topology worse than as written: each with the measured reason.
+    pub withheld: Vec<FixNote>,
+    /// Why the fixes could not be judged (the simulation did not fit its
+    /// budget); they are then made as the rules propose them.
+    pub unjudged: Option<String>,
+}
+
+/// [`fix_text`], judged by the simulator (`super::judge`). Each rule's fixes
+/// are judged alone against the topology as written; a rule whose fixes
+/// make it worse is held back with the measured reason. The fixes of the
+/// rules kept are then judged together, and while together they are worse,
+/// the last rule kept is held back too. Rules are held back whole: a rule's
+/// fixes share their cause.
+pub fn fix_judged(
+    text: &str,
+    file: &str,
+    default_name: &str,
+    presets: &Presets,
+    cli: &CliLevels,
+) -> Result<JudgedRun, FixError> {
+    let all = fix_text(text, file, default_name, presets, cli)?;
+    let unjudged = |run: FixRun, why: String| JudgedRun {
+        run,
+        withheld: Vec::new(),
+        unjudged: Some(why),
+    };
+    if !all.changed() {
+        return Ok(JudgedRun {
+            run: all,
+            withheld: Vec::new(),
+            unjudged: None,
+        });
+    }
+    let load =
+        |text: &str| topology::load_str(text, file, default_name, presets).map_err(FixError::Load);
+    let written = load(text)?;
+    let runs = match super::judge::runs(&written, &load(&all.text)?) {
+        Ok(r) => r,
+        Err(why) => return Ok(unjudged(all, why)),
+    };
+    let before = match super::judge::measure(&written, &runs) {
+        Ok(m) => m,
+        Err(why) => return Ok(unjudged(all, why)),
+    };
+    // What makes `run` worse than as written; `Err` when it cannot be judged.
+    let judge = |run: &FixRun| -> Result<Result<Vec<String>, String>, FixError> {
+        if !run.changed() {
+            return Ok(Ok(Vec::new()));
+        }
+        let t = load(&run.text)?;
+        Ok(super::judge::measure(&t, &runs).map(|after| super::judge::worse(&before, &after)))
+    };
+    let mut codes: Vec<&'static str> = all.applied.iter().map(|n| n.code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut kept: Vec<&'static str> = Vec::new();
+    let mut withheld: Vec<FixNote> = Vec::new();
+    let hold_back = |code: &str, because: String, withheld: &mut Vec<FixNote>| {
+        withheld.extend(
+            all.applied
+                .iter()
+                .filter(|n| n.code == code)
+                .map(|n| FixNote {
+                    reason: Some(because.clone()),
+                    ..n.clone()
+                }),
+        );
+    };
+    for &code in &codes {
+        let others: Vec<&str> = codes.iter().copied().filter(|&c| c != code).collect();
+        let alone = fix_text_without(text, file, default_name, presets, cli, &others)?;
+        match judge(&alone)? {
+            Ok(reasons) if reasons.is_empty() => kept.push(code),
+            Ok(reasons) => hold_back(
+                code,
+                format!("measured worse than as written: {}", reasons.join("; ")),
+                &mut withheld,
+            ),
+            Err(why) => return Ok(unjudged(all, why)),
+        }
+    }
+    loop {
+        let left_out: Vec<&str> = codes
+            .iter()
+            .copied()
+            .filter(|c| !kept.contains(c))
+            .collect();
+        let run = fix_text_without(text, file, default_name, presets, cli, &left_out)?;
+        let reasons = match judge(&run)? {
+            Ok(r) => r,
+            Err(why) => return Ok(unjudged(all, why)),
+        };
+        match (reasons.is_empty(), kept.pop()) {
+            (true, popped) => {
+                kept.extend(popped);
+                return Ok(JudgedRun {
+                    run,
+                    withheld,
+                    unjudged: None,
+                });
+            }
+            (false, Some(code)) => hold_back(
+                code,
+                format!(
+                    "not worse alone, but with the other fixes measured worse than as written: {}",
+                    reasons.join("; ")
+                ),
+                &mut withheld,
+            ),
+            // Nothing kept and still worse cannot happen: no fix, no change.
+            (false, None) => {
+                return Ok(JudgedRun {
+                    run,
+                    withheld,
+                    unjudged: None,
+                });
+            }
+        }
+    }
+}
+
+/// The what-if of the review page: the fixes `check --fix` would make.
+#[derive(Debug, Clone)]
+pub struct WhatIf {
+    /// The topology with them made, loaded again; `None` when none is made.
+    pub fixed: Option<Topology>,
+    /// The fixes made and held back ([`fix_judged`]).
+    pub judged: JudgedRun,
+}
+
 /// The what-if of the review page: the topology in `text` with every fix
-/// made, loaded again, beside the run that made them; `None` when no fix
-/// changes anything.
+/// `check --fix` would make (judged by the simulator), loaded again.
 pub fn what_if(
     text: &str,
     file: &str,
     default_name: &str,
     presets: &Presets,
-) -> Result<Option<(Topology, FixRun)>, FixError> {
-    let run = fix_text(text, file, default_name, presets, &CliLevels::default())?;
-    if !run.changed() {
-        return Ok(None);
-    }
-    let t = topology::load_str(&run.text, file, default_name, presets).map_err(FixError::Load)?;
-    Ok(Some((t, run)))
+) -> Result<WhatIf, FixError> {
+    let judged = fix_judged(text, file, default_name, presets, &CliLevels::default())?;
+    let fixed = if judged.run.changed() {
+        Some(
+            topology::load_str(&judged.run.text, file, default_name, presets)
+                .map_err(FixError::Load)?,
+        )
+    } else {
+        None
+    };
+    Ok(WhatIf { fixed, judged })
 }

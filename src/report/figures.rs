@@ -154,6 +154,38 @@ pub fn worst_service(r: &CheckReport) -> Option<&AmplificationRow> {
         })
 }
 
+/// What the simulation of a review side measured, for its verdict line:
+/// `(collapsed, text)`, the text like `simulated 503-burst: 96.0 % of user
+/// requests succeeded, recovered at once`. `None` without a simulation.
+pub fn measured_outcome(
+    sim: Option<&crate::run::RunReport>,
+    scenario: &str,
+) -> Option<(bool, String)> {
+    let run = sim?;
+    let verdict = run.goodput.as_ref().and_then(|g| g.verdict.as_ref());
+    let collapsed = verdict.is_some_and(|v| v.recovered_at_ms.is_none());
+    let after = match verdict {
+        Some(_) => format!(", {}", super::sim_compare_table::verdict(verdict)),
+        None => String::new(),
+    };
+    Some((
+        collapsed,
+        format!(
+            "simulated {scenario}: {:.1} % of user requests succeeded{after}",
+            100.0 * run.end_to_end.success_ratio()
+        ),
+    ))
+}
+
+/// The review's line on fixes held back from its what-if.
+pub fn held_back(n: usize) -> String {
+    format!(
+        "{n} fix{} held back from the what-if: with {} the simulator measured the topology worse than as written (`retrylint check --fix` lists the figures)",
+        if n == 1 { "" } else { "es" },
+        if n == 1 { "it" } else { "them" }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,43 @@ pub fn render(r: &Review) -> String {
         if r.sides.len() > 1 {
             let _ = write!(head, "**{}**: ", cell(&side.label));
         }
-        let _ = writeln!(head, "{}\n", verdict(&side.check));
+        // The static verdict and the measured outcome side by side; a
+        // simulated collapse is named first, whatever the check says.
+        let measured = figures::measured_outcome(side.sim.as_ref(), &r.scenario.name);
+        match measured {
+            Some((true, text)) => {
+                let _ = writeln!(
+                    head,
+                    "❌ collapses in the simulation ({}) — the check: {}\n",
+                    cell(&text),
+                    verdict(&side.check)
+                );
+            }
+            Some((false, text)) => {
+                let _ = writeln!(head, "{}; {}\n", verdict(&side.check), cell(&text));
+            }
+            None => {
+                let _ = writeln!(head, "{}\n", verdict(&side.check));
+            }
+        }
+    }
+    if !r.held_back.is_empty() {
+        let _ = writeln!(
+            head,
+            "<details><summary>{}.</summary>\n",
+            cell(&figures::held_back(r.held_back.len()))
+        );
+        for n in &r.held_back {
+            let _ = writeln!(
+                head,
+                "- {} line {}: {}: {}",
+                code(n.code),
+                n.line,
+                cell(&n.description),
+                cell(n.reason.as_deref().unwrap_or(""))
+            );
+        }
+        head.push_str("\n</details>\n\n");
     }
     sections.push(head);
     sections.push(before_after(r));

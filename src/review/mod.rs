@@ -149,6 +149,9 @@ pub struct Review {
     /// the file's version before the change was given
     /// ([`suggestions::suggest`]).
     pub suggestions: Option<Suggestions>,
+    /// Fixes left out of the what-if because, with them, the simulator
+    /// measured the topology worse than as written (`crate::fix::fix_judged`).
+    pub held_back: Vec<crate::fix::FixNote>,
     pub command: String,
 }
 
@@ -215,6 +218,7 @@ pub fn gather(
         storm,
         measured,
         suggestions: None,
+        held_back: Vec::new(),
         command: settings.command.clone(),
     })
 }

@@ -84,18 +84,41 @@ pub fn render(r: &Review) -> String {
 fn verdict(out: &mut String, r: &Review) {
     out.push_str("<section id=\"verdict\">\n<h2>Verdict</h2>\n");
     for side in &r.sides {
-        verdict_line(out, side, r.sides.len() > 1);
+        verdict_line(out, side, r.sides.len() > 1, &r.scenario.name);
+    }
+    if !r.held_back.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details class=\"held-back\"><summary>{}.</summary><ul>",
+            ticks(&capital(&figures::held_back(r.held_back.len())))
+        );
+        for n in &r.held_back {
+            let _ = writeln!(
+                out,
+                "<li><code>{}</code> line {}: {}: {}</li>",
+                esc(n.code),
+                n.line,
+                esc(&n.description),
+                esc(n.reason.as_deref().unwrap_or(""))
+            );
+        }
+        out.push_str("</ul></details>\n");
     }
     out.push_str("</section>\n");
 }
 
-fn verdict_line(out: &mut String, side: &Side, labelled: bool) {
+/// The static verdict and the measured outcome side by side; the worse of
+/// the two names the line: a topology whose check passes but whose
+/// simulated storm collapses does not read as passing.
+fn verdict_line(out: &mut String, side: &Side, labelled: bool, scenario: &str) {
     let c = &side.check;
     let failed = c.failed();
-    let (class, mark) = if failed {
-        ("fail", "✗ fails")
-    } else {
-        ("pass", "✓ passes")
+    let measured = figures::measured_outcome(side.sim.as_ref(), scenario);
+    let collapsed = measured.as_ref().is_some_and(|(collapsed, _)| *collapsed);
+    let (class, mark) = match (failed, collapsed) {
+        (true, _) => ("fail", "✗ fails"),
+        (false, true) => ("fail", "✗ collapses in the simulation; the check passes"),
+        (false, false) => ("pass", "✓ passes"),
     };
     let label = if labelled {
         format!("<strong>{}</strong>: ", esc(&side.label))
@@ -112,9 +135,12 @@ fn verdict_line(out: &mut String, side: &Side, labelled: bool) {
             )
         })
         .unwrap_or_default();
+    let measured = measured
+        .map(|(_, text)| format!("; {}", esc(&text)))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "<p class=\"verdict {class}\">{label}<span class=\"mark\">{mark}</span> at --fail-on {}: {}{worst}.</p>",
+        "<p class=\"verdict {class}\">{label}<span class=\"mark\">{mark}</span> at --fail-on {}: {}{worst}{measured}.</p>",
         c.fail_on.as_str(),
         esc(&if c.findings.is_empty() {
             "no findings".to_owned()
