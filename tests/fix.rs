@@ -93,7 +93,7 @@ fn every_rule_with_a_fix_turns_before_into_after_and_the_findings_go() {
         .unwrap();
         assert_eq!(proposed.text, expected, "{code}: the proposed fix differs");
         let (status, _, err) = retrylint(&["check", "--fix", p]);
-        if MEASURED_WORSE.contains(&code) {
+        if MEASURED_WORSE.contains(code) {
             // Judged by the simulator and held back, with the figures.
             assert_ne!(
                 read(&path),
