@@ -223,3 +223,34 @@ fn istio_without_a_per_try_timeout_says_which_default() {
         "the istio-sidecar layer of web → api allows 3 attempts but if `api` hangs only 1 can start before the 2s timeout of the istio-route layer of web → api: each attempt lasts its 2s timeout (perTryTimeout unset: Envoy's default gives each attempt the route timeout), so attempt 2 would start at 2s"
     );
 }
+
+/// The examples of the nearest peer (RetryStorm), translated with each
+/// service's timeout and retries on the calls it makes and no latency
+/// declared: its timeout inversion (gateway 3 s over svc-a 5 s × 4) is found
+/// from the timeouts alone, and its healthy topology stays quiet.
+#[test]
+fn the_peers_examples_need_no_latencies() {
+    let unhealthy = "version: 1\nentry: gateway\nservices:\n  gateway:\n    calls: [ { to: svc-a, timeout: 3s, retry: { max_attempts: 3 } } ]\n  svc-a:\n    calls: [ { to: svc-b, timeout: 5s, retry: { max_attempts: 4 } } ]\n  svc-b: {}\n";
+    let t = common::load(unhealthy).unwrap();
+    let r = common::check(&t);
+    let rl007: Vec<_> = r.findings.iter().filter(|f| f.code == "RL007").collect();
+    assert_eq!(rl007.len(), 1, "{rl007:#?}");
+    assert_eq!((rl007[0].service.as_str(), rl007[0].line), ("svc-a", 7));
+    assert!(
+        rl007[0].message.starts_with(
+            "svc-a → svc-b: 5s timeout × 4 attempts keep `svc-a` working 20.001s if `svc-b` hangs, past the 3s timeout of gateway → svc-a"
+        ),
+        "{}",
+        rl007[0].message
+    );
+    let healthy = "version: 1\nentry: api\nservices:\n  api:\n    calls: [ { to: backend, timeout: 10s, retry: { max_attempts: 2 } } ]\n  backend: { calls: [] }\n";
+    let t = common::load(healthy).unwrap();
+    let r = common::check(&t);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.code != "RL007" && f.code != "RL008"),
+        "{:#?}",
+        r.findings
+    );
+}
