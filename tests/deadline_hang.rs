@@ -254,3 +254,48 @@ fn the_peers_examples_need_no_latencies() {
         r.findings
     );
 }
+
+/// `--format short`: one line per finding for logs, with the route from the
+/// entry down to it, then the summary; the exit code as for every format.
+#[test]
+fn short_format_is_one_line_per_finding_with_its_route() {
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args([
+            "check",
+            "--format",
+            "short",
+            "examples/seed-002-deadline.yaml",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "examples/seed-002-deadline.yaml:26:9: warning[RL007] frontend → api → db: api → db: 2s timeout × 3 attempts + 300ms of waits keep `api` working 6.301s if `db` hangs, past the 2s timeout of frontend → api: work nobody waits for; `api`'s own work counted at the 1ms default latency (none declared) — fix: lower the timeout of api → db to 566ms so its attempts and waits fit in 2s with the rest of api's work, or set deadline_propagation: true on both frontend and api\n\
+         examples/seed-002-deadline.yaml:27:9: warning[RL012] frontend → api → db: api → db retries with no budget: under a total outage it sends 3× the load — fix: add budget: { kind: ratio, ratio: 0.1, min_per_second: 10 }\n\
+         retrylint: 2 warnings in seed-002-deadline; passes at --fail-on error\n"
+    );
+    // The route follows the hottest path; a finding about another service
+    // than the caller whose layer it blames (RL001) ends at that service.
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(["check", "--format", "short", "examples/ecommerce.yaml"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let t = common::load_file("examples/ecommerce.yaml");
+    assert_eq!(lines.len(), common::check(&t).findings.len() + 1);
+    assert!(
+        lines.contains(&"examples/ecommerce.yaml:81:11: error[RL001] web → api → cart → db: worst case 486 attempts reach `db` per user request (limit 10); hottest path web → api → cart → db multiplies 2 × 3 × 3 × 3 × 4 — fix: retry only at the client layer; set max_attempts: 1 at web → api, the istio-sidecar layer of web → api, api → cart, cart → db"),
+        "{text}"
+    );
+    assert_eq!(
+        lines.last(),
+        Some(&"retrylint: 11 errors, 29 warnings, 7 infos in ecommerce; fails at --fail-on error")
+    );
+}

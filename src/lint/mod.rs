@@ -139,6 +139,10 @@ pub struct CheckReport {
     pub has_breakers: bool,
     /// Some call hedges (`healthy` counts more than call paths only then).
     pub has_hedging: bool,
+    /// Per service (indexed like `amplification`), its caller on the hottest
+    /// path from the entry: the routes findings are named by (`--format
+    /// short`). `None` for the entry and services it does not reach.
+    pub hot_caller: Vec<Option<usize>>,
 }
 
 impl CheckReport {
@@ -352,6 +356,11 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
         reference_rate: analysis::REFERENCE_RATE,
         has_breakers: t.layers().any(|(_, l)| l.breaker.is_some()),
         has_hedging: t.layers().any(|(_, l)| l.hedging.is_some()),
+        hot_caller: analysis
+            .hottest_caller
+            .iter()
+            .map(|c| c.map(|(caller, _)| caller))
+            .collect(),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod run_json;
 pub mod run_markdown;
 pub mod run_table;
 pub mod sarif;
+pub mod short;
 pub mod sim_compare_json;
 pub mod sim_compare_markdown;
 pub mod sim_compare_table;
@@ -48,6 +49,8 @@ pub enum CheckFormat {
     Sarif,
     /// GitHub Actions workflow commands (annotations).
     Github,
+    /// One line per finding with its route from the entry, for logs.
+    Short,
 }
 
 /// Options every format may use.
@@ -75,6 +78,7 @@ fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
         CheckFormat::Json => &json::Json,
         CheckFormat::Sarif => &sarif::Sarif,
         CheckFormat::Github => &github::Github,
+        CheckFormat::Short => &short::Short,
     }
 }
 
