@@ -40,7 +40,7 @@ fn names_cannot_forge_workflow_commands() {
 
 #[test]
 fn names_cannot_drive_the_terminal() {
-    for format in ["table", "markdown", "github"] {
+    for format in ["table", "markdown", "github", "short"] {
         let (code, out, err) = retrylint(&["check", FORGED, "--format", format]);
         assert_eq!(code, 1, "{format}: {err}");
         assert_no_raw_control(&out, format);

@@ -266,7 +266,7 @@ fn github_prints_one_command_per_finding_then_a_summary() {
         lines
             .last()
             .unwrap()
-            .starts_with("retrylint: 11 errors, 26 warnings, 7 infos in ecommerce")
+            .starts_with("retrylint: 11 errors, 29 warnings, 7 infos in ecommerce")
     );
 }
 

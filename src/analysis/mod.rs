@@ -15,6 +15,7 @@
 
 pub mod baseline;
 mod breakers;
+pub mod hang;
 mod healthy;
 pub mod normal;
 mod response_time;
@@ -26,6 +27,7 @@ use crate::policy::FOREVER;
 use crate::topology::{Layer, ServiceId, Topology, graph};
 
 pub use breakers::{REFERENCE_RATE, admitted_share, probes_per_second};
+pub use hang::{Hang, Hangs};
 pub use response_time::ResponseTime;
 pub use time_bound::{
     Basis, BoundBy, LayerAttempts, PerLayer, TIME_BOUNDED_ABOVE, TimeBound, time_bounds,
@@ -138,6 +140,14 @@ pub struct Analysis {
     pub call_worst: Vec<Vec<Duration>>,
     /// Worst case of one user request, through the client layer.
     pub entry_worst: Duration,
+    /// The same figures when callees may hang: every attempt may last its
+    /// whole timeout (`hang`'s module docs).
+    pub hang: Hangs,
+    /// Per service: it or a service below it declares a latency.
+    pub latency_declared_below: Vec<bool>,
+    /// Per service: it or a service below it leaves the latency at the
+    /// 1 ms default.
+    pub latency_defaulted_below: Vec<bool>,
     /// Most retrying layers on any path from the user down to each service
     /// (client layer included).
     pub retrying_above: Vec<u32>,
@@ -173,7 +183,12 @@ impl Analysis {
                 )
             },
         );
+        let hang = hang::hangs(t, &order, client_attempts.as_ref(), &layer_attempts);
+        let (latency_declared_below, latency_defaulted_below) = hang::latencies_below(t, &order);
         Analysis {
+            hang,
+            latency_declared_below,
+            latency_defaulted_below,
             order,
             client_attempts,
             layer_attempts,
@@ -473,6 +488,13 @@ fn sat_add(a: Duration, b: Duration) -> Duration {
 /// last attempt it started.
 pub fn layer_worst_case(layer: &Layer, attempts: &LayerAttempts, inner: Duration) -> Duration {
     let per_attempt = layer.timeout.map_or(inner, |t| t.value.min(inner));
+    attempts_total(layer, attempts, per_attempt)
+}
+
+/// `attempts` attempts of `layer` lasting `per_attempt` each, plus the
+/// longest waits the policy allows between them; a layer bounded in time
+/// stops by its bound plus the last attempt it started.
+fn attempts_total(layer: &Layer, attempts: &LayerAttempts, per_attempt: Duration) -> Duration {
     let all = per_attempt
         .checked_mul(attempts.count)
         .map_or(FOREVER, |d| d.min(FOREVER));

@@ -79,6 +79,9 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands (annotations).
     Github,
+    /// One line per finding, `file:line:column: severity[CODE] route: message`,
+    /// the route from the entry down to it; for logs.
+    Short,
 }
 
 impl From<Format> for CheckFormat {
@@ -89,6 +92,7 @@ impl From<Format> for CheckFormat {
             Format::Json => CheckFormat::Json,
             Format::Sarif => CheckFormat::Sarif,
             Format::Github => CheckFormat::Github,
+            Format::Short => CheckFormat::Short,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! figures they read. Nothing here prints; `check` returns plain data.
 
 pub mod finding;
+pub mod hang_text;
 pub mod levels;
 mod order;
 pub mod rule;
@@ -38,8 +39,19 @@ pub struct AmplificationRow {
     /// Attempts reaching the service per user request when nothing fails:
     /// one per call path, times the expected copies of each hedged call.
     pub healthy: f64,
-    /// Worst-case time for the service to answer, in milliseconds.
+    /// Worst-case time for the service to answer at the p99 latencies (the
+    /// 1 ms default where none is declared), in milliseconds.
     pub worst_response_ms: f64,
+    /// Worst-case time for the service to answer when its callees hang,
+    /// each attempt lasting its whole timeout, in milliseconds; `null` when
+    /// no timeout bounds it (`untimed_call` says where: RL011).
+    pub worst_response_if_hang_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untimed_call: Option<CallRef>,
+    /// The service or one below it declares a latency: the tables show
+    /// `worst_response_ms` beside the hang figure only then.
+    #[serde(skip)]
+    pub latency_declared: bool,
     pub reachable: bool,
 }
 
@@ -54,8 +66,12 @@ pub struct EdgeRow {
     pub retrying_layers: Vec<String>,
     /// On the hot path to a service over the amplification limit.
     pub hot: bool,
-    /// Worst-case time of the call from the caller's view, in milliseconds.
+    /// Worst-case time of the call from the caller's view at the p99
+    /// latencies, in milliseconds.
     pub worst_response_ms: f64,
+    /// The same when the callee hangs, each attempt lasting its whole
+    /// timeout; `null` when no layer of the call has one (RL011).
+    pub worst_response_if_hang_ms: Option<f64>,
     /// Layers whose huge or `unlimited` count time bounds, and by what:
     /// `attempts` counts them so. Absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -106,6 +122,15 @@ pub struct CheckReport {
     pub max_amplification: f64,
     /// Worst case of one user request through the client layer.
     pub entry_worst: Duration,
+    /// The same when callees hang; `None` when no timeout bounds it, and
+    /// then the call without one.
+    pub entry_hang: Option<Duration>,
+    pub entry_untimed: Option<CallRef>,
+    /// Some service declares a latency: the p99-based figures are then
+    /// shown beside the hang figures.
+    pub latency_declared: bool,
+    /// Some service leaves its latency at the 1 ms default.
+    pub latency_defaulted: bool,
     pub deadline: Option<Duration>,
     /// User requests per second into the entry that `with_breakers` assumes.
     pub reference_rate: f64,
@@ -114,6 +139,10 @@ pub struct CheckReport {
     pub has_breakers: bool,
     /// Some call hedges (`healthy` counts more than call paths only then).
     pub has_hedging: bool,
+    /// Per service (indexed like `amplification`), its caller on the hottest
+    /// path from the entry: the routes findings are named by (`--format
+    /// short`). `None` for the entry and services it does not reach.
+    pub hot_caller: Vec<Option<usize>>,
 }
 
 impl CheckReport {
@@ -319,10 +348,39 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
         fail_on: config.fail_on,
         max_amplification: config.max_amplification,
         entry_worst: analysis.entry_worst,
+        entry_hang: analysis.hang.entry.within(),
+        entry_untimed: untimed(t, analysis.hang.entry),
+        latency_declared: t.services.iter().any(|s| s.latency.pos.is_some()),
+        latency_defaulted: t.services.iter().any(|s| s.latency.pos.is_none()),
         deadline: t.deadline.map(|d| d.value),
         reference_rate: analysis::REFERENCE_RATE,
         has_breakers: t.layers().any(|(_, l)| l.breaker.is_some()),
         has_hedging: t.layers().any(|(_, l)| l.hedging.is_some()),
+        hot_caller: analysis
+            .hottest_caller
+            .iter()
+            .map(|c| c.map(|(caller, _)| caller))
+            .collect(),
+    }
+}
+
+/// Milliseconds as a double, exact for whole microseconds (`1001.0`, not
+/// the `1000.9999999999999` of seconds × 1000).
+fn millis(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// The call no timeout bounds, when a hang figure has no bound.
+fn untimed(t: &Topology, h: analysis::Hang) -> Option<CallRef> {
+    match h {
+        analysis::Hang::Unbounded { service, call } => {
+            let c = &t.services[service].calls[call];
+            Some(CallRef {
+                from: t.services[c.from].name.clone(),
+                to: t.services[c.to].name.clone(),
+            })
+        }
+        analysis::Hang::Within(_) => None,
     }
 }
 
@@ -341,6 +399,9 @@ fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
                 with_breakers: a.with_breakers[s],
                 healthy: a.healthy[s],
                 worst_response_ms: a.service_worst[s].as_secs_f64() * 1000.0,
+                worst_response_if_hang_ms: a.hang.service[s].within().map(millis),
+                untimed_call: untimed(t, a.hang.service[s]),
+                latency_declared: a.latency_declared_below[s],
                 reachable: a.reachable[s],
             }
         })
@@ -370,6 +431,7 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
                     .collect(),
                 hot: hot[s].contains(&i),
                 worst_response_ms: a.call_worst[s][i].as_secs_f64() * 1000.0,
+                worst_response_if_hang_ms: a.hang.call(s, i).within().map(millis),
                 time_bounded: c
                     .layers
                     .iter()

@@ -147,6 +147,17 @@ pub fn call_layers<'t>(
         })
 }
 
+/// ` (the 1ms default: no latency declared)` after a latency figure of a
+/// service that declares none, so no figure rests on the default silently;
+/// empty when it declares one.
+pub fn latency_default(svc: &crate::topology::Service) -> &'static str {
+    if svc.latency.pos.is_some() {
+        ""
+    } else {
+        " (the 1ms default: no latency declared)"
+    }
+}
+
 /// `web → api`.
 pub fn edge(t: &Topology, call: &Call) -> String {
     edge_parts(t, call).concat()

@@ -121,6 +121,25 @@ impl RetryPolicy {
         1 + schedule::retries_before(within, retries, |k| self.backoff.min_wait(k))
     }
 
+    /// Attempts that can start before `within` has passed since the first one
+    /// when every attempt lasts `each` before it fails (a hung callee, each
+    /// attempt ended by its timeout) and every wait is its shortest draw.
+    pub fn attempts_startable_lasting(&self, within: Duration, each: Duration) -> u32 {
+        let retries = self.max_attempts.saturating_sub(1);
+        1 + schedule::retries_before(within, retries, |k| {
+            each.saturating_add(self.backoff.min_wait(k))
+        })
+    }
+
+    /// The earliest retry `retry` can start when every attempt before it
+    /// lasts `each`.
+    pub fn min_start_lasting(&self, retry: u32, each: Duration) -> Duration {
+        each.checked_mul(retry)
+            .unwrap_or(super::FOREVER)
+            .saturating_add(self.min_start_of_retry(retry))
+            .min(super::FOREVER)
+    }
+
     /// The same with every wait at its mean: what typically fits where the
     /// shortest draw bounds nothing (full jitter may draw 0 every time).
     pub fn attempts_typically_within(&self, within: Duration) -> u32 {
@@ -542,6 +561,22 @@ mod tests {
         // Mean waits 50, 100, 200, 400, then 500 ms: starts at 50, 150, 350, 750, 1250, ….
         assert_eq!(full.attempts_typically_within(ms(1250)), 5);
         assert!(!p.waits_can_all_be_zero());
+    }
+
+    #[test]
+    fn attempts_that_fit_when_each_lasts_its_timeout() {
+        // Each attempt hangs for 1 s; the shortest waits are 100, 200, 400 ms:
+        // retries start at 1.1 s, 2.3 s and 3.7 s.
+        let p = policy(4);
+        assert_eq!(p.min_start_lasting(1, ms(1000)), ms(1100));
+        assert_eq!(p.min_start_lasting(3, ms(1000)), ms(3700));
+        assert_eq!(p.attempts_startable_lasting(ms(1100), ms(1000)), 1);
+        assert_eq!(p.attempts_startable_lasting(ms(1101), ms(1000)), 2);
+        assert_eq!(p.attempts_startable_lasting(ms(3701), ms(1000)), 4);
+        // Full jitter waits nothing at best: the attempts alone decide.
+        let mut full = p.clone();
+        full.backoff.jitter = Jitter::Full;
+        assert_eq!(full.attempts_startable_lasting(ms(2001), ms(1000)), 3);
     }
 
     #[test]

@@ -103,22 +103,91 @@ pub fn millis(ms: f64) -> String {
     }
 }
 
-/// `a user request to `web` takes 8.2s at worst through every retry layer
-/// (deadline 5s)`.
-pub fn request_line(r: &CheckReport) -> String {
-    let worst = if r.entry_worst >= FOREVER {
-        "has no bound on its time".to_owned()
+/// A time as the human formats write it: `6.21s`, `unbounded` at the
+/// engine's ceiling.
+fn time(d: Duration) -> String {
+    if d >= FOREVER {
+        "unbounded".into()
     } else {
-        format!("takes {} at worst", duration::format(r.entry_worst))
+        duration::format(d)
+    }
+}
+
+/// `a user request to `web` takes 8.2s at worst through every retry layer
+/// if its callees hang (910ms at p99 latencies; deadline 5s)`; without a
+/// bound, the call that has no timeout.
+pub fn request_line(r: &CheckReport) -> String {
+    let worst = match (r.entry_hang, &r.entry_untimed) {
+        (Some(d), _) if d >= FOREVER => "has no bound on its time".to_owned(),
+        (Some(d), _) => format!("takes {} at worst", time(d)),
+        (None, Some(c)) => format!(
+            "has no bound on its time if a callee hangs ({} → {} has no timeout: RL011)",
+            c.from, c.to
+        ),
+        (None, None) => "has no bound on its time".to_owned(),
     };
-    let deadline = r
-        .deadline
-        .map(|d| format!(" (deadline {})", duration::format(d)))
-        .unwrap_or_default();
+    let hang = if r.entry_hang.is_some_and(|d| d < FOREVER) {
+        " if its callees hang"
+    } else {
+        ""
+    };
+    let mut notes = Vec::new();
+    if r.latency_declared && r.entry_hang != Some(r.entry_worst) {
+        notes.push(format!("{} at p99 latencies", time(r.entry_worst)));
+    }
+    if let Some(d) = r.deadline {
+        notes.push(format!("deadline {}", duration::format(d)));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
     format!(
-        "a user request to `{}` {worst} through every retry layer{deadline}",
+        "a user request to `{}` {worst} through every retry layer{hang}{notes}",
         r.entry
     )
+}
+
+/// A row's worst response as the tables print it: the figure when callees
+/// hang, `no timeout` where none bounds it (RL011's finding), and the p99
+/// figure beside it where the service or one below it declares a latency:
+/// `6.3s (40ms at p99)`.
+pub fn response(row: &AmplificationRow) -> String {
+    let hang = match row.worst_response_if_hang_ms {
+        Some(ms) => millis(ms),
+        None => "no timeout".to_owned(),
+    };
+    if row.latency_declared && row.worst_response_if_hang_ms != Some(row.worst_response_ms) {
+        [
+            hang.as_str(),
+            " (",
+            &millis(row.worst_response_ms),
+            " at p99)",
+        ]
+        .concat()
+    } else {
+        hang
+    }
+}
+
+/// What the worst-response column means and which defaults it rests on.
+pub fn response_note(r: &CheckReport) -> String {
+    let mut s =
+        String::from("worst response: when callees hang, each attempt lasting its whole timeout");
+    if r.latency_declared {
+        s.push_str("; in brackets, at the declared p99 latencies");
+    }
+    if r.latency_defaulted {
+        s.push_str("; own work at the 1ms default latency where none is declared");
+    }
+    if r.amplification
+        .iter()
+        .any(|row| row.worst_response_if_hang_ms.is_none())
+    {
+        s.push_str("; `no timeout`: a call on the way has none (RL011)");
+    }
+    s
 }
 
 /// What the optional amplification columns mean, one line each (none when

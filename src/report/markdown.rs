@@ -160,7 +160,7 @@ fn amplification(out: &mut String, r: &CheckReport) {
             if r.has_hedging {
                 let _ = write!(line, " {} |", figures::factor(row.healthy));
             }
-            let _ = write!(line, " {} |", figures::millis(row.worst_response_ms));
+            let _ = write!(line, " {} |", figures::response(row));
             if over {
                 let _ = write!(line, " 🔥 over the {} limit |", figures::limit(r));
             } else if with_notes {
@@ -179,7 +179,11 @@ fn amplification(out: &mut String, r: &CheckReport) {
             r.amplification.len()
         );
     }
-    let line = figures::request_line(r);
+    // Prose that names services: escaped as a cell is, so that a name
+    // cannot mention, link or show an image.
+    let note = cell(&figures::response_note(r));
+    let _ = writeln!(out, "\n{}{}.", note[..1].to_uppercase(), &note[1..]);
+    let line = cell(&figures::request_line(r));
     let _ = writeln!(out, "\n{}{}.\n", line[..1].to_uppercase(), &line[1..]);
 }
 

@@ -22,6 +22,7 @@ pub mod run_json;
 pub mod run_markdown;
 pub mod run_table;
 pub mod sarif;
+pub mod short;
 mod shown;
 pub mod sim_compare_json;
 pub mod sim_compare_markdown;
@@ -49,6 +50,8 @@ pub enum CheckFormat {
     Sarif,
     /// GitHub Actions workflow commands (annotations).
     Github,
+    /// One line per finding with its route from the entry, for logs.
+    Short,
 }
 
 /// Options every format may use.
@@ -76,6 +79,7 @@ fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
         CheckFormat::Json => &json::Json,
         CheckFormat::Sarif => &sarif::Sarif,
         CheckFormat::Github => &github::Github,
+        CheckFormat::Short => &short::Short,
     }
 }
 
@@ -89,7 +93,9 @@ pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style) -> 
 /// `None` when it has none or the format's encoder escapes them itself.
 fn for_people(format: CheckFormat, report: &CheckReport) -> Option<CheckReport> {
     match format {
-        CheckFormat::Table | CheckFormat::Markdown | CheckFormat::Github => shown::escaped(report),
+        CheckFormat::Table | CheckFormat::Markdown | CheckFormat::Github | CheckFormat::Short => {
+            shown::escaped(report)
+        }
         CheckFormat::Json | CheckFormat::Sarif => None,
     }
 }

@@ -206,9 +206,7 @@ fn before_after(r: &Review) -> String {
     let figures_: [Column; 3] = [
         ("worst case", figures::worst_case),
         ("with budgets", |row| figures::factor(row.with_budgets)),
-        ("worst response", |row| {
-            figures::millis(row.worst_response_ms)
-        }),
+        ("worst response", figures::response),
     ];
     let mut header = vec!["service".to_owned()];
     for (name, _) in &figures_ {
@@ -242,6 +240,10 @@ fn before_after(r: &Review) -> String {
             "\nShowing {} services with the highest worst case; {left} more left out.",
             r.rows.len().min(MAX_ROWS)
         );
+    }
+    if let Some(side) = r.sides.first() {
+        let note = figures::response_note(&side.check);
+        let _ = writeln!(out, "\n{}{}.", note[..1].to_uppercase(), &note[1..]);
     }
     out.push('\n');
     out

@@ -39,8 +39,18 @@ pub fn escaped(r: &CheckReport) -> Option<CheckReport> {
             name(&mut call.to);
         }
     }
+    let call = |c: &mut crate::lint::CallRef| {
+        name(&mut c.from);
+        name(&mut c.to);
+    };
+    if let Some(c) = &mut r.entry_untimed {
+        call(c);
+    }
     for row in &mut r.amplification {
         name(&mut row.service);
+        if let Some(c) = &mut row.untimed_call {
+            call(c);
+        }
     }
     for e in &mut r.edges {
         name(&mut e.from);
@@ -50,6 +60,10 @@ pub fn escaped(r: &CheckReport) -> Option<CheckReport> {
         }
     }
     Some(r)
+}
+
+fn call_needs(c: &crate::lint::CallRef) -> bool {
+    visible::needs_escape(&c.from) || visible::needs_escape(&c.to)
 }
 
 fn needs_escape(r: &CheckReport) -> bool {
@@ -66,13 +80,12 @@ fn needs_escape(r: &CheckReport) -> bool {
                 .iter()
                 .any(|s| visible::needs_escape(s))
                 || f.layer.as_deref().is_some_and(visible::needs_escape)
-                || f.call
-                    .as_ref()
-                    .is_some_and(|c| visible::needs_escape(&c.from) || visible::needs_escape(&c.to))
+                || f.call.as_deref().is_some_and(call_needs)
         })
-        || r.amplification
-            .iter()
-            .any(|a| visible::needs_escape(&a.service))
+        || r.entry_untimed.as_ref().is_some_and(call_needs)
+        || r.amplification.iter().any(|a| {
+            visible::needs_escape(&a.service) || a.untimed_call.as_ref().is_some_and(call_needs)
+        })
         || r.edges.iter().any(|e| {
             visible::needs_escape(&e.from)
                 || visible::needs_escape(&e.to)

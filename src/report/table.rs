@@ -64,6 +64,7 @@ fn tail(r: &CheckReport, style: Style) -> String {
         let _ = writeln!(out, "{line}");
     }
     out.push_str(&amplification(r));
+    let _ = writeln!(out, "{}", figures::response_note(r));
     out.push('\n');
     let _ = writeln!(out, "{}", figures::request_line(r));
     out
@@ -137,7 +138,7 @@ fn amplification(r: &CheckReport) -> String {
                 if r.has_hedging {
                     cells.push(figures::factor(row.healthy));
                 }
-                cells.push(figures::millis(row.worst_response_ms));
+                cells.push(figures::response(row));
             } else {
                 cells.extend(std::iter::repeat_n("-".to_owned(), numeric));
             }

@@ -250,6 +250,7 @@ fn route_layers(
     let mut layers = Vec::new();
     if let Some((d, pos)) = timeout {
         layers.push(LayerFact {
+            timeout_default: None,
             name: ROUTE.into(),
             file: cx.file,
             pos,
@@ -341,6 +342,7 @@ fn retry_policy(
         budget: None,
     };
     Ok(LayerFact {
+        timeout_default: None,
         name: LAYER.into(),
         file: cx.file,
         pos: at,

@@ -315,6 +315,9 @@ pub struct LayerFact {
     pub pos: Pos,
     /// Per-attempt timeout, located at its key.
     pub timeout: Option<(Duration, Pos)>,
+    /// The default `timeout` rests on, when the source leaves it unset and
+    /// the proxy falls back on something else (Istio's perTryTimeout).
+    pub timeout_default: Option<&'static str>,
     pub policy: PolicyFact,
     /// Said beside the layer in `import`'s output.
     pub comment: String,

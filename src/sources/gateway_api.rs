@@ -89,6 +89,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             .filter(|(d, _)| !d.is_zero());
         if let Some((d, pos)) = request {
             layers.push(LayerFact {
+                timeout_default: None,
                 name: ROUTE.into(),
                 file: cx.file,
                 pos,
@@ -102,6 +103,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             None => {
                 if let Some((d, pos)) = backend {
                     layers.push(LayerFact {
+                        timeout_default: None,
                         name: LAYER.into(),
                         file: cx.file,
                         pos,
@@ -199,6 +201,7 @@ fn retry(
         None => Duration::from_millis(25),
     };
     Ok(LayerFact {
+        timeout_default: None,
         name: LAYER.into(),
         file: cx.file,
         pos: at,
@@ -301,6 +304,7 @@ pub fn read_backend_traffic_policy(
         }
     }
     let layer = LayerFact {
+        timeout_default: None,
         name: LAYER.into(),
         file: cx.file,
         pos: rk.pos,
@@ -372,6 +376,7 @@ pub(crate) fn apply_traffic_policies(facts: &mut Facts) {
                     // The route's backendRequest timeout stays unless the policy sets one.
                     let timeout = p.layer.timeout.or(l.timeout);
                     *l = LayerFact {
+                        timeout_default: None,
                         timeout,
                         ..p.layer.clone()
                     };

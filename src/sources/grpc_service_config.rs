@@ -112,6 +112,7 @@ pub fn read(
         if let Some((k, v)) = get(mc, "timeout") {
             let d = node::duration(cx, v, "timeout")?;
             layers.push(LayerFact {
+                timeout_default: None,
                 name: DEADLINE.into(),
                 file: cx.file,
                 pos: k.pos,
@@ -128,6 +129,7 @@ pub fn read(
                 spans.budget = Some(*at);
             }
             layers.push(LayerFact {
+                timeout_default: None,
                 name: LAYER.into(),
                 file: cx.file,
                 pos: k.pos,

@@ -31,6 +31,11 @@ use crate::policy::{Backoff, BackoffKind, Condition, Jitter, RetryOn, RetryPolic
 use crate::source::error::LoadError;
 use crate::source::{Node, Pos, Value};
 
+/// What a sidecar's per-attempt timeout rests on when the route sets no
+/// `perTryTimeout`: said wherever a figure uses it.
+pub const PER_TRY_DEFAULT: &str =
+    "perTryTimeout unset: Envoy's default gives each attempt the route timeout";
+
 /// The newest Istio minor version this reader knows the default of.
 pub const NEWEST_MINOR: u32 = 28;
 
@@ -145,6 +150,7 @@ fn read_route(
     let mut layers = Vec::new();
     if let Some((d, pos)) = route_timeout {
         layers.push(LayerFact {
+            timeout_default: None,
             name: ROUTE.into(),
             file: cx.file,
             pos,
@@ -162,6 +168,7 @@ fn read_route(
         let sidecar = match &retries {
             Some(l) => l.clone(),
             None => LayerFact {
+                timeout_default: route_timeout.map(|_| PER_TRY_DEFAULT),
                 name: SIDECAR.into(),
                 file: cx.file,
                 pos: host.at.pos,
@@ -212,6 +219,10 @@ fn read_retries(
         .map(|(k, v)| node::duration(cx, v, "perTryTimeout").map(|d| (d, k.pos)))
         .transpose()?;
     let timeout = per_try.or(route_timeout);
+    let timeout_default = match (per_try, route_timeout) {
+        (None, Some(_)) => Some(PER_TRY_DEFAULT),
+        _ => None,
+    };
     let mut spans = Spans {
         policy: Some(at),
         ..Spans::default()
@@ -222,6 +233,7 @@ fn read_retries(
     };
     if attempts == 0 {
         return Ok(LayerFact {
+            timeout_default,
             name: SIDECAR.into(),
             file: cx.file,
             pos: at,
@@ -267,6 +279,7 @@ fn read_retries(
         budget: None,
     };
     Ok(LayerFact {
+        timeout_default,
         name: SIDECAR.into(),
         file: cx.file,
         pos: at,

@@ -72,6 +72,7 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
         if let Some((tk, tv)) = entry(route, "timeout") {
             let d = node::duration(cx, tv, "timeout")?;
             layers.push(LayerFact {
+                timeout_default: None,
                 name: TIMEOUT.into(),
                 file: cx.file,
                 pos: tk.pos,
@@ -91,6 +92,7 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
                 ..Spans::default()
             };
             layers.push(LayerFact {
+                timeout_default: None,
                 name: LAYER.into(),
                 file: cx.file,
                 pos: rk.pos,
@@ -183,6 +185,7 @@ pub fn annotations(
         hosts,
         matcher,
         layers: vec![LayerFact {
+            timeout_default: None,
             name: LAYER.into(),
             file: cx.file,
             pos: at,

@@ -300,6 +300,7 @@ fn relocate(t: &Topology, mut e: LoadError) -> LoadError {
 
 fn no_retry_app_layer(pos: Pos) -> Layer {
     Layer {
+        timeout_default: None,
         kind: LayerKind::App,
         name: "app".into(),
         pos,
@@ -512,6 +513,7 @@ fn attach_layers(
                     places,
                     &mut reader,
                     &LayerFact {
+                        timeout_default: None,
                         name: crate::sources::istio::SIDECAR.into(),
                         file: at.file,
                         pos: at.pos,
@@ -593,6 +595,7 @@ fn layer(
         }
     };
     Ok(Layer {
+        timeout_default: l.timeout_default,
         kind: LayerKind::Via,
         name: l.name.clone(),
         pos: places.pos(l.file, l.pos),

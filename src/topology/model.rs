@@ -215,6 +215,10 @@ pub struct Layer {
     /// Where the layer is declared (the `via` item, the call, the `client:` key).
     pub pos: Pos,
     pub timeout: Option<Located<Duration>>,
+    /// The default `timeout` rests on, said wherever a figure uses it: the
+    /// source left it unset and the proxy falls back on something else
+    /// (Istio without perTryTimeout gives each attempt the route timeout).
+    pub timeout_default: Option<&'static str>,
     pub policy: RetryPolicy,
     pub spans: PolicySpans,
     /// The preset the policy came from, if any.

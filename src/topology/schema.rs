@@ -622,6 +622,7 @@ fn app_layer(
         None => (Default::default(), PolicySpans::default(), None),
     };
     Layer {
+        timeout_default: None,
         kind: LayerKind::App,
         name: "app".into(),
         pos,
@@ -660,6 +661,7 @@ fn read_layer(
     if let Value::Str(name) = &node.value {
         let read = policies.read(f, node.pos, node)?;
         return Ok(Layer {
+            timeout_default: None,
             kind,
             name: name.to_string(),
             pos: node.pos,
@@ -691,6 +693,7 @@ fn read_layer(
     let pos = m.key_pos("name");
     let breaker = located_breaker(f, &m)?;
     Ok(Layer {
+        timeout_default: None,
         kind,
         name,
         pos,

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use crate::declare_rule;
 use crate::fix::{Intent, LayerAt, Section};
-use crate::lint::rule::{Context, Diagnostic, copies_text, edge};
+use crate::lint::rule::{Context, Diagnostic, copies_text, edge, latency_default};
 use crate::source::duration::format as dur;
 
 declare_rule! {
@@ -58,11 +58,12 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 continue;
             }
             let callee = &t.services[call.to].name;
+            let default = latency_default(&t.services[call.to]);
             let whose = if response.calls.is_zero() {
-                format!("`{callee}`'s p50 latency of {}", dur(p50))
+                format!("`{callee}`'s p50 latency of {}{default}", dur(p50))
             } else {
                 format!(
-                    "`{callee}`'s p50 latency of {} (its own {} plus {} for its calls)",
+                    "`{callee}`'s p50 latency of {} (its own {}{default} plus {} for its calls)",
                     dur(p50),
                     dur(response.own.p50),
                     dur(response.calls)

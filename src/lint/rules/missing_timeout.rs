@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::fix::{Intent, Section};
-use crate::lint::rule::{Context, Diagnostic, edge, layer_sites};
+use crate::lint::rule::{Context, Diagnostic, edge, latency_default, layer_sites};
 use crate::source::duration::format as dur;
 use crate::topology::LayerKind;
 
@@ -96,8 +96,9 @@ fn timeout_fix(cx: &Context, site: &crate::lint::rule::LayerSite, call: bool) ->
         _ => (site.describe(t), Section::Layer),
     };
     Intent::new(format!(
-        "add timeout: {timeout} to {what} (1.5 × the p99 latency of `{}`)",
-        t.services[callee].name
+        "add timeout: {timeout} to {what} (1.5 × the p99 latency of `{}`{})",
+        t.services[callee].name,
+        latency_default(&t.services[callee])
     ))
     .set(site.at(), section, "timeout", timeout)
 }

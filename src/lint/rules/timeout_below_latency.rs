@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::fix::{Intent, LayerAt, Section};
-use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
+use crate::lint::rule::{Context, Diagnostic, call_layers, latency_default, where_layer};
 use crate::source::duration::format as dur;
 
 declare_rule! {
@@ -42,10 +42,11 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     timeout.pos,
                     t.entry,
                     format!(
-                        "the client layer times out after {}, below `{}`'s p99 latency of {}: healthy requests time out",
+                        "the client layer times out after {}, below `{}`'s p99 latency of {}{}: healthy requests time out",
                         dur(timeout.value),
                         entry.name,
-                        dur(p99)
+                        dur(p99),
+                        latency_default(entry)
                     ),
                 )
                 .help(format!("raise the timeout above {} (e.g. {})", dur(p99), dur(p99.mul_f64(1.5))))
@@ -68,11 +69,12 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 timeout.pos,
                 s,
                 format!(
-                    "{} times out after {}, below `{}`'s p99 latency of {}: healthy requests time out",
+                    "{} times out after {}, below `{}`'s p99 latency of {}{}: healthy requests time out",
                     where_layer(t, call, layer),
                     dur(timeout.value),
                     callee.name,
-                    dur(p99)
+                    dur(p99),
+                    latency_default(callee)
                 ),
             )
             .on_layer(i, layer)

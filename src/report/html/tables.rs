@@ -44,7 +44,7 @@ pub fn section(out: &mut String, r: &Review) {
         };
         let line = figures::request_line(&side.check);
         let over = match side.check.deadline {
-            Some(d) if side.check.entry_worst > d => " — over the deadline",
+            Some(d) if side.check.entry_hang.is_none_or(|w| w > d) => " — over the deadline",
             _ => "",
         };
         let line = if label.is_empty() {
@@ -54,13 +54,17 @@ pub fn section(out: &mut String, r: &Review) {
         };
         let _ = writeln!(out, "<p>{}{}{over}.</p>", esc(&label), ticks(&line));
     }
-    let columns: [Column; 1] = [("worst response", |row| {
-        figures::millis(row.worst_response_ms)
-    })];
+    let columns: [Column; 1] = [("worst response", figures::response)];
     let deadline_ms = first.deadline.map(|d| d.as_secs_f64() * 1e3);
     table(out, r, &columns, |row, _| {
-        deadline_ms.is_some_and(|d| row.reachable && row.worst_response_ms > d)
+        deadline_ms
+            .is_some_and(|d| row.reachable && row.worst_response_if_hang_ms.is_none_or(|w| w > d))
     });
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{}.</p>",
+        ticks(&capital(&figures::response_note(first)))
+    );
     if r.rows_omitted > 0 {
         let _ = writeln!(
             out,
