@@ -6,6 +6,13 @@
 # Stage 1 builds the release binary with the locked dependencies; stage 2 is
 # distroless (glibc and CA certificates, no shell, no package manager) and runs
 # it as the image's non-root user, 65532, which the manifests name.
+#
+# The binary is the entrypoint, so every command works as it does on a shell;
+# /work is the working directory, to mount a repository on:
+#   docker run --rm -v "$PWD:/work" retrylint check topology.yaml
+#   docker run --rm -v "$PWD:/work" retrylint report topology.yaml -o review.html
+#   docker run --rm -p 8080:8080 -p 9090:9090 -v "$PWD:/work" retrylint \
+#     serve topology.yaml --service db --listen 0.0.0.0:8080 --admin 0.0.0.0:9090
 
 ARG RUST_VERSION=1.95
 
@@ -23,6 +30,7 @@ RUN cargo build --release --locked --bin retrylint \
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /src/target/release/retrylint /usr/local/bin/retrylint
+WORKDIR /work
 USER 65532:65532
 # 8080: the service's tier; 9090: /metrics, /retrylint/*, /healthz.
 EXPOSE 8080 9090

@@ -1,6 +1,6 @@
 //! The simulator's speed (issue 4, "Speed"):
 //!
-//! 1. `overload_six_clients`: DESIGN's overload model — six clients, one
+//! 1. `overload_six_clients`: the overload model (docs/chaos.md) — six clients, one
 //!    request each, 100 ms of service time, capacity 4, a 2 s horizon — with
 //!    full jitter (5 attempts) and with immediate retries (20 waves, 120
 //!    attempts), in trials per second on 1 and 2 threads;

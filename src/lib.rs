@@ -1,6 +1,6 @@
 //! retrylint: finds retry storms before production does.
 //!
-//! The flow is one way (DESIGN.md): `topology` turns YAML into `policy` values,
+//! The flow is one way: `topology` turns YAML into `policy` values,
 //! merged with what `sources` reads where it lives (mesh, gateway and gRPC
 //! configuration, traces);
 //! `lint` analyses them; `chaos` runs them for real on loopback under `faults`,

@@ -1,7 +1,6 @@
 //! `with_breakers`: attempts reaching each service per user request under a
 //! sustained total outage once every circuit breaker is open, half-open
-//! probes counted (DESIGN, "Circuit breakers, hedging and time-bounded
-//! attempts"). A breaker changes no single request's worst case; it changes
+//! probes counted (docs/check.md, "How the numbers are computed"). A breaker changes no single request's worst case; it changes
 //! how much of a sustained stream gets through, so the figure needs a rate:
 //! [`REFERENCE_RATE`] user requests per second into the entry.
 //!

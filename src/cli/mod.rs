@@ -39,8 +39,9 @@ enum Command {
     /// Statically check a topology for retry hazards (exit 1 on findings at or
     /// above --fail-on).
     Check(check::CheckArgs),
-    /// List the rules: code, name, default level and summary.
-    Rules,
+    /// List the rules: code, name, default level and summary (or, with
+    /// --format markdown, every rule's documentation as one page).
+    Rules(rules::RulesArgs),
     /// Print a rule's documentation.
     Explain {
         /// A rule code (RL003) or name (non-idempotent-retry).
@@ -86,7 +87,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::check(args),
-        Command::Rules => rules::rules(),
+        Command::Rules(args) => rules::rules(args),
         Command::Explain { code } => rules::explain(&code),
         Command::Chaos(args) => chaos::chaos(args),
         Command::Simulate(args) => simulate::simulate(args),

@@ -17,7 +17,7 @@
 //!   least 50 m, rounded up to 10 m. Exchanges: the request it answers plus
 //!   every attempt its own layers send (`via` sidecars run in the same
 //!   process). 100 µs is about twice what the in-process tier costs on this
-//!   project's bench machine (README: 24–32 µs of wall time per request and
+//!   project's bench machine (benches/RESULTS.md: 24–32 µs of wall time per request and
 //!   tier at 32 clients on 2 cores). Capped at 4 cores, with a warning.
 //! - **No CPU limit.** A CFS quota stalls the whole process for the rest of
 //!   its 100 ms period once spent, which would show up as latency in every

@@ -25,7 +25,7 @@ pub enum Effect {
     Reset,
     /// Refuse the connection: the request never reaches the service.
     Refuse,
-    /// Serve the request under DESIGN's overload model with this capacity.
+    /// Serve the request under the overload model (docs/chaos.md) with this capacity.
     Overload { capacity: u32 },
 }
 

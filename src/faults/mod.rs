@@ -1,4 +1,4 @@
-//! Fault scenarios: what goes wrong, where and when (DESIGN, "Faults").
+//! Fault scenarios: what goes wrong, where and when (docs/chaos.md, "A fault scenario").
 //!
 //! A scenario is plain data shared by the simulator and the chaos harness. Each
 //! fault kind lives in its own file behind [`FaultKind`] and only says what to

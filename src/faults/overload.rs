@@ -1,5 +1,5 @@
 //! `overload`: the service can work on at most `capacity` requests at once
-//! (DESIGN's overload model). Whenever an arriving request raises the number in
+//! (the overload model, docs/chaos.md). Whenever an arriving request raises the number in
 //! flight above capacity, every request then in flight, the new one included,
 //! is marked failed; a marked request holds its slot for its full service time
 //! and then fails as a timeout (the chaos server answers 504 at that moment).

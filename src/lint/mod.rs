@@ -1,4 +1,4 @@
-//! Static analysis: the rules of DESIGN's catalogue over the call graph, and the
+//! Static analysis: the rules of the catalogue (docs/rules.md) over the call graph, and the
 //! figures they read. Nothing here prints; `check` returns plain data.
 
 pub mod finding;

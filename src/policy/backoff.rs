@@ -1,4 +1,4 @@
-//! Backoff schedules and jitter (DESIGN, "Policy semantics").
+//! Backoff schedules and jitter (docs/topology.md, "Retry policy semantics").
 //!
 //! `nominal(k)` is b_k, the wait before retry k before jitter; `wait` draws the
 //! jittered wait; `min_wait` and `max_wait` bound every draw, which is what the

@@ -1,4 +1,5 @@
-//! Retry budgets: the three kinds of DESIGN, with state per caller.
+//! Retry budgets (docs/topology.md, "Retry policy semantics"), with state per
+//! caller.
 //!
 //! - `ratio` (Finagle, Linkerd, SRE book): a retry is allowed while retries in
 //!   the sliding window, this one included, stay within `ratio` × requests in the
@@ -53,7 +54,7 @@ impl BudgetSpec {
     }
 
     /// Attempts per request this layer sends under sustained total failure once
-    /// the budget is in its steady state (DESIGN, "Static analysis"). A
+    /// the budget is in its steady state (docs/check.md, "How the numbers are computed"). A
     /// concurrency limit bounds retries in flight, not per request: how much
     /// it saves depends on the load, so it counts `max_attempts` here (the
     /// simulator shows what it does under a given load).

@@ -28,8 +28,8 @@ impl Outcome {
     }
 
     /// The status a service answers with when a call of its own ends in this
-    /// outcome after its retries (DESIGN, "Semantics shared by the simulator and
-    /// the chaos harness").
+    /// outcome after its retries (docs/chaos.md, "Semantics shared by `chaos` and
+    /// `simulate`").
     pub fn propagated_status(self) -> u16 {
         match self {
             Outcome::Status(s) => s,

@@ -30,7 +30,7 @@ impl HedgingPolicy {
     /// answered by k × delay, so
     /// `1 + Σₖ Πⱼ₌₀..ₖ₋₁ late((k − j) × delay)`.
     ///
-    /// DESIGN's `1 + Σₖ P(latency > k·delay)` looks at the first copy only;
+    /// The simpler `1 + Σₖ P(latency > k·delay)` looks at the first copy only;
     /// it is the same for two copies and an upper bound beyond, since the
     /// copies sent in between can answer first.
     pub fn expected_copies(&self, late: impl Fn(Duration) -> f64) -> f64 {

@@ -1,5 +1,5 @@
 //! Load settings (`--rate R | --clients N`, `--requests M`, `--duration D`,
-//! `--seed S`) with DESIGN's semantics, shared by chaos and the simulator.
+//! `--seed S`) with the semantics of docs/chaos.md, shared by chaos and the simulator.
 //!
 //! - Closed loop (`--clients N`): N callers start at t = 0; each sends its next
 //!   user request when the previous one has finished, client-layer retries

@@ -1,7 +1,7 @@
 //! What a run means, once, free of I/O — the kernel both engines drive (the
 //! simulator in virtual time, the chaos harness on real sockets) — and the
-//! plain results they produce: the report types (DESIGN's chaos/simulate
-//! JSON contract), latency histograms, load settings and `--expect` gates.
+//! plain results they produce: the report types (the chaos/simulate
+//! JSON contract, docs/json.md), latency histograms, load settings and `--expect` gates.
 //!
 //! # The semantics both engines share
 //!

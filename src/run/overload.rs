@@ -1,4 +1,4 @@
-//! DESIGN's overload model, once for both engines (the seed explainer's
+//! The overload model (docs/chaos.md), once for both engines (the seed explainer's
 //! rule): a service works on every request for its service time; whenever an
 //! arriving request raises the number in flight above `capacity`, every
 //! request then in flight, the new one included, is marked. A marked request

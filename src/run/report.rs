@@ -1,5 +1,5 @@
-//! The result of one chaos run or one simulation: DESIGN's chaos/simulate JSON
-//! contract (`fault`, `seed`, `services[]`, `end_to_end`) plus the detail a
+//! The result of one chaos run or one simulation: the chaos/simulate JSON
+//! contract (docs/json.md) (`fault`, `seed`, `services[]`, `end_to_end`) plus the detail a
 //! game day wants (attempts and retries per layer, budget refusals,
 //! Retry-After waits, the attempt timeline at the fault target, histograms).
 //!
@@ -211,7 +211,7 @@ pub struct QueueReport {
 pub struct Amplification {
     /// Received ÷ user requests.
     pub measured: f64,
-    /// DESIGN's static worst case (`crate::analysis::worst_case`).
+    /// `check`'s static worst case (`crate::analysis::worst_case`).
     pub predicted: f64,
     /// `predicted` is beyond u128 and only approximate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

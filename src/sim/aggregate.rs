@@ -1,4 +1,4 @@
-//! Trials → one report (DESIGN, "simulate --trials K"), through the run
+//! Trials → one report (docs/json.md, `simulate` over several trials), through the run
 //! kernel's one report builder (`crate::run::build`):
 //!
 //! - per service, `received` is the median over trials and

@@ -119,8 +119,8 @@ pub enum SimError {
 
 /// Simulates `scenario` against `t` under `load` for `trials` seeded trials
 /// (trial i uses `load.seed + i`) on `threads` threads (default: every core),
-/// within the default work budget, and reports them as DESIGN's simulate
-/// contract says. The result does not depend on the number of threads.
+/// within the default work budget, and reports them as the simulate JSON
+/// contract says (docs/json.md). The result does not depend on the number of threads.
 pub fn run(
     t: &Topology,
     scenario: &Scenario,

@@ -5,7 +5,7 @@
 //! event that ends something (an answer, a timeout, a service finishing its
 //! own work) is in the `End` phase and runs before every event that starts
 //! something (an attempt arriving, a user request, a delayed request entering
-//! its service) at the same instant: DESIGN's "a request ending at t is no
+//! its service) at the same instant: docs/chaos.md's "a request ending at t is no
 //! longer in flight for one starting at t". Within a phase, events run in the
 //! order they were scheduled, so a trial is a pure function of its seed.
 //!

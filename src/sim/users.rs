@@ -1,5 +1,4 @@
-//! The load (DESIGN, "Semantics shared by the simulator and the chaos
-//! harness"): user requests through the `client:` layer into the entry.
+//! The load (docs/chaos.md, "Semantics shared by `chaos` and `simulate`"): user requests through the `client:` layer into the entry.
 //!
 //! - Closed loop (`--clients N`): N callers start at t = 0; each sends its next
 //!   user request as soon as the previous one has finished, client-layer

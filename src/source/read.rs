@@ -8,7 +8,7 @@ use std::path::Path;
 use super::error::{ErrorKind, LoadError};
 use super::yaml::{self, Breach, Limit, Pos};
 
-/// Files over this many bytes are refused before parsing (DESIGN: 64 MiB).
+/// Files over this many bytes are refused before parsing (docs/topology.md: 64 MiB).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads `path` as UTF-8 text within the size limit.

@@ -66,7 +66,7 @@ pub struct Service {
     pub name: String,
     pub pos: Pos,
     pub latency: Latency,
-    /// DESIGN's overload model (`capacity: 64` or `{ overlap: 64 }`): over
+    /// The overload model (docs/chaos.md; `capacity: 64` or `{ overlap: 64 }`): over
     /// this many in flight, everything in flight fails.
     pub capacity: Option<Located<u32>>,
     /// Workers and a bounded queue (`capacity: { workers: 10, queue: 100 }`).

@@ -305,7 +305,8 @@ fn read_backoff(
     }
     if let Some(v) = m.get("jitter_ratio") {
         // Like `multiplier` for other kinds, a ratio beside another jitter has
-        // no effect, but it is a valid field (DESIGN's own example has one).
+        // no effect, but it is a valid field: topologies written after the
+        // first schema's example carry one beside other jitters.
         let r = f.ratio(v, "jitter_ratio")?;
         if let Jitter::Proportional { ratio } = &mut b.jitter {
             *ratio = r;

@@ -1,4 +1,4 @@
-//! Reading a topology (schema version 1, DESIGN.md) out of a located YAML tree.
+//! Reading a topology (schema version 1, docs/topology.md) out of a located YAML tree.
 
 use std::collections::HashMap;
 

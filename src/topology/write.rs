@@ -4,8 +4,8 @@
 //! file carries a comment naming that file and line, so a reader knows where
 //! to change it. Loading the output gives the same figures as the model it
 //! was written from: circuit breakers, hedging and queueing capacities
-//! included, in the schema `topology::schema` reads (DESIGN, "Circuit
-//! breakers, hedging and time-bounded attempts"; `capacity_schema`).
+//! included, in the schema `topology::schema` reads (docs/topology.md;
+//! `capacity_schema`).
 
 use std::fmt::Write as _;
 
