@@ -352,7 +352,7 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ChaosError> {
         .retry(reqwest::retry::never())
         .http1_only()
         .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_idle_timeout(super::context::CLIENT_IDLE)
         .build()
         .map_err(|e| ChaosError::Client(e.to_string()))
 }

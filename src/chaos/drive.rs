@@ -9,24 +9,27 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::api::{ChaosError, RunOptions, STREAM_DRAWS, drive_until_done, http_client};
-use super::collect;
+use super::collect::Admins;
 use super::context::Run;
 use super::metrics::Metrics;
-use super::serve::StartRequest;
+use super::serve::{CountersAnswer, StartRequest};
+use super::token::Token;
 use crate::faults::Scenario;
 use crate::run::build::Tally;
 use crate::run::{Layout, Listener, LoadSettings, Mode, RunInfo, RunReport};
 use crate::topology::Topology;
 
 /// Drives `load` into the entry at `entry` (`http://HOST:PORT[/PATH]`) and
-/// collects from the admin URLs `collect` (one per `serve` process). Every
-/// task it started has ended when it returns.
+/// collects from the admin URLs `collect` (one per `serve` process), whose
+/// start and stop need `token`. Every task it started has ended when it
+/// returns.
 pub async fn drive(
     t: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,
     entry: &str,
     collect: &[String],
+    token: Option<&Token>,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
     let wall = Instant::now();
@@ -34,9 +37,21 @@ pub async fn drive(
     let layout = Layout::new(t);
     let targets = plan.targets.clone();
     let http = http_client()?;
+    // This run's id: the processes answer a start with another id while
+    // this run goes on with 409, and name it in their counters.
+    let run_id = Token::generate()
+        .map_err(|e| ChaosError::Collect(format!("cannot make a run id: {e}")))?
+        .expose()[..16]
+        .to_owned();
+    let admins = Admins {
+        http: &http,
+        urls: collect,
+        token,
+        run_id: &run_id,
+    };
     // Who answers where, before anything starts: a second collect of the
     // same service would count it twice.
-    let before = collect::counters(&http, collect).await?;
+    let before = admins.counters().await?;
     let mut seen = BTreeMap::new();
     for (url, answer) in collect.iter().zip(&before) {
         if !t.services.iter().any(|s| s.name == answer.service) {
@@ -54,12 +69,13 @@ pub async fn drive(
     }
     let (authority, path, addr) = super::drive_url::entry(entry).await?;
     let start = StartRequest {
+        run_id: run_id.clone(),
         seed: load.seed,
         fault: scenario.name.clone(),
         horizon_ns: u64::try_from(load.horizon().as_nanos()).unwrap_or(u64::MAX),
         grace_ns: u64::try_from(options.grace.as_nanos()).unwrap_or(u64::MAX),
     };
-    collect::start_all(&http, collect, &start).await?;
+    let numbers = admins.start_all(&start).await?;
     let metrics = Metrics::new(t.services.len(), layout.slots(), targets.clone());
     let run = Arc::new(Run::new(
         load.horizon(),
@@ -82,7 +98,19 @@ pub async fn drive(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let answers = collect::stop_and_collect(&http, collect).await?;
+    let answers = admins.stop_and_collect().await?;
+    // A process whose run is not this one by now (replaced once this run
+    // had stopped, or the process restarted) has counters of another run.
+    let mut kept: Vec<CountersAnswer> = Vec::with_capacity(answers.len());
+    let mut replaced = Vec::new();
+    for (a, &n) in answers.into_iter().zip(&numbers) {
+        if a.run_id == run_id && a.run == n {
+            kept.push(a);
+        } else {
+            replaced.push((a, n));
+        }
+    }
+    let answers = kept;
     let mut merged = run.metrics.snapshot();
     let mut listeners = Vec::new();
     for a in &answers {
@@ -132,9 +160,19 @@ pub async fn drive(
             missing.join(", ")
         ));
     }
-    if let Some(late) = answers.iter().find(|a| a.run == 0) {
-        h.warnings
-            .push(format!("`{}` never started a run", late.service));
+    for (a, n) in &replaced {
+        h.warnings.push(if a.run == 0 {
+            format!(
+                "`{}` had no run when its counters were read: its process restarted during this drive; its row counts only what its callers saw",
+                a.service
+            )
+        } else {
+            format!(
+                "`{}` ran another run when its counters were read (run {}, not this drive's run {n}): it was started again once this run had stopped, or its process restarted; its row counts only what its callers saw",
+                a.service, a.run
+            )
+        });
+        h.uncollected.push(a.service.clone());
     }
     report.harness = h;
     if interrupted {
@@ -150,9 +188,10 @@ pub fn drive_blocking(
     load: &LoadSettings,
     entry: &str,
     collect: &[String],
+    token: Option<&Token>,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
     super::api::on_own_runtime("retrylint-drive", options, |opts| async move {
-        drive(t, scenario, load, entry, collect, &opts).await
+        drive(t, scenario, load, entry, collect, token, &opts).await
     })
 }
