@@ -366,16 +366,14 @@ pub(crate) async fn drive_until_done(
     options: &RunOptions,
 ) -> bool {
     let stop = options.stop.clone().unwrap_or_default();
-    let mut interrupted = false;
-    let unfinished = tokio::select! {
-        n = driver.drive(options.grace) => n,
-        _ = stop.cancelled() => {
-            interrupted = true;
-            0
-        }
+    let interrupted = tokio::select! {
+        () = Arc::clone(&driver).drive(options.grace) => false,
+        _ = stop.cancelled() => true,
     };
     shutdown(run).await;
-    run.metrics.unfinished(unfinished);
+    if !interrupted {
+        run.metrics.unfinished(driver.unfinished());
+    }
     interrupted
 }
 
