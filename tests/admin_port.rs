@@ -662,3 +662,168 @@ fn export_gives_every_process_one_fresh_token_and_lets_the_service_names_through
         "{text}"
     );
 }
+
+#[test]
+fn a_dead_serve_process_is_named_and_the_rest_of_the_report_comes() {
+    let dir = scratch("dead");
+    std::fs::write(dir.join("t.yaml"), TWO).unwrap();
+    let db = serve(&dir, "db", &["--resolve", "dns", "--token", TOKEN]);
+    std::fs::write(dir.join("peers.yaml"), format!("db: {}\n", db.http)).unwrap();
+    let api = serve(
+        &dir,
+        "api",
+        &[
+            "--peers",
+            dir.join("peers.yaml").to_str().unwrap(),
+            "--token",
+            TOKEN,
+        ],
+    );
+    let db_admin = format!("http://{}", db.admin);
+    let mut cmd = Command::new(BIN);
+    cmd.arg("drive")
+        .arg(dir.join("t.yaml"))
+        .args(["--entry", &format!("http://{}", api.http)])
+        .args(["--collect", &format!("http://{}", api.admin)])
+        .args(["--collect", &db_admin])
+        .args(["--clients", "1", "--duration", "2s", "--format", "json"])
+        .args(["--token", TOKEN]);
+    let driving = std::thread::spawn(move || run_bounded(cmd));
+    wait_running(db.admin);
+    drop(db);
+    let out = driving.join().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: RunReport = serde_json::from_slice(&out.stdout).expect("the report still comes");
+    assert_eq!(r.harness.uncollected, ["db"]);
+    let w = r
+        .harness
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("`db`'s counters could not be read"))
+        .unwrap_or_else(|| panic!("{:?}", r.harness.warnings));
+    assert!(w.contains(&db_admin), "{w}");
+    let api_row = r.service("api").unwrap();
+    assert!(api_row.received > 0, "api's own counters are in");
+    drop(api);
+}
+
+/// A stand-in for a `serve` admin port (and the entry) that answers the
+/// first counters request as `serve` would and streams the second one
+/// without end: how many bytes it got to send.
+fn streaming_admin() -> (SocketAddr, mpsc::Receiver<u64>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let gets = Arc::new(AtomicU64::new(0));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { return };
+            let gets = Arc::clone(&gets);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut byte = [0u8; 1];
+                loop {
+                    // One request head (bodies here are small and sent whole).
+                    buf.clear();
+                    while !buf.ends_with(b"\r\n\r\n") {
+                        match s.read(&mut byte) {
+                            Ok(1) => buf.push(byte[0]),
+                            _ => return,
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+                    let length: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    let mut body = vec![0u8; length];
+                    if s.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let answer = |s: &mut TcpStream, status: &str, body: &str| {
+                        let _ = write!(
+                            s,
+                            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                    };
+                    if head.starts_with("get /retrylint/counters") {
+                        if gets.fetch_add(1, Ordering::Relaxed) == 0 {
+                            let c = CountersAnswer {
+                                service: "api".into(),
+                                ..Default::default()
+                            };
+                            answer(&mut s, "200 OK", &serde_json::to_string(&c).unwrap());
+                            continue;
+                        }
+                        let _ = write!(
+                            s,
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+                        );
+                        let chunk = format!("10000\r\n{}\r\n", " ".repeat(0x10000));
+                        let mut sent = 0u64;
+                        while s.write_all(chunk.as_bytes()).is_ok() {
+                            sent += 0x10000;
+                        }
+                        let _ = tx.send(sent);
+                        return;
+                    } else if head.starts_with("post /retrylint/start") {
+                        answer(&mut s, "200 OK", r#"{"run":1}"#);
+                    } else if head.starts_with("post /retrylint/stop") {
+                        let _ = write!(s, "HTTP/1.1 204 No Content\r\n\r\n");
+                    } else {
+                        answer(&mut s, "200 OK", "{}");
+                    }
+                }
+            });
+        }
+    });
+    (addr, rx)
+}
+
+#[test]
+fn drive_reads_a_bounded_body_from_an_endpoint_that_streams_forever() {
+    let dir = scratch("stream");
+    std::fs::write(dir.join("t.yaml"), ONE).unwrap();
+    let (fake, streamed) = streaming_admin();
+    let mut cmd = Command::new(BIN);
+    cmd.arg("drive")
+        .arg(dir.join("t.yaml"))
+        .args(["--entry", &format!("http://{fake}")])
+        .args(["--collect", &format!("http://{fake}")])
+        .args(["--requests", "1", "--duration", "1s", "--format", "json"])
+        .args(["--token", TOKEN]);
+    let began = Instant::now();
+    let out = run_bounded(cmd);
+    let took = began.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: RunReport = serde_json::from_slice(&out.stdout).expect("a report");
+    assert_eq!(r.harness.uncollected, ["api"]);
+    assert!(
+        r.harness
+            .warnings
+            .iter()
+            .any(|w| w.contains("the answer is over the 17 MiB limit for this topology")),
+        "{:?}",
+        r.harness.warnings
+    );
+    let sent = streamed.recv_timeout(BOUND).expect("the stream ended");
+    // The limit (16 MiB and 1 KiB per service and layer), what the socket
+    // buffers held, and no more: not gigabytes until a timeout.
+    assert!(sent < 64 << 20, "{sent} bytes were read");
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}

@@ -20,6 +20,19 @@ use super::token::Token;
 
 /// How long one admin request may take.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a counters answer may take besides its share per service and
+/// layer (a process's own latency histograms, its timeline).
+const COUNTERS_BASE: usize = 16 * 1024 * 1024;
+/// Per service and per layer slot of the topology: a counters answer holds
+/// every one (about 430 bytes each, measured on a 2,000-service chain).
+const COUNTERS_PER_ITEM: usize = 1024;
+
+/// The most `drive` reads of one process's counters, for a topology of
+/// `items` services and layer slots: a process that streams more (or an
+/// endpoint that is no `serve`) is cut off there, not read into memory.
+pub(crate) fn counters_limit(items: usize) -> usize {
+    COUNTERS_BASE.saturating_add(items.saturating_mul(COUNTERS_PER_ITEM))
+}
 
 /// The admin ports of one run, and what they need to be told.
 pub(crate) struct Admins<'a> {
@@ -27,6 +40,8 @@ pub(crate) struct Admins<'a> {
     pub urls: &'a [String],
     pub token: Option<&'a Token>,
     pub run_id: &'a str,
+    /// The most read of one counters answer ([`counters_limit`]).
+    pub max_body: usize,
 }
 
 fn base(url: &str) -> &str {
@@ -35,6 +50,10 @@ fn base(url: &str) -> &str {
 
 fn failed(url: &str, what: &str, e: impl std::fmt::Display) -> ChaosError {
     ChaosError::Collect(format!("--collect {url}: cannot {what}: {e}"))
+}
+
+fn size(bytes: usize) -> String {
+    format!("{} MiB", bytes.div_ceil(1024 * 1024))
 }
 
 #[derive(serde::Deserialize)]
@@ -103,21 +122,23 @@ impl Admins<'_> {
 
     /// Every process's counters, without stopping anything: who serves what.
     pub async fn counters(&self) -> Result<Vec<CountersAnswer>, ChaosError> {
-        self.fetch_all().await
+        self.fetch_all().await.into_iter().collect()
     }
 
-    /// Ends every process's run, then fetches every process's counters.
-    pub async fn stop_and_collect(&self) -> Result<Vec<CountersAnswer>, ChaosError> {
+    /// Ends every process's run, then fetches every process's counters:
+    /// each one's, or why it could not be read (one process gone is no
+    /// reason to lose the others').
+    pub async fn stop_and_collect(&self) -> Vec<Result<CountersAnswer, ChaosError>> {
         self.stop(self.urls).await;
         self.fetch_all().await
     }
 
-    async fn fetch_all(&self) -> Result<Vec<CountersAnswer>, ChaosError> {
+    async fn fetch_all(&self) -> Vec<Result<CountersAnswer, ChaosError>> {
         let mut answers = Vec::with_capacity(self.urls.len());
         for url in self.urls {
-            answers.push(self.fetch(url).await?);
+            answers.push(self.fetch(url).await);
         }
-        Ok(answers)
+        answers
     }
 
     async fn fetch(&self, url: &str) -> Result<CountersAnswer, ChaosError> {
@@ -130,10 +151,32 @@ impl Admins<'_> {
             .await
             .map_err(|e| failed(url, what, e))?;
         let status = resp.status();
-        let body = resp.bytes().await.map_err(|e| failed(url, what, e))?;
         if !status.is_success() {
             return Err(failed(url, what, status));
         }
+        let body = self
+            .bounded_body(resp)
+            .await
+            .map_err(|e| failed(url, what, e))?;
         serde_json::from_slice(&body).map_err(|e| failed(url, what, e))
+    }
+
+    /// The body of `resp`, refused past [`Admins::max_body`] bytes.
+    async fn bounded_body(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+        let limit = self.max_body;
+        if resp.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(format!("the answer is over the {} limit", size(limit)));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+            if body.len() + chunk.len() > limit {
+                return Err(format!(
+                    "the answer is over the {} limit for this topology (is this a `retrylint serve` admin port?)",
+                    size(limit)
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 }

@@ -48,6 +48,7 @@ pub async fn drive(
         urls: collect,
         token,
         run_id: &run_id,
+        max_body: super::collect::counters_limit(t.services.len() + layout.slots()),
     };
     // Who answers where, before anything starts: a second collect of the
     // same service would count it twice.
@@ -98,19 +99,23 @@ pub async fn drive(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let answers = admins.stop_and_collect().await?;
+    let collected = admins.stop_and_collect().await;
     // A process whose run is not this one by now (replaced once this run
-    // had stopped, or the process restarted) has counters of another run.
-    let mut kept: Vec<CountersAnswer> = Vec::with_capacity(answers.len());
+    // had stopped, or the process restarted) has counters of another run;
+    // one that cannot be read (gone, or answering nonsense) has none. Both
+    // are named; the others' counters are the report.
+    let mut answers: Vec<CountersAnswer> = Vec::with_capacity(collected.len());
     let mut replaced = Vec::new();
-    for (a, &n) in answers.into_iter().zip(&numbers) {
-        if a.run_id == run_id && a.run == n {
-            kept.push(a);
-        } else {
-            replaced.push((a, n));
+    let mut unread = Vec::new();
+    for ((result, &n), was) in collected.into_iter().zip(&numbers).zip(&before) {
+        match result {
+            Ok(a) if a.service == was.service && a.run_id == run_id && a.run == n => {
+                answers.push(a)
+            }
+            Ok(a) => replaced.push((was.service.clone(), a.run, n)),
+            Err(e) => unread.push((was.service.clone(), e)),
         }
     }
-    let answers = kept;
     let mut merged = run.metrics.snapshot();
     let mut listeners = Vec::new();
     for a in &answers {
@@ -160,19 +165,23 @@ pub async fn drive(
             missing.join(", ")
         ));
     }
-    for (a, n) in &replaced {
-        h.warnings.push(if a.run == 0 {
+    for (service, run, n) in &replaced {
+        h.warnings.push(if *run == 0 {
             format!(
-                "`{}` had no run when its counters were read: its process restarted during this drive; its row counts only what its callers saw",
-                a.service
+                "`{service}` had no run when its counters were read: its process restarted during this drive; its row counts only what its callers saw"
             )
         } else {
             format!(
-                "`{}` ran another run when its counters were read (run {}, not this drive's run {n}): it was started again once this run had stopped, or its process restarted; its row counts only what its callers saw",
-                a.service, a.run
+                "`{service}` ran another run when its counters were read (run {run}, not this drive's run {n}): it was started again once this run had stopped, or its process restarted; its row counts only what its callers saw"
             )
         });
-        h.uncollected.push(a.service.clone());
+        h.uncollected.push(service.clone());
+    }
+    for (service, e) in &unread {
+        h.warnings.push(format!(
+            "`{service}`'s counters could not be read ({e}): its row counts only what its callers saw"
+        ));
+        h.uncollected.push(service.clone());
     }
     report.harness = h;
     if interrupted {
