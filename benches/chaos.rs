@@ -126,6 +126,9 @@ impl Drop for Served {
     }
 }
 
+/// The token every `serve` of the bench and its `drive` share.
+const BENCH_TOKEN: &str = "bench-token-0123456789";
+
 /// Starts `serve` for `service` and reads its ready line (http, admin).
 fn serve(dir: &std::path::Path, service: &str, peers: &str) -> Served {
     use std::io::BufRead;
@@ -136,6 +139,7 @@ fn serve(dir: &std::path::Path, service: &str, peers: &str) -> Served {
         .arg(dir.join("chain.yaml"))
         .args(["--service", service, "--fault", "none", "--peers"])
         .arg(&peers_file)
+        .args(["--token", BENCH_TOKEN])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("retrylint serve");
@@ -172,6 +176,7 @@ fn chain2_in_process_and_served(secs: u64) -> (f64, f64) {
         &load,
         &format!("http://{}", s0.1),
         &collect,
+        Some(&chaos::Token::new(BENCH_TOKEN).expect("token")),
         &options(),
     )
     .expect("drive");

@@ -163,3 +163,83 @@ fn running_out_of_descriptors_is_reported_as_the_harness_s_failure() {
         assert!(s["dropped"].get("refused").is_none(), "{s}");
     }
 }
+
+/// [`chaos_with_limit`], killed after `bound`: `None` when it took longer.
+fn chaos_with_limit_within(
+    limit: u32,
+    topology: &std::path::Path,
+    extra: &[&str],
+    bound: Duration,
+) -> Option<std::process::Output> {
+    let child = Command::new("prlimit")
+        .arg(format!("--nofile={limit}:{limit}"))
+        .arg(env!("CARGO_BIN_EXE_retrylint"))
+        .args(["chaos", topology.to_str().unwrap()])
+        .args(["--fault", "none", "--format", "json"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("prlimit runs");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(out) => Some(out.expect("the run ended")),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+            None
+        }
+    }
+}
+
+#[test]
+fn more_slots_than_descriptors_stop_sending_at_the_horizon() {
+    if !have_prlimit() {
+        return;
+    }
+    // A million slots under a limit of 256 descriptors: every slot is free
+    // again at once (its connection fails), so no wait for a slot ever
+    // meets the horizon. 10⁷ requests are due in the second; the driver
+    // cannot send them that fast, and must not go on sending the ones it
+    // is behind on after the horizon.
+    let path = write("chain2-slots.yaml", &chain(2));
+    let began = std::time::Instant::now();
+    let out = chaos_with_limit_within(
+        256,
+        &path,
+        &[
+            "--rate",
+            "10000000",
+            "--max-in-flight",
+            "1000000",
+            "--duration",
+            "1s",
+        ],
+        Duration::from_secs(60),
+    )
+    .expect("the run ends within a minute");
+    let took = began.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (requests, not_sent) = (
+        v["end_to_end"]["requests"].as_u64().unwrap(),
+        v["harness"]["not_sent"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        requests + not_sent,
+        10_000_000,
+        "every due request accounted for"
+    );
+    assert!(not_sent > 0, "{}", v["harness"]);
+    assert!(v["harness"]["descriptor_errors"].as_u64().unwrap() > 0);
+    // The horizon (1 s), the grace period (5 s), and starting and ending.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}

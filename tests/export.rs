@@ -63,6 +63,9 @@ fn retrylint(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The token of [`exported`]'s manifests (the CLI makes a random one).
+const TOKEN: &str = "export-test-token-0123456789";
+
 /// The export of `t` as the CLI makes it, with the default load.
 fn exported(t: &Topology, target: Target, fault: Option<&str>) -> export::Exported {
     let (scenario, fault_text) = inputs::fault(fault).unwrap();
@@ -75,6 +78,7 @@ fn exported(t: &Topology, target: Target, fault: Option<&str>) -> export::Export
         expect: Vec::new(),
         image: export::DEFAULT_IMAGE.into(),
         namespace: None,
+        token: retrylint::chaos::Token::new(TOKEN).unwrap(),
     };
     export::export(target, &x).unwrap()
 }
@@ -203,8 +207,9 @@ fn kubectl_kustomize_builds_the_exported_directory() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{name}: {stderr}");
         let built = documents(&String::from_utf8(out.stdout).unwrap());
-        // Namespace, ConfigMap, a Deployment and a Service per service, the Job.
-        assert_eq!(built.len(), 3 + 2 * t.services.len(), "{name}");
+        // Namespace, ConfigMap, Secret, a Deployment and a Service per
+        // service, the Job.
+        assert_eq!(built.len(), 4 + 2 * t.services.len(), "{name}");
         let kinds: BTreeMap<String, usize> = built.iter().fold(BTreeMap::new(), |mut m, o| {
             *m.entry(o["kind"].as_str().unwrap().to_owned()).or_default() += 1;
             m
@@ -217,6 +222,7 @@ fn kubectl_kustomize_builds_the_exported_directory() {
                 ("Deployment".into(), n),
                 ("Job".into(), 1),
                 ("Namespace".into(), 1),
+                ("Secret".into(), 1),
                 ("Service".into(), n),
             ])
         );
@@ -281,6 +287,10 @@ fn every_object_validates_against_the_kubernetes_schema() {
         (
             "Namespace",
             schema(include_str!("data/kubernetes/namespace-v1.json")),
+        ),
+        (
+            "Secret",
+            schema(include_str!("data/kubernetes/secret-v1.json")),
         ),
     ];
     for t in [ecommerce(), odd_names()] {
@@ -603,7 +613,11 @@ fn the_compose_file_follows_the_compose_specification() {
             let command = strings(&s["command"]);
             assert_eq!(
                 command,
-                retrylint::export::command::serve(&t.services[i].name, 42)
+                retrylint::export::command::serve(
+                    &t.services[i].name,
+                    42,
+                    std::slice::from_ref(name)
+                )
             );
             let test = strings(&s["healthcheck"]["test"]);
             assert_eq!(test[..3], ["CMD", "retrylint", "probe-client"]);
@@ -686,7 +700,7 @@ fn the_cli_writes_the_directory_and_reports_what_it_did() {
         stderr.contains("namespace `game-day` is assumed to exist"),
         "{stderr}"
     );
-    assert!(stderr.contains("wrote 11 files to"), "{stderr}");
+    assert!(stderr.contains("wrote 12 files to"), "{stderr}");
     assert!(!out.join("namespace.yaml").exists());
     let job = documents(&std::fs::read_to_string(out.join("drive-job.yaml")).unwrap()).remove(0);
     assert_eq!(job["metadata"]["namespace"], "game-day");

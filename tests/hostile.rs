@@ -467,6 +467,8 @@ fn a_port_clash_names_the_port_and_the_flag() {
             "api",
             "--peers",
             peers.to_str().unwrap(),
+            "--token",
+            "a-token-of-16-chars",
             flag,
             &format!("127.0.0.1:{port}"),
         ]);

@@ -197,3 +197,38 @@ fn a_hundred_thousand_fault_phases_strike_on_time_in_both_engines() {
         db.statuses
     );
 }
+
+#[test]
+fn a_call_through_two_thousand_via_layers_names_six_and_counts_the_rest() {
+    // Each retrying layer's RL002 finding named every layer above it: 2,000
+    // findings naming up to 1,999 layers each, 130 MB of text.
+    let mut text = String::from(
+        "version: 1\nentry: app\nservices:\n  app:\n    calls:\n      - to: api\n        retry: { max_attempts: 3 }\n        via:\n",
+    );
+    for i in 0..2_000 {
+        text += &format!("          - {{ name: mesh{i}, retry: {{ max_attempts: 2 }} }}\n");
+    }
+    text += "  api: {}\n";
+    let t = common::load(&text).unwrap_or_else(|e| panic!("{e}"));
+    let report = common::check(&t);
+    let rl002: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.code == "RL002")
+        .collect();
+    assert_eq!(rl002.len(), 2_000);
+    let last = rl002.last().unwrap();
+    assert_eq!(
+        last.message,
+        "the mesh1999 layer of app → api retries (2 attempts) beneath 2,000 other retrying layers: the app layer of app → api, the mesh0 layer of app → api, the mesh1 layer of app → api, the mesh2 layer of app → api, the mesh3 layer of app → api, the mesh4 layer of app → api, 1,994 more layers"
+    );
+    assert!(
+        last.help
+            .ends_with("and the mesh4 layer of app → api and 1,994 more layers"),
+        "{}",
+        last.help
+    );
+    let bytes: usize = rl002.iter().map(|f| f.message.len() + f.help.len()).sum();
+    // Each finding the size of a few layers: 2 MB, not 130.
+    assert!(bytes < 2_000 * 1_000, "{bytes} bytes");
+}

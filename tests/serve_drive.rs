@@ -56,6 +56,10 @@ fn serve(dir: &Path, service: &str, peers: &Path, fault: &str, seed: u64) -> Ser
         .arg(peers)
         .args(["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"])
         .args(["--fault", fault, "--seed", &seed.to_string()])
+        // The first process makes the run's token; the others and the
+        // driver read it.
+        .arg("--token-file")
+        .arg(dir.join("run.token"))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -158,6 +162,8 @@ impl Cluster {
         let mut cmd = Command::new(BIN);
         cmd.arg("drive")
             .arg(self.dir.join("t.yaml"))
+            .arg("--token-file")
+            .arg(self.dir.join("run.token"))
             .args(["--entry", &format!("http://{}", entry.http)])
             .args([
                 "--fault",
@@ -502,6 +508,8 @@ fn a_ratio_budget_caps_retries_across_processes_as_in_one() {
     let admin = format!("http://{}", c.get("db").admin);
     cmd.arg("drive")
         .arg(c.dir.join("t.yaml"))
+        .arg("--token-file")
+        .arg(c.dir.join("run.token"))
         .args([
             "--entry",
             &format!("http://{}", c.get("api").http),
@@ -600,7 +608,8 @@ fn a_bad_peers_file_is_refused_at_its_line_and_column() {
     std::fs::write(dir.join("peers.yaml"), "a: 127.0.0.1:9\n").unwrap();
     let mut cmd = Command::new(BIN);
     cmd.current_dir(&dir)
-        .args(["serve", "t.yaml", "--service", "b", "--peers", "peers.yaml"]);
+        .args(["serve", "t.yaml", "--service", "b", "--peers", "peers.yaml"])
+        .args(["--token", "a-token-of-16-chars"]);
     let out = run_bounded(cmd);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no address for `leaf`"));

@@ -1,19 +1,30 @@
 //! The admin port of a `serve` process: `/healthz`, `/metrics` (Prometheus
 //! text, `report::prometheus`), `/retrylint/counters` (JSON, what `drive
-//! --collect` reads), `POST /retrylint/start` and `POST /retrylint/stop`.
+//! --collect` reads), `POST /retrylint/start` and `POST /retrylint/stop`
+//! (guarded by `admission.rs`, their bodies bounded). Its own accept loop,
+//! not `axum::serve`, so that a connection that trickles its request head
+//! is closed after the header timeout.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use super::serve::{Served, StartError, StartRequest};
+use super::serve::{Served, StartError, StartRequest, StopRequest};
 use crate::report::prometheus::{self, Exposition};
+
+/// The largest start or stop body read; a real one is under 200 bytes.
+pub(crate) const MAX_BODY: usize = 16 * 1024;
 
 pub(crate) fn router(served: Arc<Served>) -> Router {
     Router::new()
@@ -22,7 +33,47 @@ pub(crate) fn router(served: Arc<Served>) -> Router {
         .route("/retrylint/counters", get(counters))
         .route("/retrylint/start", post(start))
         .route("/retrylint/stop", post(stop))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(served)
+}
+
+/// Answers `router` on `listener` until `stop`; then closes the listener
+/// and cuts the connections still open.
+pub(crate) async fn listen(
+    listener: TcpListener,
+    router: Router,
+    header_timeout: Duration,
+    stop: CancellationToken,
+) {
+    let connections = TaskTracker::new();
+    let cut = CancellationToken::new();
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let svc = TowerToHyperService::new(router.clone());
+                    let cut = cut.clone();
+                    connections.spawn(async move {
+                        let conn = hyper::server::conn::http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(header_timeout)
+                            .serve_connection(TokioIo::new(stream), svc);
+                        tokio::select! {
+                            _ = conn => {}
+                            _ = cut.cancelled() => {}
+                        }
+                    });
+                }
+                // Out of descriptors, or a connection aborted before accept.
+                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+            },
+        }
+    }
+    drop(listener);
+    cut.cancel();
+    connections.close();
+    connections.wait().await;
 }
 
 async fn healthz() -> &'static str {
@@ -72,27 +123,61 @@ async fn metrics(State(served): State<Arc<Served>>) -> Response {
     ([(header::CONTENT_TYPE, prometheus::CONTENT_TYPE)], text).into_response()
 }
 
-async fn start(State(served): State<Arc<Served>>, body: Bytes) -> Response {
-    let req: StartRequest = match serde_json::from_slice(&body) {
+fn refused(status: StatusCode, text: impl std::fmt::Display) -> Response {
+    (status, format!("{text}\n")).into_response()
+}
+
+fn answer(result: Result<Response, StartError>) -> Response {
+    match result {
         Ok(r) => r,
-        Err(e) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("a start request is JSON {{seed, fault, horizon_ns, grace_ns}}: {e}\n"),
-            )
-                .into_response();
+        Err(e @ (StartError::Mismatch(_) | StartError::Busy(_))) => {
+            refused(StatusCode::CONFLICT, e)
         }
-    };
-    match served.start(&req).await {
-        Ok(run) => json(&serde_json::json!({ "run": run })),
-        Err(StartError::Mismatch(m)) => (StatusCode::CONFLICT, format!("{m}\n")).into_response(),
-        Err(StartError::Chaos(e)) => {
-            (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response()
-        }
+        Err(StartError::Chaos(e)) => refused(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
-async fn stop(State(served): State<Arc<Served>>) -> Response {
-    served.stop().await;
-    StatusCode::NO_CONTENT.into_response()
+/// The admission checks, then the body as a `T` within its bounds.
+fn admit<T: serde::de::DeserializeOwned>(
+    served: &Served,
+    headers: &HeaderMap,
+    body: &[u8],
+    shape: &str,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> Result<T, (StatusCode, String)> {
+    served.config.admission.check(headers)?;
+    let bad = |e: String| (StatusCode::BAD_REQUEST, format!("{e}\n"));
+    let req: T =
+        serde_json::from_slice(body).map_err(|e| bad(format!("the body is JSON {shape}: {e}")))?;
+    check(&req).map_err(bad)?;
+    Ok(req)
+}
+
+async fn start(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bytes) -> Response {
+    let shape = "{run_id, seed, fault, horizon_ns, grace_ns}";
+    let req = match admit(&served, &headers, &body, shape, StartRequest::check) {
+        Ok(r) => r,
+        Err(refusal) => return refusal.into_response(),
+    };
+    answer(
+        served
+            .start(&req)
+            .await
+            .map(|run| json(&serde_json::json!({ "run": run }))),
+    )
+}
+
+async fn stop(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bytes) -> Response {
+    // An empty body stops whatever runs (a person with the token, by hand).
+    let body: &[u8] = if body.is_empty() { b"{}" } else { &body };
+    let req = match admit(&served, &headers, body, "{run_id}", StopRequest::check) {
+        Ok(r) => r,
+        Err(refusal) => return refusal.into_response(),
+    };
+    answer(
+        served
+            .stop(&req)
+            .await
+            .map(|()| StatusCode::NO_CONTENT.into_response()),
+    )
 }

@@ -352,7 +352,7 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ChaosError> {
         .retry(reqwest::retry::never())
         .http1_only()
         .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_idle_timeout(super::context::CLIENT_IDLE)
         .build()
         .map_err(|e| ChaosError::Client(e.to_string()))
 }
@@ -366,16 +366,14 @@ pub(crate) async fn drive_until_done(
     options: &RunOptions,
 ) -> bool {
     let stop = options.stop.clone().unwrap_or_default();
-    let mut interrupted = false;
-    let unfinished = tokio::select! {
-        n = driver.drive(options.grace) => n,
-        _ = stop.cancelled() => {
-            interrupted = true;
-            0
-        }
+    let interrupted = tokio::select! {
+        () = Arc::clone(&driver).drive(options.grace) => false,
+        _ = stop.cancelled() => true,
     };
     shutdown(run).await;
-    run.metrics.unfinished(unfinished);
+    if !interrupted {
+        run.metrics.unfinished(driver.unfinished());
+    }
     interrupted
 }
 

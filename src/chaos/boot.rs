@@ -216,5 +216,7 @@ pub(crate) fn driver(
         load: load.clone(),
         path: path.into(),
         max_in_flight,
+        started: Default::default(),
+        finished: Default::default(),
     })
 }

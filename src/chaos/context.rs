@@ -30,8 +30,20 @@ pub(crate) struct Run {
     /// The root of every request's `DrawKey`.
     pub draw_seed: u64,
     pub metrics: Metrics,
+    /// How long a connection to one of this run's servers may take to send
+    /// a request's head (or sit idle between requests) before it is closed:
+    /// a client that trickles bytes cannot hold a descriptor forever.
+    pub header_timeout: Duration,
     next_id: AtomicU64,
 }
+
+/// [`Run::header_timeout`] unless a caller sets another: above every
+/// client's idle-connection timeout (reqwest's pool keeps one 20 s, the
+/// load driver's pool 20 s too), so a server never closes a connection a
+/// client is about to reuse.
+pub(crate) const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a client keeps an idle connection for reuse.
+pub(crate) const CLIENT_IDLE: Duration = Duration::from_secs(20);
 
 impl Run {
     pub fn new(
@@ -51,6 +63,7 @@ impl Run {
             plan,
             draw_seed,
             metrics,
+            header_timeout: HEADER_TIMEOUT,
             next_id: AtomicU64::new(1),
         }
     }
@@ -70,6 +83,13 @@ impl Run {
     /// duplicates by id never mistakes two callers' requests for one.
     pub fn with_request_ids_from(self, first: u64) -> Self {
         self.next_id.store(first, Ordering::Relaxed);
+        self
+    }
+
+    /// Connections that have not sent a whole request head within `d` are
+    /// closed (`retrylint serve --header-timeout`).
+    pub fn with_header_timeout(mut self, d: Duration) -> Self {
+        self.header_timeout = d;
         self
     }
 

@@ -9,24 +9,27 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::api::{ChaosError, RunOptions, STREAM_DRAWS, drive_until_done, http_client};
-use super::collect;
+use super::collect::Admins;
 use super::context::Run;
 use super::metrics::Metrics;
-use super::serve::StartRequest;
+use super::serve::{CountersAnswer, StartRequest};
+use super::token::Token;
 use crate::faults::Scenario;
 use crate::run::build::Tally;
 use crate::run::{Layout, Listener, LoadSettings, Mode, RunInfo, RunReport};
 use crate::topology::Topology;
 
 /// Drives `load` into the entry at `entry` (`http://HOST:PORT[/PATH]`) and
-/// collects from the admin URLs `collect` (one per `serve` process). Every
-/// task it started has ended when it returns.
+/// collects from the admin URLs `collect` (one per `serve` process), whose
+/// start and stop need `token`. Every task it started has ended when it
+/// returns.
 pub async fn drive(
     t: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,
     entry: &str,
     collect: &[String],
+    token: Option<&Token>,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
     let wall = Instant::now();
@@ -34,9 +37,22 @@ pub async fn drive(
     let layout = Layout::new(t);
     let targets = plan.targets.clone();
     let http = http_client()?;
+    // This run's id: the processes answer a start with another id while
+    // this run goes on with 409, and name it in their counters.
+    let run_id = Token::generate()
+        .map_err(|e| ChaosError::Collect(format!("cannot make a run id: {e}")))?
+        .expose()[..16]
+        .to_owned();
+    let admins = Admins {
+        http: &http,
+        urls: collect,
+        token,
+        run_id: &run_id,
+        max_body: super::collect::counters_limit(t.services.len() + layout.slots()),
+    };
     // Who answers where, before anything starts: a second collect of the
     // same service would count it twice.
-    let before = collect::counters(&http, collect).await?;
+    let before = admins.counters().await?;
     let mut seen = BTreeMap::new();
     for (url, answer) in collect.iter().zip(&before) {
         if !t.services.iter().any(|s| s.name == answer.service) {
@@ -54,12 +70,13 @@ pub async fn drive(
     }
     let (authority, path, addr) = super::drive_url::entry(entry).await?;
     let start = StartRequest {
+        run_id: run_id.clone(),
         seed: load.seed,
         fault: scenario.name.clone(),
         horizon_ns: u64::try_from(load.horizon().as_nanos()).unwrap_or(u64::MAX),
         grace_ns: u64::try_from(options.grace.as_nanos()).unwrap_or(u64::MAX),
     };
-    collect::start_all(&http, collect, &start).await?;
+    let numbers = admins.start_all(&start).await?;
     let metrics = Metrics::new(t.services.len(), layout.slots(), targets.clone());
     let run = Arc::new(Run::new(
         load.horizon(),
@@ -82,7 +99,23 @@ pub async fn drive(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let answers = collect::stop_and_collect(&http, collect).await?;
+    let collected = admins.stop_and_collect().await;
+    // A process whose run is not this one by now (replaced once this run
+    // had stopped, or the process restarted) has counters of another run;
+    // one that cannot be read (gone, or answering nonsense) has none. Both
+    // are named; the others' counters are the report.
+    let mut answers: Vec<CountersAnswer> = Vec::with_capacity(collected.len());
+    let mut replaced = Vec::new();
+    let mut unread = Vec::new();
+    for ((result, &n), was) in collected.into_iter().zip(&numbers).zip(&before) {
+        match result {
+            Ok(a) if a.service == was.service && a.run_id == run_id && a.run == n => {
+                answers.push(a)
+            }
+            Ok(a) => replaced.push((was.service.clone(), a.run, n)),
+            Err(e) => unread.push((was.service.clone(), e)),
+        }
+    }
     let mut merged = run.metrics.snapshot();
     let mut listeners = Vec::new();
     for a in &answers {
@@ -132,9 +165,23 @@ pub async fn drive(
             missing.join(", ")
         ));
     }
-    if let Some(late) = answers.iter().find(|a| a.run == 0) {
-        h.warnings
-            .push(format!("`{}` never started a run", late.service));
+    for (service, run, n) in &replaced {
+        h.warnings.push(if *run == 0 {
+            format!(
+                "`{service}` had no run when its counters were read: its process restarted during this drive; its row counts only what its callers saw"
+            )
+        } else {
+            format!(
+                "`{service}` ran another run when its counters were read (run {run}, not this drive's run {n}): it was started again once this run had stopped, or its process restarted; its row counts only what its callers saw"
+            )
+        });
+        h.uncollected.push(service.clone());
+    }
+    for (service, e) in &unread {
+        h.warnings.push(format!(
+            "`{service}`'s counters could not be read ({e}): its row counts only what its callers saw"
+        ));
+        h.uncollected.push(service.clone());
     }
     report.harness = h;
     if interrupted {
@@ -150,9 +197,10 @@ pub fn drive_blocking(
     load: &LoadSettings,
     entry: &str,
     collect: &[String],
+    token: Option<&Token>,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
     super::api::on_own_runtime("retrylint-drive", options, |opts| async move {
-        drive(t, scenario, load, entry, collect, &opts).await
+        drive(t, scenario, load, entry, collect, token, &opts).await
     })
 }

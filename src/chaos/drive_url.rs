@@ -47,6 +47,8 @@ pub async fn drive_url(
         load: load.clone(),
         path: path.into(),
         max_in_flight: options.max_in_flight,
+        started: Default::default(),
+        finished: Default::default(),
     });
     let interrupted = drive_until_done(&run, driver, options).await;
     let report = RunReport {

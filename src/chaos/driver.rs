@@ -51,20 +51,20 @@ pub(crate) struct Driver {
     pub path: Arc<str>,
     /// Open loop: user requests in flight at once, at most.
     pub max_in_flight: usize,
+    /// User requests sent, and those whose end was counted.
+    pub started: AtomicU64,
+    pub finished: AtomicU64,
 }
 
 impl Driver {
     /// Sends every user request the settings allow and waits for them until
-    /// `horizon + grace`. Returns how many were still unfinished then.
-    pub async fn drive(self: Arc<Self>, grace: Duration) -> u64 {
+    /// `horizon + grace`.
+    pub async fn drive(self: Arc<Self>, grace: Duration) {
         let users = TaskTracker::new();
-        let started = Arc::new(AtomicU64::new(0));
-        let finished = Arc::new(AtomicU64::new(0));
         match self.load.arrival {
             Arrival::Clients(n) => {
                 for c in 0..u64::from(n) {
                     let me = Arc::clone(&self);
-                    let (started, finished) = (Arc::clone(&started), Arc::clone(&finished));
                     let seed = self.load.stream_seed(STREAM_USERS + c);
                     let state = CallerState::new(self.budget.as_ref(), self.breaker.as_ref(), seed);
                     self.run.spawn(users.track_future(async move {
@@ -73,13 +73,13 @@ impl Driver {
                             if now >= me.run.horizon {
                                 break;
                             }
-                            let i = started.fetch_add(1, Ordering::Relaxed);
+                            let i = me.started.fetch_add(1, Ordering::Relaxed);
                             if me.load.requests.is_some_and(|m| i >= m) {
-                                started.fetch_sub(1, Ordering::Relaxed);
+                                me.started.fetch_sub(1, Ordering::Relaxed);
                                 break;
                             }
                             let cut = me.one(&state, i, now).await;
-                            finished.fetch_add(1, Ordering::Relaxed);
+                            me.finished.fetch_add(1, Ordering::Relaxed);
                             // Still busy with that request at the horizon.
                             if cut {
                                 break;
@@ -102,11 +102,23 @@ impl Driver {
                     &self.run.plan,
                     self.load.stream_seed(STREAM_ARRIVALS),
                 ) else {
-                    return 0;
+                    return;
                 };
                 let mut i = 0;
                 while let Some(due) = schedule.next_due() {
                     tokio::time::sleep_until(self.run.instant(due)).await;
+                    // Behind schedule at the horizon: the rest is never sent.
+                    // Without this a loop that finds a free slot every time
+                    // (a slot count past what the descriptors allow, each
+                    // connection failing at once) would go on sending the
+                    // requests due before the horizon for as long as it
+                    // takes to go through them all, long past horizon + grace.
+                    if self.run.now() >= self.run.horizon {
+                        self.run
+                            .metrics
+                            .not_sent(schedule.expected_count().saturating_sub(i));
+                        break;
+                    }
                     self.run.metrics.offered(due);
                     let slot = match Arc::clone(&slots).try_acquire_owned() {
                         Ok(slot) => slot,
@@ -133,11 +145,10 @@ impl Driver {
                     };
                     let me = Arc::clone(&self);
                     let state = Arc::clone(&state);
-                    let finished = Arc::clone(&finished);
-                    started.fetch_add(1, Ordering::Relaxed);
+                    self.started.fetch_add(1, Ordering::Relaxed);
                     self.run.spawn(users.track_future(async move {
                         me.one(&state, i, due).await;
-                        finished.fetch_add(1, Ordering::Relaxed);
+                        me.finished.fetch_add(1, Ordering::Relaxed);
                         drop(slot);
                     }));
                     i += 1;
@@ -150,9 +161,15 @@ impl Driver {
         // Then the services' work still in flight (callers gone), likewise.
         self.run.work.close();
         let _ = tokio::time::timeout_at(end, self.run.work.wait()).await;
-        started
+    }
+
+    /// User requests sent whose end was never counted. Read once the run's
+    /// tasks are gone: one that ends between `drive`'s return and the
+    /// shutdown counts its own end, and would otherwise count twice.
+    pub fn unfinished(&self) -> u64 {
+        self.started
             .load(Ordering::Relaxed)
-            .saturating_sub(finished.load(Ordering::Relaxed))
+            .saturating_sub(self.finished.load(Ordering::Relaxed))
     }
 
     /// User request number `index`, intended to start at `intended`; true

@@ -26,10 +26,12 @@
 //! (faults on real requests), `driver` (load), `metrics` (counters),
 //! `progress`, `context` (what a run shares), `header`, `draw`, `caller`,
 //! `timer`; `resolve` (where a callee is), `serve` (one service as its own
-//! process) with its `admin` port, `drive` (the driver against a running
+//! process) with its `admin` port (`admission`: host, content type and
+//! `token`), `drive` (the driver against a running
 //! entry) with `collect` (the counters of every `serve` process).
 
 mod admin;
+pub mod admission;
 mod api;
 mod boot;
 mod caller;
@@ -56,11 +58,17 @@ mod standalone;
 pub use standalone::{StandaloneRequest, standalone_request, standalone_request_blocking};
 mod tier;
 mod timer;
+pub mod token;
 mod transport;
 mod workers;
 
+pub use admission::Admission;
 pub use api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
 pub use drive::{drive, drive_blocking};
 pub use drive_url::drive_url;
 pub use resolve::{Resolver, Unresolved};
-pub use serve::{Bound, CountersAnswer, ServeConfig, StartRequest, serve, serve_blocking};
+pub use serve::{
+    Bound, CountersAnswer, MAX_GRACE, MAX_HORIZON, ServeConfig, StartRequest, StopRequest, serve,
+    serve_blocking,
+};
+pub use token::{Token, TokenError};

@@ -2,16 +2,18 @@
 //! sidecars, its fault plan — as its own process, wired exactly as `chaos`
 //! wires it (`boot::boot_service`), its callees found through a
 //! [`Resolver`]. An admin listener beside it (`admin.rs`) starts and stops
-//! runs and hands out the counters.
+//! runs and hands out the counters; who may start and stop is
+//! `admission.rs`'s.
 //!
 //! A run starts on `POST /retrylint/start`: the run clock, the fault phases
 //! and the horizon all count from the moment this process got the signal
 //! (relative times: no clock is compared across machines). Before the first
 //! start the service port is bound but nothing is accepted — connections
 //! wait in its backlog — so the fault plan never runs before the load. A run
-//! ends on `POST /retrylint/stop`, on the next start (which begins a fresh
-//! run, new counters), or by itself two grace periods past its horizon; its
-//! counters stay readable until the next start.
+//! ends on `POST /retrylint/stop` or by itself two grace periods past its
+//! horizon; its counters stay readable until the next start. A start while
+//! a run goes on is refused (409) unless it is the same run's (the same
+//! `run_id`, a driver's retry): one driver cannot replace another's run.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -21,6 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
+use super::admission::Admission;
 use super::api::{ChaosError, STREAM_DRAWS, StopHandle, http_client, shutdown};
 use super::context::Run;
 use super::metrics::Metrics;
@@ -45,6 +48,11 @@ pub struct ServeConfig {
     /// Must equal the driver's `--seed`: the draws of every process derive
     /// from it.
     pub seed: u64,
+    /// The token start and stop need, and the hosts they may name.
+    pub admission: Admission,
+    /// How long a connection to either port may take to send a request's
+    /// head before it is closed.
+    pub header_timeout: Duration,
 }
 
 /// Where a `serve` process listens, once it does.
@@ -56,7 +64,11 @@ pub struct Bound {
 
 /// What `drive` sends to start a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StartRequest {
+    /// Who started the run: a driver's retry of its own start names the
+    /// same id and gets the same run; any other start waits for its end.
+    pub run_id: String,
     pub seed: u64,
     /// The fault scenario's name, checked against this process's.
     pub fault: String,
@@ -64,6 +76,71 @@ pub struct StartRequest {
     pub horizon_ns: u64,
     /// How long answers may take past the horizon.
     pub grace_ns: u64,
+}
+
+/// What `drive` sends to stop its run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StopRequest {
+    /// The run to stop; another one going on is left alone (409).
+    #[serde(default)]
+    pub run_id: Option<String>,
+}
+
+/// The longest run a start may ask for (`drive --duration`).
+pub const MAX_HORIZON: Duration = Duration::from_secs(24 * 3600);
+/// The longest grace period a start may ask for.
+pub const MAX_GRACE: Duration = Duration::from_secs(600);
+/// The longest fault name a start may carry (a path, for a scenario file).
+pub const MAX_FAULT_NAME: usize = 4096;
+/// The longest run id.
+pub const MAX_RUN_ID: usize = 64;
+
+impl StartRequest {
+    /// Every field within its bound; the refusal names the field and the
+    /// bound.
+    pub fn check(&self) -> Result<(), String> {
+        check_run_id(&self.run_id)?;
+        let over = |field: &str, value: u64, bound: Duration| {
+            format!(
+                "{field} {value} is over its bound of {} ({} s): ask for a shorter run",
+                bound.as_nanos(),
+                bound.as_secs()
+            )
+        };
+        if u128::from(self.horizon_ns) > MAX_HORIZON.as_nanos() {
+            return Err(over("horizon_ns", self.horizon_ns, MAX_HORIZON));
+        }
+        if self.horizon_ns == 0 {
+            return Err("horizon_ns 0: a run needs a horizon above 0".into());
+        }
+        if u128::from(self.grace_ns) > MAX_GRACE.as_nanos() {
+            return Err(over("grace_ns", self.grace_ns, MAX_GRACE));
+        }
+        if self.fault.len() > MAX_FAULT_NAME {
+            return Err(format!(
+                "fault has {} bytes, over its bound of {MAX_FAULT_NAME}",
+                self.fault.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_run_id(id: &str) -> Result<(), String> {
+    let fine = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.';
+    if id.is_empty() || id.len() > MAX_RUN_ID || !id.bytes().all(fine) {
+        return Err(format!(
+            "run_id must be 1 to {MAX_RUN_ID} letters, digits, `-`, `_` or `.`"
+        ));
+    }
+    Ok(())
+}
+
+impl StopRequest {
+    pub fn check(&self) -> Result<(), String> {
+        self.run_id.as_deref().map_or(Ok(()), check_run_id)
+    }
 }
 
 /// What `/retrylint/counters` answers.
@@ -77,6 +154,9 @@ pub struct CountersAnswer {
     pub sidecars: Vec<(String, String)>,
     /// Runs started so far (0: none yet).
     pub run: u64,
+    /// The driver's id of the current (or last) run; empty before the first.
+    #[serde(default)]
+    pub run_id: String,
     /// A run is going on (started, not yet ended).
     pub running: bool,
     /// Time since this run's start signal, in ns (this process's clock).
@@ -88,6 +168,7 @@ pub struct CountersAnswer {
 pub(crate) struct Current {
     pub run: Arc<Run>,
     pub number: u64,
+    pub id: String,
     pub sidecars: Vec<Listener>,
 }
 
@@ -103,17 +184,21 @@ pub(crate) struct Served {
     pub runs: AtomicU64,
 }
 
-/// Why a start was refused.
+/// Why a start or stop was refused.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum StartError {
     #[error("{0}")]
     Mismatch(String),
+    /// Another driver's run is going on.
+    #[error("{0}")]
+    Busy(String),
     #[error(transparent)]
     Chaos(#[from] ChaosError),
 }
 
 impl Served {
-    /// Starts a fresh run (ending the one going on first).
+    /// Starts a fresh run; the number of the run going on when it is the
+    /// same (`run_id`); refused while another one goes on.
     pub async fn start(self: &Arc<Self>, req: &StartRequest) -> Result<u64, StartError> {
         let c = &self.config;
         if req.seed != c.seed {
@@ -129,6 +214,18 @@ impl Served {
             )));
         }
         let mut current = self.current.lock().await;
+        if let Some(old) = current.as_ref()
+            && !old.run.cancel.is_cancelled()
+        {
+            if old.id == req.run_id {
+                return Ok(old.number);
+            }
+            return Err(StartError::Busy(format!(
+                "run {} is going on ({:.1} s since its start): it ends on `POST /retrylint/stop` with its run_id, or by itself at its horizon plus twice its grace period; start again then",
+                old.number,
+                old.run.now().as_secs_f64()
+            )));
+        }
         if let Some(old) = current.take() {
             shutdown(&old.run).await;
         }
@@ -155,7 +252,8 @@ impl Served {
                 metrics,
             )
             // The driver's ids start at 1; each service takes its own 2^40.
-            .with_request_ids_from((c.service as u64 + 1) << 40),
+            .with_request_ids_from((c.service as u64 + 1) << 40)
+            .with_header_timeout(c.header_timeout),
         );
         let sidecars = match super::boot::boot_service(
             &run,
@@ -185,16 +283,28 @@ impl Served {
         *current = Some(Current {
             run,
             number,
+            id: req.run_id.clone(),
             sidecars,
         });
         Ok(number)
     }
 
-    /// Ends the run going on, if any; its counters stay.
-    pub async fn stop(&self) {
+    /// Ends the run going on, if any and if it is `req`'s; its counters
+    /// stay.
+    pub async fn stop(&self, req: &StopRequest) -> Result<(), StartError> {
         if let Some(c) = self.current.lock().await.as_ref() {
+            if let Some(id) = &req.run_id
+                && *id != c.id
+                && !c.run.cancel.is_cancelled()
+            {
+                return Err(StartError::Busy(format!(
+                    "run {} going on is not the one named: it is left running",
+                    c.number
+                )));
+            }
             shutdown(&c.run).await;
         }
+        Ok(())
     }
 
     /// The service's listener: the one bound at boot, then the same address
@@ -221,10 +331,11 @@ impl Served {
         let c = &self.config;
         let t = &c.topology;
         let current = self.current.lock().await;
-        let (snapshot, run, running, elapsed, sidecars) = match current.as_ref() {
+        let (snapshot, run, run_id, running, elapsed, sidecars) = match current.as_ref() {
             Some(cur) => (
                 cur.run.metrics.snapshot(),
                 cur.number,
+                cur.id.clone(),
                 !cur.run.cancel.is_cancelled(),
                 cur.run.now(),
                 cur.sidecars
@@ -235,6 +346,7 @@ impl Served {
             None => (
                 Metrics::new(t.services.len(), self.layout.slots(), Vec::new()).snapshot(),
                 0,
+                String::new(),
                 false,
                 Duration::ZERO,
                 Vec::new(),
@@ -245,6 +357,7 @@ impl Served {
             listen: self.http.to_string(),
             sidecars,
             run,
+            run_id,
             running,
             elapsed_ns: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
             snapshot,
@@ -283,14 +396,13 @@ pub async fn serve(
         http,
         admin: admin_addr,
     });
+    let timeout = served.config.header_timeout;
     let router = super::admin::router(Arc::clone(&served));
-    let result = axum::serve(admin, router)
-        .with_graceful_shutdown(stop.clone().cancelled_owned())
-        .await;
+    super::admin::listen(admin, router, timeout, stop).await;
     if let Some(c) = served.current.lock().await.take() {
         shutdown(&c.run).await;
     }
-    result.map_err(ChaosError::Bind)
+    Ok(())
 }
 
 /// [`serve`] on its own runtime, until Ctrl-C or SIGTERM.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, Response};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
@@ -265,9 +265,12 @@ where
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     S::Future: Send + 'static,
 {
+    let header_timeout = run.header_timeout;
     run.spawn(async move {
         let conn = hyper::server::conn::http1::Builder::new()
             .keep_alive(true)
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
             .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
         tokio::select! {
             _ = conn => {}

@@ -9,11 +9,11 @@
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 
-use super::context::lock;
+use super::context::{CLIENT_IDLE, lock};
 use super::header::{AttemptHeaders, HeaderScratch};
 use super::http1::{self, Conn};
 use crate::policy::{Outcome, retry_after};
@@ -51,7 +51,10 @@ pub(crate) enum Transport {
 pub(crate) struct DirectPool {
     addr: SocketAddr,
     host: String,
-    idle: Mutex<Vec<Conn>>,
+    /// Each with the moment it went idle: one idle for longer than
+    /// `CLIENT_IDLE` is dropped, before the server's header timeout
+    /// (`context::HEADER_TIMEOUT`) could close it under a request.
+    idle: Mutex<Vec<(Conn, Instant)>>,
 }
 
 impl DirectPool {
@@ -76,7 +79,9 @@ impl DirectPool {
         loop {
             let pooled = lock(&self.idle).pop();
             let (mut conn, fresh) = match pooled {
-                Some(c) if c.is_idle_usable() => (c, false),
+                Some((c, since)) if since.elapsed() < CLIENT_IDLE && c.is_idle_usable() => {
+                    (c, false)
+                }
                 Some(_) => continue,
                 None => (
                     Conn::connect(self.addr).await.map_err(|e| NoAnswer {
@@ -97,7 +102,7 @@ impl DirectPool {
             {
                 Ok((response, reusable)) => {
                     if reusable {
-                        lock(&self.idle).push(conn);
+                        lock(&self.idle).push((conn, Instant::now()));
                     }
                     return Ok(Answer {
                         status: response.status,

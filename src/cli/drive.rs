@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::outcome::{Failure, Outcome};
 use super::run_args::{RunArgs, finish, load_target, prepare};
+use super::token_args::{self, TokenArgs};
 use retrylint::chaos;
 
 #[derive(Args)]
@@ -19,11 +20,14 @@ pub struct DriveArgs {
     pub entry: String,
     /// The admin URL of a `serve` process (`http://HOST:9090`), one per
     /// service: its run is started with the driver's and its counters are
-    /// collected at the end. Repeatable.
+    /// collected at the end (exit 1 when one could not be read, or ran
+    /// another run by then: the report names it). Repeatable.
     #[arg(long, value_name = "URL")]
     pub collect: Vec<String>,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub token: TokenArgs,
     /// Open loop: user requests in flight at once, at most (as `chaos`).
     #[arg(long, value_name = "N", default_value_t = chaos::RunOptions::DEFAULT_MAX_IN_FLIGHT as u32,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -32,6 +36,10 @@ pub struct DriveArgs {
 
 pub fn drive(args: DriveArgs) -> Result<Outcome, Failure> {
     let p = prepare(&args.run)?;
+    let token = args.token.token(false)?;
+    if token.is_none() && !args.collect.is_empty() {
+        return Err(token_args::missing("drive --collect"));
+    }
     let t = load_target(Some(&args.topology), &p)?;
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
@@ -45,8 +53,16 @@ pub fn drive(args: DriveArgs) -> Result<Outcome, Failure> {
         &p.load,
         &args.entry,
         &args.collect,
+        token.as_ref(),
         &options,
     ) {
+        // Counters missing from the report: it is not the whole run.
+        Ok(report) if !report.harness.uncollected.is_empty() => {
+            finish(report, &p.gates, format, false).map(|o| match o {
+                Outcome::Clean => Outcome::Failed,
+                other => other,
+            })
+        }
         Ok(report) => finish(report, &p.gates, format, false),
         Err(chaos::ChaosError::Interrupted(report)) => finish(*report, &p.gates, format, true),
         Err(e @ chaos::ChaosError::Target(_)) => Err(Failure::Usage(e.to_string())),

@@ -107,6 +107,8 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
         expect: args.expect,
         image: args.image,
         namespace,
+        token: retrylint::chaos::Token::generate()
+            .map_err(|e| Failure::Usage(format!("cannot make the run's token: {e}")))?,
     };
     let exported = export::export(target, &x).map_err(|e| Failure::Usage(e.to_string()))?;
     let dir = args.output.unwrap_or_else(|| {

@@ -14,6 +14,7 @@ mod run_args;
 mod serve;
 mod simulate;
 mod sources;
+mod token_args;
 mod values;
 
 use std::process::ExitCode;

@@ -2,12 +2,14 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, load_error, presets};
+use super::token_args::{self, TokenArgs};
 use super::values::whole;
-use retrylint::chaos::{self, Resolver, ServeConfig};
+use retrylint::chaos::{self, Admission, Resolver, ServeConfig};
 use retrylint::{faults, topology};
 
 #[derive(Args)]
@@ -54,6 +56,25 @@ pub struct ServeArgs {
     /// More retry-policy presets: a directory of NAME.yaml files.
     #[arg(long, value_name = "DIR")]
     pub policies: Vec<PathBuf>,
+    #[command(flatten)]
+    pub token: TokenArgs,
+    /// A host name the admin port is reached by (its DNS name in a cluster):
+    /// start and stop naming another `Host` than loopback, this or the IP of
+    /// --admin are refused. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Close a connection (to either port) that has not sent a whole
+    /// request head this long after it opened or after its last answer.
+    #[arg(long, value_name = "D", default_value = "30s", value_parser = header_timeout)]
+    pub header_timeout: Duration,
+}
+
+fn header_timeout(text: &str) -> Result<Duration, String> {
+    match retrylint::source::duration::parse(text) {
+        Ok(d) if !d.is_zero() && d <= Duration::from_secs(3600) => Ok(d),
+        Ok(_) => Err(format!("`{text}`: write a time from 1ms to 1h, e.g. `30s`")),
+        Err(e) => Err(format!("`{text}`: {e}")),
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -112,15 +133,43 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
         (Some(file), _) => chaos::peers::load(file, &t).map_err(load_error)?,
         (None, _) => Resolver::dns(&t, args.peer_port),
     };
+    let token = args
+        .token
+        .token(true)?
+        .ok_or_else(|| token_args::missing("serve"))?;
+    for h in &args.allow_host {
+        if h.is_empty() || !h.bytes().all(|b| b.is_ascii_graphic()) || h.contains([':', '/']) {
+            return Err(Failure::Usage(format!(
+                "--allow-host `{}` is not a host name: write the name alone, without a port (e.g. `--allow-host web.retrylint.svc`)",
+                retrylint::visible::name(h)
+            )));
+        }
+    }
     let loopback = SocketAddr::from((IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+    let listen = args.listen.unwrap_or(loopback);
+    let admin = args.admin.unwrap_or(loopback);
+    for (flag, addr) in [("--listen", listen), ("--admin", admin)] {
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "warning: {flag} {addr} listens beyond this machine: anyone who can reach it can send requests{}; bind 127.0.0.1 unless other machines must reach it",
+                if flag == "--admin" {
+                    " and read the counters (start and stop still need the token)"
+                } else {
+                    " to the service"
+                }
+            );
+        }
+    }
     let config = ServeConfig {
         topology: t,
         scenario,
         service,
-        listen: args.listen.unwrap_or(loopback),
-        admin: args.admin.unwrap_or(loopback),
+        listen,
+        admin,
         resolver,
         seed: args.seed,
+        admission: Admission::new(token, &args.allow_host, admin),
+        header_timeout: args.header_timeout,
     };
     let name = args.service.clone();
     let result = chaos::serve_blocking(config, |bound| {

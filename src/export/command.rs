@@ -4,13 +4,18 @@
 //! down in one place.
 //!
 //! - `serve TOPOLOGY --service NAME --listen 0.0.0.0:8080 --admin 0.0.0.0:9090
-//!   --resolve dns --peer-port 8080 --fault FAULT --seed S`: one service (its
-//!   `via` sidecars inside the same process) on 8080; the admin port serves
-//!   `/metrics`, `/retrylint/counters`, `/retrylint/start` and `/healthz`;
-//!   callee X is `http://<dns_names()[X]>:8080`.
+//!   --resolve dns --peer-port 8080 --fault FAULT --seed S --allow-host DNS
+//!   …`: one service (its `via` sidecars inside the same process) on 8080;
+//!   the admin port serves `/metrics`, `/retrylint/counters`,
+//!   `/retrylint/start` and `/healthz`; callee X is
+//!   `http://<dns_names()[X]>:8080`. Start and stop name the service's DNS
+//!   names as `Host`, which `--allow-host` lets through.
 //! - `drive TOPOLOGY --entry http://ENTRY:8080 --fault FAULT [load flags]
 //!   --collect http://X:9090 … --format json`: starts every clock, drives the
 //!   load, collects every service's counters and prints the report.
+//! - The run's token, which start and stop need, is in the environment of
+//!   every `serve` and the `drive` as [`TOKEN_ENV`] (on Kubernetes from a
+//!   Secret), never on a command line.
 //! - Health: `probe-client` (the harness's own retrying client as a
 //!   command) asks `/healthz` once for a health check, or until it answers
 //!   (bounded) to wait for a service. It is in the image already, which has
@@ -32,6 +37,8 @@ pub const HEALTH_PATH: &str = "/healthz";
 pub const METRICS_PATH: &str = "/metrics";
 /// How long a wait for one service's health may take.
 pub const WAIT_FOR: Duration = Duration::from_secs(300);
+/// Where `serve` and `drive` find the run's token.
+pub use crate::chaos::token::TOKEN_ENV;
 
 pub fn topology_path() -> String {
     format!("{CONFIG_DIR}/{TOPOLOGY_FILE}")
@@ -41,9 +48,10 @@ pub fn fault_path() -> String {
     format!("{CONFIG_DIR}/{FAULT_FILE}")
 }
 
-/// `retrylint serve …` for the service named `service` in the topology.
-pub fn serve(service: &str, seed: u64) -> Vec<String> {
-    [
+/// `retrylint serve …` for the service named `service` in the topology,
+/// its admin port reached by the names `hosts`.
+pub fn serve(service: &str, seed: u64, hosts: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = [
         "serve",
         &topology_path(),
         "--service",
@@ -62,7 +70,11 @@ pub fn serve(service: &str, seed: u64) -> Vec<String> {
         &seed.to_string(),
     ]
     .map(str::to_owned)
-    .to_vec()
+    .to_vec();
+    for h in hosts {
+        args.extend(["--allow-host".into(), h.clone()]);
+    }
+    args
 }
 
 /// `retrylint drive …` against the entry's DNS name, collecting from every
@@ -199,8 +211,8 @@ mod tests {
     #[test]
     fn serve_names_the_service_as_the_topology_does() {
         assert_eq!(
-            serve("Payments_API", 42).join(" "),
-            "serve /etc/retrylint/topology.yaml --service Payments_API --listen 0.0.0.0:8080 --admin 0.0.0.0:9090 --resolve dns --peer-port 8080 --fault /etc/retrylint/fault.yaml --seed 42"
+            serve("Payments_API", 42, &["payments-api".into()]).join(" "),
+            "serve /etc/retrylint/topology.yaml --service Payments_API --listen 0.0.0.0:8080 --admin 0.0.0.0:9090 --resolve dns --peer-port 8080 --fault /etc/retrylint/fault.yaml --seed 42 --allow-host payments-api"
         );
     }
 }

@@ -8,7 +8,9 @@
 //! brings the services up and waits for their health, and
 //! `docker compose run --rm retrylint-drive` then prints the report alone on
 //! stdout. Resources follow `sizing`'s rule as reservations, with the memory
-//! limit and no CPU limit, as on Kubernetes.
+//! limit and no CPU limit, as on Kubernetes. The run's token is in the
+//! environment of every service and the driver; `compose.yaml` holding it
+//! is written readable by its owner only.
 
 use super::command::{self, ADMIN_PORT, HEALTH_PATH};
 use super::sizing::Resources;
@@ -94,6 +96,11 @@ fn labels(p: &Plan, component: &str, service: Option<&str>) -> Yaml {
         .build()
 }
 
+/// The run's token, which start and stop on every admin port need.
+fn environment(p: &Plan) -> Yaml {
+    map().put(command::TOKEN_ENV, p.x.token.expose()).build()
+}
+
 fn serve(p: &Plan, i: usize) -> Yaml {
     let svc = &p.x.topology.services[i];
     let mut test = vec!["CMD".to_owned(), "retrylint".to_owned()];
@@ -102,7 +109,8 @@ fn serve(p: &Plan, i: usize) -> Yaml {
     )));
     map()
         .put("image", &p.x.image)
-        .put("command", strs(command::serve(&svc.name, p.x.load.seed)))
+        .put("command", strs(p.serve_args(i, &[p.names[i].clone()])))
+        .put("environment", environment(p))
         .put("configs", configs())
         .put("labels", labels(p, "serve", Some(&svc.name)))
         .put(
@@ -128,6 +136,7 @@ fn drive(p: &Plan) -> Yaml {
     map()
         .put("image", &p.x.image)
         .put("command", strs(p.drive_args()))
+        .put("environment", environment(p))
         .put("configs", configs())
         .put("labels", labels(p, "drive", None))
         .put("depends_on", depends)

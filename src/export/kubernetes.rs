@@ -19,6 +19,10 @@
 //! - Pods run as the image's non-root user with a read-only root file system
 //!   and no capabilities (the Pod Security "restricted" profile).
 //! - Resources: `sizing`'s rule; CPU requests without CPU limits.
+//! - The run's token (start and stop on the admin ports need it) is a
+//!   Secret, `secret.yaml`, in every `serve` and the `drive` as an
+//!   environment variable; `secret.yaml` is written readable by its owner
+//!   only. Each `serve` lets through the names its Service is reached by.
 
 use super::command::{self, ADMIN_PORT, HEALTH_PATH, HTTP_PORT, METRICS_PATH};
 use super::yaml::{Entry, Yaml, document, documents, map, s, strs};
@@ -28,6 +32,10 @@ use crate::export::sizing::Resources;
 /// What a ConfigMap may hold, with room for the object around the data.
 const CONFIGMAP_DATA_LIMIT: usize = 1024 * 1024 - 16 * 1024;
 const CONFIG_MAP: &str = "retrylint-config";
+/// The Secret holding the run's token, and its file.
+const SECRET: &str = "retrylint-token";
+const SECRET_KEY: &str = "token";
+pub(crate) const SECRET_FILE: &str = "secret.yaml";
 const CONFIG_VOLUME: &str = "config";
 /// What the Job's deadline allows for starting each init container.
 const INIT_CONTAINER_START_SECS: u64 = 2;
@@ -62,6 +70,16 @@ pub(crate) fn files(p: &Plan) -> Result<Vec<(String, String)>, ExportError> {
                 "The topology and fault scenario every process reads.",
             ),
             &config_map(p),
+        ),
+    ));
+    files.push((
+        SECRET_FILE.to_owned(),
+        document(
+            &p.header(
+                Target::Kubernetes,
+                "The run's token: start and stop on every admin port need it. A fresh one at each export.",
+            ),
+            &secret(p),
         ),
     ));
     for (i, name) in p.names.iter().enumerate() {
@@ -177,6 +195,42 @@ fn config_map(p: &Plan) -> Yaml {
         .build()
 }
 
+fn secret(p: &Plan) -> Yaml {
+    map()
+        .put("apiVersion", "v1")
+        .put("kind", "Secret")
+        .put("metadata", metadata(p, SECRET, "config", None))
+        .put("type", "Opaque")
+        .put("stringData", map().put(SECRET_KEY, p.x.token.expose()))
+        .build()
+}
+
+/// The run's token from the Secret, as `serve` and `drive` read it.
+fn token_env() -> Yaml {
+    Yaml::Seq(vec![
+        map()
+            .put("name", command::TOKEN_ENV)
+            .put(
+                "valueFrom",
+                map().put(
+                    "secretKeyRef",
+                    map().put("name", SECRET).put("key", SECRET_KEY),
+                ),
+            )
+            .build(),
+    ])
+}
+
+/// The names service `name`'s Service is reached by in namespace `ns`.
+fn service_hosts(name: &str, ns: &str) -> Vec<String> {
+    vec![
+        name.to_owned(),
+        format!("{name}.{ns}"),
+        format!("{name}.{ns}.svc"),
+        format!("{name}.{ns}.svc.cluster.local"),
+    ]
+}
+
 /// The annotations of every pod: scraping, mesh opt-out, config hash.
 fn pod_annotations(hash: &str, scrape: bool) -> Yaml {
     let mut m = map();
@@ -276,7 +330,11 @@ fn deployment(p: &Plan, i: usize, hash: &str) -> Yaml {
         .put("name", "serve")
         .put("image", &p.x.image)
         .put("imagePullPolicy", "IfNotPresent")
-        .put("args", strs(command::serve(&svc.name, p.x.load.seed)))
+        .put(
+            "args",
+            strs(p.serve_args(i, &service_hosts(name, namespace_name(p)))),
+        )
+        .put("env", token_env())
         .put("ports", ports)
         .put(
             "readinessProbe",
@@ -404,6 +462,7 @@ fn job(p: &Plan, hash: &str) -> Yaml {
         .put("image", &p.x.image)
         .put("imagePullPolicy", "IfNotPresent")
         .put("args", strs(p.drive_args()))
+        .put("env", token_env())
         .put("resources", resources(&p.sizing.driver, "user requests"))
         .put("securityContext", container_security())
         .put("volumeMounts", config_mount())

@@ -70,6 +70,9 @@ pub struct Export<'a> {
     pub image: String,
     /// `None`: [`DEFAULT_NAMESPACE`], created by the export.
     pub namespace: Option<String>,
+    /// The run's token every process gets (`Token::generate` for a real
+    /// export: a fresh one each time).
+    pub token: crate::chaos::Token,
 }
 
 /// A service whose name is not a DNS label, and the label it got.
@@ -89,6 +92,9 @@ pub struct Exported {
     pub driver: String,
     /// Warnings and notes, one line each.
     pub notes: Vec<String>,
+    /// The files of `files` that hold the token: written readable by their
+    /// owner only.
+    pub private: Vec<String>,
 }
 
 /// Settings that cannot make valid manifests.
@@ -150,6 +156,12 @@ impl<'a> Plan<'a> {
 
     pub fn entry(&self) -> &str {
         &self.names[self.x.topology.entry]
+    }
+
+    /// `serve`'s command line for service `i`, its admin port reached by
+    /// the names `hosts`.
+    pub fn serve_args(&self, i: usize, hosts: &[String]) -> Vec<String> {
+        command::serve(&self.x.topology.services[i].name, self.x.load.seed, hosts)
     }
 
     pub fn drive_args(&self) -> Vec<String> {
@@ -219,7 +231,7 @@ pub fn export(target: Target, x: &Export) -> Result<Exported, ExportError> {
     }
     let plan = Plan::new(x);
     let mut notes = plan.notes();
-    let files = match target {
+    let (files, private) = match target {
         Target::Kubernetes => {
             if let Some(ns) = &x.namespace {
                 notes.push(format!(
@@ -232,29 +244,59 @@ pub fn export(target: Target, x: &Export) -> Result<Exported, ExportError> {
                     x.topology.services.len()
                 ));
             }
-            kubernetes::files(&plan)?
+            (
+                kubernetes::files(&plan)?,
+                vec![kubernetes::SECRET_FILE.to_owned()],
+            )
         }
-        Target::Compose => compose::files(&plan),
+        Target::Compose => (
+            compose::files(&plan),
+            vec![compose::COMPOSE_FILE.to_owned()],
+        ),
     };
     Ok(Exported {
         files,
         driver: plan.driver,
         renamed: plan.renamed,
         notes,
+        private,
     })
 }
 
-/// Writes the files of `e` under `dir`, creating directories as needed.
-/// Other files in `dir` are left alone.
+/// Writes the files of `e` under `dir`, creating directories as needed;
+/// those holding the token readable by their owner only. Other files in
+/// `dir` are left alone.
 pub fn write(dir: &Path, e: &Exported) -> std::io::Result<()> {
     for (name, text) in &e.files {
         let path = dir.join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(path, text)?;
+        if e.private.contains(name) {
+            write_private(&path, text)?;
+        } else {
+            std::fs::write(path, text)?;
+        }
     }
     Ok(())
+}
+
+/// Writes `text` to `path` with mode 0600, also over a file that was
+/// readable by others before.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        open.mode(0o600);
+        let mut f = open.open(path)?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        f.write_all(text.as_bytes())
+    }
+    #[cfg(not(unix))]
+    open.open(path)?.write_all(text.as_bytes())
 }
 
 /// An RFC 1123 label, as Kubernetes requires of namespace names.

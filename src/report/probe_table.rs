@@ -150,21 +150,32 @@ pub fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
     rows
 }
 
-/// `1001/2003` (median waits of a scenario's runs, per retry).
+/// Retries whose median wait a scenario's row shows; the rest are counted.
+const SHOWN_WAITS: usize = 10;
+
+/// `1001/2003` (median waits of a scenario's runs, per retry), the first
+/// [`SHOWN_WAITS`] of them: `5.00/5.00/… 19,989 more`.
 pub fn scenario_waits(s: &ScenarioRecord) -> String {
     let waits: Vec<Vec<f64>> = s.runs.iter().map(RunRecord::waits_ms).collect();
     let longest = waits.iter().map(Vec::len).max().unwrap_or(0);
     if longest == 0 {
         return "—".into();
     }
-    (0..longest)
+    let mut text = (0..longest.min(SHOWN_WAITS))
         .map(|k| {
             let mut xs: Vec<f64> = waits.iter().filter_map(|w| w.get(k).copied()).collect();
             xs.sort_by(f64::total_cmp);
             fmt_ms(xs[xs.len() / 2])
         })
         .collect::<Vec<_>>()
-        .join("/")
+        .join("/");
+    if longest > SHOWN_WAITS {
+        text += &format!(
+            "/… {} more",
+            crate::source::read::thousands(longest - SHOWN_WAITS)
+        );
+    }
+    text
 }
 
 /// `3 ×5` or `1, 3, 3`.
@@ -332,4 +343,42 @@ pub fn expectation_line(e: &crate::probe::ExpectResult) -> String {
         "expect-policy {} {} layer `{}`: {verdict}",
         e.topology, e.call, e.layer
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::record::{Arrival, Exit};
+
+    #[test]
+    fn a_scenario_row_shows_ten_waits_and_counts_the_rest() {
+        let arrival = |at_ms: f64| Arrival {
+            at_ms,
+            method: "GET".into(),
+            path: "/".into(),
+            connection: 1,
+            peer_port: 1,
+            body_bytes: 0,
+            idempotency_key: None,
+            notable_headers: Vec::new(),
+            hung_up_ms: None,
+        };
+        let run = |n: usize| RunRecord {
+            url: "http://127.0.0.1:1/".into(),
+            arrivals: (0..n).map(|i| arrival(i as f64 * 5.0)).collect(),
+            exit: Exit::Code(1),
+            elapsed_ms: n as f64 * 5.0,
+            stderr_tail: String::new(),
+        };
+        let s = |n| ScenarioRecord {
+            name: "503".into(),
+            description: String::new(),
+            runs: vec![run(n), run(n)],
+        };
+        assert_eq!(
+            scenario_waits(&s(20_000)),
+            "5.00/5.00/5.00/5.00/5.00/5.00/5.00/5.00/5.00/5.00/… 19,989 more"
+        );
+        assert_eq!(scenario_waits(&s(3)), "5.00/5.00");
+    }
 }

@@ -114,6 +114,11 @@ pub struct Harness {
     /// What a reader must know before trusting the figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// `drive`: services whose counters are not in the report — their
+    /// process could not be read, or was running another run by then. Their
+    /// rows count only what their callers saw; `drive` exits 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncollected: Vec<String>,
 }
 
 impl Harness {
@@ -123,6 +128,7 @@ impl Harness {
             && self.not_sent == 0
             && self.descriptor_errors == 0
             && self.warnings.is_empty()
+            && self.uncollected.is_empty()
     }
 }
 

@@ -143,7 +143,7 @@ impl FileKind {
 }
 
 /// `n` with thousands separators: `1,000,001`.
-fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

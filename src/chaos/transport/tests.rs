@@ -61,11 +61,11 @@ async fn a_closed_idle_connection_costs_no_attempt(abort: bool) {
     // Wait until the close has reached the client's reactor, as it would
     // between requests of a real run; the pooled connection must then be
     // passed over.
-    let conn = lock(&pool.idle).pop().expect("pooled");
+    let (conn, since) = lock(&pool.idle).pop().expect("pooled");
     tokio::time::timeout(BOUND, conn.readable())
         .await
         .expect("the server's close arrives");
-    lock(&pool.idle).push(conn);
+    lock(&pool.idle).push((conn, since));
     assert_eq!(send(&pool).await, Ok(200));
     assert_eq!(
         server.await.unwrap(),

@@ -36,6 +36,9 @@ declare_rule! {
     };
 }
 
+/// Outer layers a finding names; past them it gives a count.
+const MAX_NAMED: usize = 6;
+
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     let t = cx.topology;
     // The layers above a service are the same for each of its calls: named
@@ -58,13 +61,32 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             Some((named, names)) if *named == s => names,
             _ => &above_named.insert((s, above_service(cx, s))).1,
         };
-        // Then the outer layers of this call.
-        let in_call: Vec<String> = outer_in_call.iter().map(|n| layer_of(t, call, n)).collect();
-        let outer: Vec<&str> = above_names
+        // Then the outer layers of this call, as many as are named: a call
+        // through 2,000 `via` layers would otherwise name 1,999 in each of
+        // its 2,000 findings.
+        let room = MAX_NAMED.saturating_sub(above_names.len());
+        let in_call: Vec<String> = outer_in_call
+            .iter()
+            .take(room)
+            .map(|n| layer_of(t, call, n))
+            .collect();
+        let mut outer: Vec<&str> = above_names
             .iter()
             .chain(&in_call)
             .map(String::as_str)
+            .take(MAX_NAMED)
             .collect();
+        let unnamed = above_names.len() + outer_in_call.len() - outer.len();
+        let more = (unnamed > 0).then(|| {
+            format!(
+                "{} more layer{}",
+                crate::source::read::thousands(unnamed),
+                if unnamed == 1 { "" } else { "s" }
+            )
+        });
+        if let Some(m) = &more {
+            outer.push(m);
+        }
         // Joined rather than formatted: a large topology has tens of
         // thousands of these.
         let message = [
@@ -72,7 +94,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             " retries (",
             &layer.policy.attempts_text(),
             " attempts) beneath ",
-            itoa::Buffer::new().format(above),
+            &crate::source::read::thousands(above),
             " other retrying layer",
             if above == 1 { "" } else { "s" },
             ": ",

@@ -23,6 +23,11 @@ const NOISE_MS: f64 = 4.0;
 /// And in proportion to the wait.
 const NOISE_REL: f64 = 0.04;
 
+/// The retries whose waits are fitted: the first this many. A client that
+/// retries thousands of times has long reached its cap by then, and fitting
+/// every index would cost time and text in proportion to their square.
+pub const MAX_FITTED_RETRIES: usize = 32;
+
 fn noise(ms: f64) -> f64 {
     NOISE_MS + NOISE_REL * ms
 }
@@ -196,9 +201,13 @@ pub struct Alternative {
     pub text: String,
 }
 
-/// Fits the waits, `by_retry[k-1]` holding every wait before retry k (ms).
-/// `None` when there is no wait at all.
+/// Fits the waits, `by_retry[k-1]` holding every wait before retry k (ms),
+/// on the first [`MAX_FITTED_RETRIES`] retries. `None` when there is no
+/// wait at all.
 pub fn fit(by_retry: &[Vec<f64>]) -> Option<BackoffFit> {
+    // Past the first retries the caller has set them aside already; the
+    // schedule's fit below is quadratic in the number of indices.
+    let by_retry = &by_retry[..by_retry.len().min(MAX_FITTED_RETRIES)];
     let stats: Vec<IndexStats> = by_retry
         .iter()
         .enumerate()

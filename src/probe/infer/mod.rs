@@ -180,7 +180,15 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
         .filter_map(|(s, r)| Some(verdict(s, s.outcome()?, &r.runs)))
         .collect();
     let max_attempts = max_attempts(records, &mut notes);
-    let backoff = fit::fit(&waits_by_retry(records));
+    let (waits, unfitted) = waits_by_retry(records);
+    if unfitted > 0 {
+        notes.push(format!(
+            "{unfitted} waits after retry {} are not fitted: the schedule is read from the first {} retries",
+            fit::MAX_FITTED_RETRIES,
+            fit::MAX_FITTED_RETRIES
+        ));
+    }
+    let backoff = fit::fit(&waits);
     if let Some(f) = &backoff {
         throttling_note(records, f, &mut notes);
     }
@@ -380,9 +388,11 @@ fn max_attempts(records: &[(Scenario, ScenarioRecord)], notes: &mut Vec<String>)
 }
 
 /// Every wait before retry k, pooled over the scenarios that fail without
-/// Retry-After and their runs.
-fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> Vec<Vec<f64>> {
+/// Retry-After and their runs, for the first [`fit::MAX_FITTED_RETRIES`]
+/// retries; and how many waits came after those (not fitted).
+fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> (Vec<Vec<f64>>, usize) {
     let mut by: Vec<Vec<f64>> = Vec::new();
+    let mut unfitted = 0;
     for (s, r) in records {
         let usable = match s.purpose {
             Purpose::Every(_) => !s.refuses(),
@@ -396,6 +406,10 @@ fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> Vec<Vec<f64>> {
         for run in &r.runs {
             for (i, w) in waits_of(run, hangs).into_iter().enumerate() {
                 let Some(w) = w else { continue };
+                if i >= fit::MAX_FITTED_RETRIES {
+                    unfitted += 1;
+                    continue;
+                }
                 if by.len() <= i {
                     by.resize(i + 1, Vec::new());
                 }
@@ -403,7 +417,7 @@ fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> Vec<Vec<f64>> {
             }
         }
     }
-    by
+    (by, unfitted)
 }
 
 /// A run's waits; in the hang scenario `None` where the client never hung

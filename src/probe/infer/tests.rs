@@ -226,3 +226,38 @@ fn durations_are_rounded_to_two_digits() {
     assert_eq!(round_sig(0.123), 0.12);
     assert_eq!(round_sig(0.0), 0.0);
 }
+
+#[test]
+fn a_flood_of_attempts_is_fitted_on_its_first_retries_only() {
+    // A client retrying 20,000 times, 10 ms apart, in each of two runs:
+    // inference goes through every attempt once, fits the first retries,
+    // and its texts stay the size of a few retries.
+    const N: usize = 20_000;
+    let times: Vec<f64> = (0..N).map(|i| 5.0 + i as f64 * 10.0).collect();
+    let flood = || run(&times, Exit::Code(1), 5.0 + 10.0 * N as f64);
+    let records = vec![scenario("503", vec![flood(), flood()])];
+    let p = infer(&records, &cx());
+    assert_eq!(p.max_attempts.value, Some(N as u32));
+    let f = p.backoff.as_ref().expect("a fit");
+    assert_eq!(f.per_retry.len(), fit::MAX_FITTED_RETRIES);
+    assert_eq!(f.nominal_ms.len(), fit::MAX_FITTED_RETRIES);
+    assert_eq!(f.kind, crate::policy::BackoffKind::Constant);
+    let unfitted = 2 * (N - 1 - fit::MAX_FITTED_RETRIES);
+    assert!(
+        p.notes.iter().any(|n| n.contains(&format!(
+            "{unfitted} waits after retry {} are not fitted",
+            fit::MAX_FITTED_RETRIES
+        ))),
+        "{:?}",
+        p.notes
+    );
+    let text: usize = [
+        &f.kind_evidence,
+        &f.jitter_evidence,
+        &p.max_attempts.evidence,
+    ]
+    .iter()
+    .map(|s| s.len())
+    .sum();
+    assert!(text < 2_000, "{text} bytes of evidence");
+}
