@@ -402,3 +402,25 @@ fn colliding_fixes_the_first_wins_and_the_later_is_planned_again() {
     assert!(run.skipped.is_empty(), "{:?}", run.skipped);
     assert_eq!(run.passes, 1);
 }
+
+#[test]
+fn no_timeout_is_sized_from_a_latency_nobody_declared() {
+    // `db` declares no latency: 1.5 × its p99 would be 1.5 × the 1 ms
+    // default, a timeout that fails a healthy database.
+    let (_dir, path) = copy("RL011-before.yaml");
+    std::fs::write(
+        &path,
+        "version: 1\nservices:\n  api:\n    calls:\n      - to: db\n  db: {}\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let (_, _, err) = retrylint(&["check", "--fix", "--exit-zero", p]);
+    assert!(
+        err.contains("RL011 add timeout: 1.5ms to the call api → db")
+            && err.contains(
+                "because: `db` declares no latency, so its p99 is unknown (the 1 ms default)"
+            ),
+        "{err}"
+    );
+    assert!(!read(&path).contains("timeout"), "{}", read(&path));
+}

@@ -74,6 +74,9 @@ pub enum Change {
 pub struct Intent {
     pub description: String,
     pub changes: Vec<Change>,
+    /// Why the fix must not be made automatically, whatever the file: it
+    /// would rest on a figure the topology does not give.
+    pub refused: Option<String>,
 }
 
 impl Intent {
@@ -81,7 +84,14 @@ impl Intent {
         Intent {
             description: description.into(),
             changes: Vec::new(),
+            refused: None,
         }
+    }
+
+    /// The fix is offered as advice only, for `reason`.
+    pub fn refuse(mut self, reason: impl Into<String>) -> Self {
+        self.refused = Some(reason.into());
+        self
     }
 
     pub fn set(

@@ -14,15 +14,18 @@ use crate::topology::Topology;
 /// The fix for `intent`: its edits, or none and the reason it was refused.
 /// A fix is made whole or not at all.
 pub fn resolve(t: &Topology, doc: Option<&Doc>, intent: &Intent) -> Fix {
-    let result = match doc {
-        Some(doc) => intent.changes.iter().try_fold(Vec::new(), |mut edits, c| {
-            edits.extend(change(t, doc, c)?);
-            Ok(edits)
-        }),
-        None => Err(format!(
-            "`{}` is not a YAML topology file retrylint can edit",
-            t.file
-        )),
+    let result = match (doc, &intent.refused) {
+        (_, Some(reason)) => Err(reason.clone()),
+        (doc, None) => match doc {
+            Some(doc) => intent.changes.iter().try_fold(Vec::new(), |mut edits, c| {
+                edits.extend(change(t, doc, c)?);
+                Ok(edits)
+            }),
+            None => Err(format!(
+                "`{}` is not a YAML topology file retrylint can edit",
+                t.file
+            )),
+        },
     };
     match result {
         Ok(edits) => Fix {

@@ -95,10 +95,18 @@ fn timeout_fix(cx: &Context, site: &crate::lint::rule::LayerSite, call: bool) ->
         Some((_, c)) if call => (format!("the call {}", edge(t, c)), Section::Call),
         _ => (site.describe(t), Section::Layer),
     };
-    Intent::new(format!(
+    let intent = Intent::new(format!(
         "add timeout: {timeout} to {what} (1.5 × the p99 latency of `{}`{})",
         t.services[callee].name,
         latency_default(&t.services[callee])
     ))
-    .set(site.at(), section, "timeout", timeout)
+    .set(site.at(), section, "timeout", timeout);
+    // A timeout sized from the 1 ms default would fail a healthy callee.
+    if t.services[callee].latency.pos.is_none() {
+        return intent.refuse(format!(
+            "`{}` declares no latency, so its p99 is unknown (the 1 ms default): declare `latency: {{ p50: …, p99: … }}` for it and run --fix again, or write the timeout yourself",
+            t.services[callee].name
+        ));
+    }
+    intent
 }
