@@ -800,7 +800,16 @@ fn drive_reads_a_bounded_body_from_an_endpoint_that_streams_forever() {
         .arg(dir.join("t.yaml"))
         .args(["--entry", &format!("http://{fake}")])
         .args(["--collect", &format!("http://{fake}")])
-        .args(["--requests", "1", "--duration", "1s", "--format", "json"])
+        .args([
+            "--requests",
+            "1",
+            "--duration",
+            "1s",
+            "--fault",
+            "none",
+            "--format",
+            "json",
+        ])
         .args(["--token", TOKEN]);
     let began = Instant::now();
     let out = run_bounded(cmd);

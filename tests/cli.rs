@@ -687,3 +687,34 @@ fn fault_files_that_are_not_faults_are_refused_where_written() {
         )
     );
 }
+
+#[test]
+fn a_run_that_ends_before_its_fault_starts_is_refused() {
+    for command in ["simulate", "chaos"] {
+        let (code, out, err) = retrylint(&[
+            command,
+            "examples/sre-book.yaml",
+            "--fault",
+            "503-burst",
+            "--duration",
+            "1s",
+        ]);
+        assert_eq!(code, 2, "{command}: {out}{err}");
+        assert!(
+            err.contains("--duration 1s ends before the fault `503-burst` starts (at 1s): nothing would be injected; run for at least 3s"),
+            "{command}: {err}"
+        );
+    }
+    // Ending inside the fault is a run of it.
+    let (code, _, err) = retrylint(&[
+        "simulate",
+        "examples/sre-book.yaml",
+        "--fault",
+        "503-burst",
+        "--duration",
+        "2s",
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+}

@@ -10,6 +10,7 @@ use super::values::whole;
 use retrylint::faults;
 use retrylint::report;
 use retrylint::run::{Expectation, LoadSettings, RunReport, evaluate_all};
+use retrylint::source::duration::format as format_duration;
 use retrylint::topology::{self, Presets};
 
 /// The scenario and load of a `chaos` or `simulate` run.
@@ -178,6 +179,19 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
     let mut load = args.load.settings(args.seed, &scenario)?;
     if let Some(Arrivals::Poisson) = args.arrivals {
         load.process = retrylint::run::arrivals::Process::Poisson;
+    }
+    // A run that ends before its fault starts injects nothing and would
+    // report the healthy topology under the fault's name.
+    if let (Some(duration), Some((start, end))) = (load.duration, scenario.window())
+        && duration <= start
+    {
+        return Err(Failure::Usage(format!(
+            "--duration {} ends before the fault `{}` starts (at {}): nothing would be injected; run for at least {} (the fault's end), or pick another --fault",
+            format_duration(duration),
+            scenario.name,
+            format_duration(start),
+            format_duration(end)
+        )));
     }
     let gates = args
         .expect

@@ -18,6 +18,7 @@ pub fn render(r: &RunReport) -> String {
     }
     let _ = writeln!(out, "{}\n", load_line(r));
     let _ = writeln!(out, "{}", services_table(r));
+    let _ = writeln!(out, "{}", legend(r));
     let layers = layers_table(r);
     if !layers.is_empty() {
         let _ = writeln!(out, "\nretry layers\n{layers}");
@@ -135,6 +136,20 @@ pub(crate) fn last_success(s: &crate::run::Spread) -> String {
     }
 }
 
+/// What the table's marks mean: `⚡` the fault's target, and the column
+/// beside `predicted`. Below the worst case is what a partial fault or a
+/// layer that does not retry the injected failure gives, not an alarm.
+fn legend(r: &RunReport) -> String {
+    let target = if r.services.iter().any(|s| s.fault_target) {
+        "⚡ the fault's target; "
+    } else {
+        ""
+    };
+    format!(
+        "{target}vs worst case: measured amplification against the static worst case (every call failing, every layer retrying to exhaustion) — `=` equal; `≠ below` expected when the fault is partial or a layer does not retry what is injected; `≠ ABOVE` is a defect of retrylint: please report it"
+    )
+}
+
 /// `=` when the measurement equals the static worst case; a measurement
 /// below it is normal for partial faults, one above it is a red flag.
 pub(crate) fn flag(a: &crate::run::Amplification) -> &'static str {
@@ -190,7 +205,7 @@ fn services_table(r: &RunReport) -> Table {
         "received",
         "amplification",
         "predicted",
-        "",
+        "vs worst case",
         "p50",
         "p99",
         "max",
