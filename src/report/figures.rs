@@ -88,7 +88,7 @@ pub fn over_limit(r: &CheckReport, row: &AmplificationRow) -> bool {
     row.reachable && row.worst_case > r.max_amplification
 }
 
-/// A worst-case time in milliseconds as DESIGN writes durations: `25ms`,
+/// A worst-case time in milliseconds as the schema writes durations (docs/topology.md): `25ms`,
 /// `6.21s`; `unbounded` at the engine's ceiling (a hang nobody times out).
 pub fn millis(ms: f64) -> String {
     let d = if ms.is_finite() && ms >= 0.0 {

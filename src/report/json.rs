@@ -1,4 +1,4 @@
-//! `--format json`: DESIGN's contract, one object.
+//! `--format json`: the contract of docs/json.md, one object.
 
 use std::io::{self, Write};
 

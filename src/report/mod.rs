@@ -44,7 +44,7 @@ pub enum CheckFormat {
     Table,
     /// A PR comment: verdict, findings, amplification, mermaid graph.
     Markdown,
-    /// DESIGN's JSON contract.
+    /// The JSON contract (docs/json.md).
     Json,
     /// SARIF 2.1.0 for code-scanning UIs.
     Sarif,

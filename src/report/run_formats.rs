@@ -13,7 +13,7 @@ pub enum RunFormat {
     Table,
     /// A PR comment.
     Markdown,
-    /// DESIGN's JSON contract.
+    /// The JSON contract (docs/json.md).
     Json,
 }
 

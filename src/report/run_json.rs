@@ -1,4 +1,4 @@
-//! A chaos or simulation run as JSON: DESIGN's contract (`fault`, `seed`,
+//! A chaos or simulation run as JSON: the contract of docs/json.md (`fault`, `seed`,
 //! `services[]`, `end_to_end`) plus the timeline, layers and histograms.
 
 use crate::run::RunReport;
