@@ -48,6 +48,7 @@ mod doc;
 mod edit;
 mod intent;
 pub mod judge;
+mod origin;
 mod plan;
 mod resolve;
 mod run;

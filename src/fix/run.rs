@@ -17,7 +17,8 @@ pub const MAX_PASSES: usize = 8;
 pub struct FixRun {
     /// The text with every fix made.
     pub text: String,
-    /// Fixes made, in order; positions are in the text of their pass.
+    /// Fixes made, in order; lines are the file's as written (columns those
+    /// of the text of their pass).
     pub applied: Vec<FixNote>,
     /// Fixes that could not be made, with the reason (from the last pass).
     pub skipped: Vec<FixNote>,
@@ -87,13 +88,19 @@ pub fn fix_text_without(
         skipped: Vec::new(),
         passes: 0,
     };
+    // Notes name the file as written, whichever pass planned them.
+    let mut origin = super::origin::Origin::new(text);
     for pass in 1..=MAX_PASSES {
         let (_, mut report) = check_text(&run.text, file, default_name, presets, cli)?;
         if !withheld.is_empty() {
             report.findings.retain(|f| !withheld.contains(&f.code));
         }
         let p = plan(&report.findings);
-        run.skipped = p.skipped;
+        let to_original = |mut n: FixNote| {
+            n.line = origin.of(n.line);
+            n
+        };
+        run.skipped = p.skipped.into_iter().map(to_original).collect();
         if p.edits.is_empty() {
             break;
         }
@@ -114,7 +121,8 @@ pub fn fix_text_without(
                 error: Box::new(error),
             });
         }
-        run.applied.extend(p.applied);
+        run.applied.extend(p.applied.into_iter().map(to_original));
+        origin = origin.after(&run.text, &next);
         run.text = next;
         run.passes = pass;
     }
