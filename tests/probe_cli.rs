@@ -299,16 +299,19 @@ fn a_client_that_never_exits_is_killed_reported_and_leaves_nothing_behind() {
     );
     // So is the grandchild (reaped by init within a moment).
     let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_owned();
+    assert_gone(&pid, "sleep outlived the probe");
+}
+
+/// Polls, within 5 s, until process `pid` is gone or a zombie (reaped by
+/// init within a moment once its group was killed).
+fn assert_gone(pid: &str, what: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         if stat.is_empty() || stat.contains(") Z ") {
-            break;
+            return;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "sleep {pid} outlived the probe"
-        );
+        assert!(std::time::Instant::now() < deadline, "{what}: pid {pid}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -379,18 +382,7 @@ fn sigterm_ends_the_probe_and_its_clients_process_groups() {
             "SIG{signal}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // The sleeper went with its group (reaped by init within a moment).
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            if stat.is_empty() || stat.contains(") Z ") {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "SIG{signal}: sleep {pid} outlived the probe"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // The sleeper went with its group.
+        assert_gone(&pid, &format!("SIG{signal}: sleep outlived the probe"));
     }
 }
