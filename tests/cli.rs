@@ -6,21 +6,11 @@ use std::time::Duration;
 #[path = "common/sockets.rs"]
 mod sockets;
 
-use assert_cmd::Command;
+mod common;
 
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run::{retrylint, stop_with};
+
+use assert_cmd::Command;
 
 /// Writes `text` to a file named `name` in the tests' scratch directory.
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
@@ -436,12 +426,7 @@ fn chaos_stopped_by(signal: &str, code: i32) {
     sockets::wait_until(Duration::from_secs(30), "the servers to listen", || {
         sockets::listening_ports(pid).len() >= servers
     });
-    let killed = std::process::Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    let out = stop_with(child, signal);
     assert_eq!(
         out.status.code(),
         Some(code),
@@ -527,12 +512,7 @@ fn simulate_stopped_by(signal: &str, code: i32) {
     sockets::wait_until(Duration::from_secs(60), "the simulation to run", || {
         cpu_ticks(pid) >= 30
     });
-    let killed = std::process::Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    let out = stop_with(child, signal);
     assert_eq!(
         out.status.code(),
         Some(code),
@@ -547,18 +527,9 @@ fn simulate_stopped_by(signal: &str, code: i32) {
 
 /// Runs with `stdin` as standard input.
 fn retrylint_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .write_stdin(stdin.as_bytes().to_vec())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = Command::cargo_bin("retrylint").unwrap();
+    cmd.args(args).write_stdin(stdin.as_bytes().to_vec());
+    common::run::output(cmd)
 }
 
 #[test]

@@ -6,11 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
-use std::time::Duration;
 
 mod common;
 
-use assert_cmd::Command;
+use common::run::retrylint;
 use serde_json::{Value as Json, json};
 
 use retrylint::export::{self, Export, Target, dns, inputs};
@@ -47,20 +46,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// The token of [`exported`]'s manifests (the CLI makes a random one).

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::Command;
+use common::run::retrylint;
 use retrylint::fix;
 use retrylint::lint::{CliLevels, RULES};
 use retrylint::topology::Presets;
@@ -28,20 +29,6 @@ const DIR: &str = "tests/fixtures/fix";
 /// a total outage; RL020's breaker drops success in the burst 60 → 20 of
 /// 100 user requests.
 const MEASURED_WORSE: &[&str] = &["RL001", "RL016", "RL020"];
-
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn read(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path.as_ref())

@@ -207,18 +207,10 @@ fn a_topology_that_is_not_a_document_is_not_quoted() {
 }
 
 fn assert_cmd_env_leak() -> (i32, String, String) {
-    let out = assert_cmd::Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(["check", "/proc/self/environ"])
-        .env("RETRYLINT_HOSTILE_SECRET", "hunter2: [x")
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = assert_cmd::Command::cargo_bin("retrylint").unwrap();
+    cmd.args(["check", "/proc/self/environ"])
+        .env("RETRYLINT_HOSTILE_SECRET", "hunter2: [x");
+    common::run::output(cmd)
 }
 
 #[test]

@@ -10,18 +10,9 @@ use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_retrylint");
 
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = assert_cmd::Command::new(EXE)
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+
+use common::run::retrylint;
 
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("probe_cli");
@@ -370,12 +361,7 @@ fn sigterm_ends_the_probe_and_its_clients_process_groups() {
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        let killed = std::process::Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let out = child.wait_with_output().unwrap();
+        let out = common::run::stop_with(child, signal);
         assert_eq!(
             out.status.code(),
             Some(want),

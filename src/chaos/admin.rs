@@ -14,7 +14,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -55,9 +55,7 @@ pub(crate) async fn listen(
                     let svc = TowerToHyperService::new(router.clone());
                     let cut = cut.clone();
                     connections.spawn(async move {
-                        let conn = hyper::server::conn::http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(header_timeout)
+                        let conn = super::server::http1(header_timeout)
                             .serve_connection(TokioIo::new(stream), svc);
                         tokio::select! {
                             _ = conn => {}

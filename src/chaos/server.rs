@@ -259,6 +259,17 @@ where
     connections.cancel();
 }
 
+/// The HTTP/1.1 server side of both ports, service and admin: a connection
+/// that has not sent a whole request head within `header_timeout` of
+/// opening or of its last answer is closed (slow clients cannot hold it).
+pub(crate) fn http1(header_timeout: Duration) -> hyper::server::conn::http1::Builder {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    builder
+}
+
 fn connection<S>(run: &Arc<Run>, stream: tokio::net::TcpStream, svc: S, stop: CancellationToken)
 where
     S: Service<Request<hyper::body::Incoming>, Response = Response<Body>> + Clone + Send + 'static,
@@ -267,10 +278,8 @@ where
 {
     let header_timeout = run.header_timeout;
     run.spawn(async move {
-        let conn = hyper::server::conn::http1::Builder::new()
+        let conn = http1(header_timeout)
             .keep_alive(true)
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
             .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
         tokio::select! {
             _ = conn => {}
