@@ -27,6 +27,7 @@ fn arrival(at_ms: f64, hung_up_ms: Option<f64>) -> Arrival {
 fn runs(times: &[f64], exit: Exit, elapsed_ms: f64) -> Vec<RunRecord> {
     (0..3)
         .map(|i| RunRecord {
+            refused_connects: None,
             url: format!("http://127.0.0.1:{}/", 40100 + i),
             arrivals: times
                 .iter()
@@ -41,6 +42,7 @@ fn runs(times: &[f64], exit: Exit, elapsed_ms: f64) -> Vec<RunRecord> {
 
 fn record(name: &str, runs: Vec<RunRecord>) -> ScenarioRecord {
     ScenarioRecord {
+        bound_ms: None,
         name: name.into(),
         description: Scenario::named(name).unwrap().describe(),
         runs,
@@ -50,6 +52,7 @@ fn record(name: &str, runs: Vec<RunRecord>) -> ScenarioRecord {
 fn sample() -> probe::ProbeReport {
     let hang = (0..3)
         .map(|_| RunRecord {
+            refused_connects: None,
             url: "http://127.0.0.1:40200/".into(),
             arrivals: vec![
                 arrival(4.0, Some(504.0)),
@@ -109,10 +112,12 @@ fn json() {
         .iter()
         .map(|f| f["code"].as_str().unwrap())
         .collect();
-    // RL014: no cap shows within two waits, and the probe does not invent one.
-    assert_eq!(codes, ["RL003", "RL014", "RL004", "RL010"]);
+    // No cap shows within two waits: the probe invents none, and RL014 is
+    // not checked (a finding from absence of evidence), which it says.
+    assert_eq!(codes, ["RL003", "RL004", "RL010"]);
+    assert_eq!(v["unchecked_rules"][0]["code"], "RL014");
     assert_eq!(
         v["snippet"],
-        "- to: SERVICE\n  method: POST\n  timeout: 500ms\n  retry:\n    max_attempts: 3\n    backoff: { kind: exponential, base: 100ms, multiplier: 2, jitter: none }\n    retry_on: [timeout, 503]\n    honor_retry_after: false\n"
+        "- to: SERVICE\n  method: POST\n  timeout: 500ms\n  retry:\n    max_attempts: 3\n    backoff: { kind: exponential, base: 100ms, multiplier: 2, jitter: none }\n    # cap: not reached within the waits seen (longest 200 ms); add the client's cap if it has one\n    retry_on: [timeout, 503]\n    honor_retry_after: false\n"
     );
 }

@@ -52,9 +52,13 @@ pub struct ProbeArgs {
     /// More retry-policy presets for --expect-policy: a directory of NAME.yaml files.
     #[arg(long, value_name = "DIR")]
     policies: Vec<PathBuf>,
+    /// Infer again from a saved `--format json` report instead of running
+    /// a client (its arrivals are all in it).
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["runs", "scenarios", "timeout", "parallel"])]
+    replay: Option<PathBuf>,
     /// The client and its arguments, after `--`; `{url}` is replaced by the
     /// probe server's URL, also in $RETRYLINT_URL. Run without a shell.
-    #[arg(last = true, required = true, value_name = "CMD")]
+    #[arg(last = true, required_unless_present = "replay", value_name = "CMD")]
     command: Vec<String>,
 }
 
@@ -69,7 +73,10 @@ pub enum Format {
 }
 
 pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
-    let cmd = ClientCommand::from_argv(&args.command).ok_or_else(|| {
+    let replayed = args.replay.is_some();
+    let cmd = ClientCommand::from_argv(&args.command)
+        .or_else(|| replayed.then(|| ClientCommand::from_argv(&["replay".to_owned()]))?);
+    let cmd = cmd.ok_or_else(|| {
         Failure::Usage("give the client after `--`, e.g. -- curl -s {url}".into())
     })?;
     let bound =
@@ -127,10 +134,21 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
         expect,
         ..ProbeOptions::default()
     };
-    let r = match probe::probe(&cmd, &options) {
-        Ok(r) => r,
-        Err(ProbeError::Interrupted) => return Ok(Outcome::Interrupted),
-        Err(e) => return Err(Failure::Usage(e.to_string())),
+    let r = if let Some(path) = &args.replay {
+        let shown = path.display().to_string();
+        let text = retrylint::source::read::read_text(
+            path,
+            &shown,
+            retrylint::source::read::FileKind::ProbeReport,
+        )
+        .map_err(load_error)?;
+        probe::replay::replay(&text, &shown, &options).map_err(|e| Failure::Usage(e.to_string()))?
+    } else {
+        match probe::probe(&cmd, &options) {
+            Ok(r) => r,
+            Err(ProbeError::Interrupted) => return Ok(Outcome::Interrupted),
+            Err(e) => return Err(Failure::Usage(e.to_string())),
+        }
     };
     emit(&match args.format.unwrap_or(Format::Table) {
         Format::Table => report::probe_table::render(&r),

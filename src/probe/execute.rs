@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::record::{RunRecord, ScenarioRecord};
+use super::refusals::SynCounter;
 use super::runner::{self, ClientCommand};
 use super::scenario::{Purpose, Scenario};
 use super::server::{self, ProbeServer};
@@ -21,12 +22,17 @@ pub async fn run_once(
     run_no: u64,
     bound: Duration,
     stop: &CancellationToken,
+    syns: Option<&SynCounter>,
 ) -> std::io::Result<RunRecord> {
     if scenario.refuses() {
         let addr = server::closed_port().await?;
         let url = format!("http://{addr}/");
         let done = runner::run(cmd, &url, run_no, bound, stop).await;
-        return Ok(record(url, Vec::new(), done));
+        let mut rec = record(url, Vec::new(), done);
+        if let Some(c) = syns {
+            rec.refused_connects = Some(c.settle(addr.port()).await);
+        }
+        return Ok(rec);
     }
     let srv = ProbeServer::start(scenario.clone()).await?;
     let url = format!("http://{}/", srv.addr());
@@ -45,6 +51,7 @@ fn record(url: String, arrivals: Vec<super::record::Arrival>, done: runner::Fini
         arrivals,
         exit: done.exit,
         elapsed_ms: done.elapsed.as_secs_f64() * 1e3,
+        refused_connects: None,
         stderr_tail,
     }
 }
@@ -53,12 +60,32 @@ fn record(url: String, arrivals: Vec<super::record::Arrival>, done: runner::Fini
 fn weight(s: &Scenario) -> u8 {
     match s.purpose {
         Purpose::RetryAfter { .. } => 0,
-        _ if s.outcome() == Some(crate::policy::Outcome::Timeout) => 0,
         _ => 1,
     }
 }
 
-/// Every scenario `runs` times; results in the scenarios' order.
+fn hangs(s: &Scenario) -> bool {
+    s.outcome() == Some(crate::policy::Outcome::Timeout)
+}
+
+/// The shortest time a hang run is given, however short the client's waits.
+pub const HANG_FLOOR: Duration = Duration::from_secs(5);
+
+/// How long the hang runs may take: a client that still holds a hanging
+/// attempt well past the longest wait it took elsewhere has no per-attempt
+/// timeout the probe needs to wait for (curl and got hold one forever, and
+/// would sit out the whole bound on every run). Never past `bound`.
+pub fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
+    let longest = done
+        .iter()
+        .flat_map(RunRecord::waits_ms)
+        .fold(0.0, f64::max);
+    let cut = Duration::from_secs_f64((1.5 * longest + 1000.0) / 1e3).max(HANG_FLOOR);
+    cut.min(bound)
+}
+
+/// Every scenario `runs` times; results in the scenarios' order. The hang
+/// scenario runs last, bounded by [`hang_cut`] of what the others showed.
 pub async fn run_all(
     cmd: &ClientCommand,
     scenarios: &[Scenario],
@@ -68,54 +95,126 @@ pub async fn run_all(
     stop: &CancellationToken,
 ) -> std::io::Result<Vec<ScenarioRecord>> {
     let permits = Arc::new(Semaphore::new(parallel.max(1)));
-    let mut order: Vec<(usize, u32)> = (0..scenarios.len())
-        .flat_map(|s| (0..runs).map(move |r| (s, r)))
-        .collect();
-    order.sort_by_key(|&(s, r)| (weight(&scenarios[s]), r, s));
-    let mut tasks = tokio::task::JoinSet::new();
-    for (s, r) in order {
-        let permit = tokio::select! {
-            p = Arc::clone(&permits).acquire_owned() => p.ok(),
-            _ = stop.cancelled() => None,
-        };
-        let Some(permit) = permit else { break };
-        let (cmd, scenario, stop) = (cmd.clone(), scenarios[s].clone(), stop.clone());
-        tasks.spawn(async move {
-            let run_no = s as u64 * u64::from(runs) + u64::from(r);
-            let result = run_once(&cmd, &scenario, run_no, bound, &stop).await;
-            drop(permit);
-            (s, r, result)
-        });
-    }
+    let syns: Option<Arc<SynCounter>> = scenarios
+        .iter()
+        .any(Scenario::refuses)
+        .then(SynCounter::start)
+        .flatten()
+        .map(Arc::new);
     let mut records: Vec<ScenarioRecord> = scenarios
         .iter()
         .map(|s| ScenarioRecord {
             name: s.name.to_owned(),
             description: s.describe(),
             runs: Vec::new(),
+            bound_ms: None,
         })
         .collect();
-    let mut slots: Vec<Vec<Option<RunRecord>>> = scenarios
-        .iter()
-        .map(|_| vec![None; runs as usize])
+    let run = Batch {
+        cmd,
+        scenarios,
+        runs,
+        permits: &permits,
+        syns: &syns,
+        stop,
+    };
+    let others: Vec<usize> = (0..scenarios.len())
+        .filter(|&i| !hangs(&scenarios[i]))
         .collect();
-    let mut first_error = None;
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((s, r, Ok(run))) => slots[s][r as usize] = Some(run),
-            Ok((_, _, Err(e))) => {
-                first_error.get_or_insert(e);
-            }
-            Err(e) => {
-                first_error.get_or_insert(std::io::Error::other(e.to_string()));
-            }
+    let later: Vec<usize> = (0..scenarios.len())
+        .filter(|&i| hangs(&scenarios[i]))
+        .collect();
+    let first = run.go(&others, bound).await?;
+    let done: Vec<RunRecord> = first.iter().flat_map(|(_, r)| r.clone()).collect();
+    let cut = if others.is_empty() {
+        bound
+    } else {
+        hang_cut(&done, bound)
+    };
+    let second = if stop.is_cancelled() {
+        Vec::new()
+    } else {
+        run.go(&later, cut).await?
+    };
+    for (i, runs) in first.into_iter().chain(second) {
+        records[i].runs = runs;
+        if hangs(&scenarios[i]) && cut < bound {
+            records[i].bound_ms = Some(cut.as_secs_f64() * 1e3);
         }
     }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    for (rec, slot) in records.iter_mut().zip(slots) {
-        rec.runs = slot.into_iter().flatten().collect();
-    }
     Ok(records)
+}
+
+/// What one batch of runs shares.
+struct Batch<'a> {
+    cmd: &'a ClientCommand,
+    scenarios: &'a [Scenario],
+    runs: u32,
+    permits: &'a Arc<Semaphore>,
+    syns: &'a Option<Arc<SynCounter>>,
+    stop: &'a CancellationToken,
+}
+
+impl Batch<'_> {
+    /// The scenarios `which`, each `runs` times, up to the permits at a
+    /// time; each scenario's runs in order.
+    async fn go(
+        &self,
+        which: &[usize],
+        bound: Duration,
+    ) -> std::io::Result<Vec<(usize, Vec<RunRecord>)>> {
+        let runs = self.runs;
+        let mut order: Vec<(usize, u32)> = which
+            .iter()
+            .flat_map(|&s| (0..runs).map(move |r| (s, r)))
+            .collect();
+        order.sort_by_key(|&(s, r)| (weight(&self.scenarios[s]), r, s));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (s, r) in order {
+            let permit = tokio::select! {
+                p = Arc::clone(self.permits).acquire_owned() => p.ok(),
+                _ = self.stop.cancelled() => None,
+            };
+            let Some(permit) = permit else { break };
+            let (cmd, scenario, stop) = (
+                self.cmd.clone(),
+                self.scenarios[s].clone(),
+                self.stop.clone(),
+            );
+            let syns = self.syns.clone();
+            tasks.spawn(async move {
+                let run_no = s as u64 * u64::from(runs) + u64::from(r);
+                let result = run_once(&cmd, &scenario, run_no, bound, &stop, syns.as_deref()).await;
+                drop(permit);
+                (s, r, result)
+            });
+        }
+        let mut slots: Vec<(usize, Vec<Option<RunRecord>>)> = which
+            .iter()
+            .map(|&s| (s, vec![None; runs as usize]))
+            .collect();
+        let mut first_error = None;
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok((s, r, Ok(run))) => {
+                    if let Some((_, slot)) = slots.iter_mut().find(|(i, _)| *i == s) {
+                        slot[r as usize] = Some(run);
+                    }
+                }
+                Ok((_, _, Err(e))) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(std::io::Error::other(e.to_string()));
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        Ok(slots
+            .into_iter()
+            .map(|(s, slot)| (s, slot.into_iter().flatten().collect()))
+            .collect())
+    }
 }

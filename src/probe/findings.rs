@@ -16,8 +16,8 @@ pub fn lint(policy: &RetryPolicy, inferred: &InferredPolicy) -> Result<Vec<Findi
     let text = render::lint_topology(policy, inferred);
     let t = topology::load_str(&text, "probe.yaml", "probe", &Presets::embedded())?;
     let mut levels = vec![("RL012".to_owned(), Level::Allow)];
-    if !inferred.timeout_probed {
-        levels.push(("RL011".to_owned(), Level::Allow));
+    for (code, _) in unchecked(inferred) {
+        levels.push((code.to_owned(), Level::Allow));
     }
     let cli = CliLevels {
         levels,
@@ -30,4 +30,38 @@ pub fn lint(policy: &RetryPolicy, inferred: &InferredPolicy) -> Result<Vec<Findi
         }
     })?;
     Ok(lint::check(&t, &config).findings)
+}
+
+/// The rules the measurements cannot decide, each with why: a finding
+/// from what the probe did not see would be a finding from absence of
+/// evidence.
+pub fn unchecked(inferred: &InferredPolicy) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if !inferred.timeout_probed {
+        out.push(("RL011", "the hang scenario did not run".to_owned()));
+    } else if inferred.timeout_cut_early {
+        out.push((
+            "RL011",
+            "the hang runs were cut early, so a per-attempt timeout longer than the cut is not ruled out".to_owned(),
+        ));
+    }
+    if let Some(f) = &inferred.backoff {
+        if !f.explained {
+            for code in ["RL004", "RL005", "RL014"] {
+                out.push((
+                    code,
+                    "the waits follow no schedule the rules can read".to_owned(),
+                ));
+            }
+        } else if let Some(above) = f.cap_unknown_above_ms {
+            out.push((
+                "RL014",
+                format!(
+                    "no cap was reached within the waits seen (longest {} ms); a cap, if any, lies above",
+                    super::infer::fit::fmt_ms(above)
+                ),
+            ));
+        }
+    }
+    out
 }

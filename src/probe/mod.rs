@@ -12,7 +12,8 @@
 //! recording probe server), `runner` (the client as a process group with a
 //! time bound), `execute` (scenarios × runs), `record` (what was seen),
 //! `infer` (from records to a policy), `render` (topology syntax),
-//! `findings` (the lint rules on it), `compare`, `preset`, `expect`.
+//! `findings` (the lint rules on it), `compare`, `preset`, `expect`,
+//! `replay` (the inference again on a saved report).
 
 pub mod compare;
 pub mod execute;
@@ -21,7 +22,9 @@ pub mod findings;
 pub mod infer;
 pub mod preset;
 pub mod record;
+pub mod refusals;
 pub mod render;
+pub mod replay;
 pub mod runner;
 pub mod scenario;
 pub mod server;
@@ -112,12 +115,41 @@ pub struct ProbeReport {
     pub nearest_preset: Option<PresetMatch>,
     /// The lint rules on the measured policy.
     pub findings: Vec<Finding>,
+    /// Rules the measurements cannot decide, with why (not run).
+    pub unchecked_rules: Vec<UncheckedRule>,
+    /// Why the rules could not run at all, when they could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expectation: Option<ExpectResult>,
     pub elapsed_ms: f64,
 }
 
+/// A rule left out of the check of the measured policy.
+#[derive(Debug, Clone, Serialize)]
+pub struct UncheckedRule {
+    pub code: &'static str,
+    pub reason: String,
+}
+
 impl ProbeReport {
+    /// What the table and the PR comment say when no rule fired: never a
+    /// plain "no finding" when the rules did not run, or ran in part.
+    pub fn no_finding_text(&self) -> String {
+        if let Some(e) = &self.rules_error {
+            return format!("the rules could not check the measured policy: {e}");
+        }
+        let codes: Vec<&str> = self.unchecked_rules.iter().map(|u| u.code).collect();
+        if codes.is_empty() {
+            "no finding on the measured policy".into()
+        } else {
+            format!(
+                "no finding on the measured policy among the rules it could check ({} not checked; see the notes)",
+                codes.join(", ")
+            )
+        }
+    }
+
     /// Whether a declared layer was given and the client differs from it.
     pub fn failed(&self) -> bool {
         self.expectation.as_ref().is_some_and(|e| !e.held)
@@ -182,7 +214,7 @@ pub async fn probe_async(
     if let Some(run) = all_runs().find(|r| r.exit == Exit::NotStarted) {
         return Err(ProbeError::NotStarted(run.stderr_tail.clone()));
     }
-    if all_runs().all(|r| r.arrivals.is_empty()) {
+    if all_runs().all(|r| r.arrivals.is_empty() && r.refused_connects.unwrap_or(0) == 0) {
         let stderr = all_runs()
             .map(|r| r.stderr_tail.clone())
             .find(|s| !s.is_empty())
@@ -211,12 +243,23 @@ pub fn assemble(
     let mut policy = infer::infer(&paired, &cx);
     let engine = policy.to_policy();
     let snippet = render::call_snippet(&engine, &policy, "SERVICE");
+    let unchecked_rules: Vec<UncheckedRule> = findings::unchecked(&policy)
+        .into_iter()
+        .map(|(code, reason)| UncheckedRule { code, reason })
+        .collect();
+    for u in &unchecked_rules {
+        policy
+            .notes
+            .push(format!("{} not checked: {}", u.code, u.reason));
+    }
+    let mut rules_error = None;
     let findings = match findings::lint(&engine, &policy) {
         Ok(f) => f,
         Err(e) => {
             policy.notes.push(format!(
                 "the rules could not check the measured policy: {e}"
             ));
+            rules_error = Some(e.to_string());
             Vec::new()
         }
     };
@@ -232,6 +275,8 @@ pub fn assemble(
         snippet,
         nearest_preset,
         findings,
+        unchecked_rules,
+        rules_error,
         expectation,
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
     }

@@ -72,6 +72,11 @@ pub struct RunRecord {
     pub exit: Exit,
     /// From start to exit (or to the kill), in ms.
     pub elapsed_ms: f64,
+    /// Against a closed port: the connection attempts the kernel refused,
+    /// counted as SYNs to the port (`None` where a raw socket is not
+    /// permitted, and in every other scenario).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub refused_connects: Option<u32>,
     /// The last lines the client wrote to stderr (at most a few KB).
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub stderr_tail: String,
@@ -97,4 +102,8 @@ pub struct ScenarioRecord {
     pub name: String,
     pub description: String,
     pub runs: Vec<RunRecord>,
+    /// The time bound of this scenario's runs when shorter than the
+    /// probe's (the hang runs, cut once they outlast every wait seen).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bound_ms: Option<f64>,
 }

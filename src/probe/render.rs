@@ -26,7 +26,27 @@ pub fn retry_block(policy: &RetryPolicy, inferred: &InferredPolicy, indent: usiz
     }
     let _ = writeln!(out, "{pad}retry:");
     let _ = writeln!(out, "{pad}  max_attempts: {}", policy.max_attempts);
-    let _ = writeln!(out, "{pad}  backoff: {}", backoff(policy));
+    match &inferred.backoff {
+        Some(f) if !f.explained => {
+            let waits: Vec<String> = f
+                .per_retry
+                .iter()
+                .map(|s| super::infer::fit::fmt_ms(s.median_ms))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{pad}  # backoff: unknown — no schedule explains the measured waits ({} ms before retries 1..{}); write the client's own",
+                waits.join("/"),
+                waits.len()
+            );
+        }
+        fit => {
+            let _ = writeln!(out, "{pad}  backoff: {}", backoff(policy));
+            for note in fit.as_ref().map(backoff_notes).unwrap_or_default() {
+                let _ = writeln!(out, "{pad}  # {note}");
+            }
+        }
+    }
     let conditions: Vec<String> = policy.retry_on.0.iter().map(ToString::to_string).collect();
     let _ = writeln!(out, "{pad}  retry_on: [{}]", conditions.join(", "));
     match inferred.honor_retry_after.value {
@@ -40,6 +60,30 @@ pub fn retry_block(policy: &RetryPolicy, inferred: &InferredPolicy, indent: usiz
                 one_line(&inferred.honor_retry_after.evidence)
             );
         }
+    }
+    out
+}
+
+/// What the schema cannot say about the measured schedule, said beside it.
+fn backoff_notes(f: &super::infer::fit::BackoffFit) -> Vec<String> {
+    use super::infer::fit::fmt_ms;
+    let mut out = Vec::new();
+    if f.first_retry_immediate {
+        out.push(
+            "measured: the first retry is sent at once; the schedule acts from retry 2".into(),
+        );
+    }
+    if let Some(w) = f.additive_jitter_ms {
+        out.push(format!(
+            "measured: U(0, {} ms) added to each wait; proportional is the schema's nearest",
+            fmt_ms(w)
+        ));
+    }
+    if let Some(above) = f.cap_unknown_above_ms {
+        out.push(format!(
+            "cap: not reached within the waits seen (longest {} ms); add the client's cap if it has one",
+            fmt_ms(above)
+        ));
     }
     out
 }

@@ -55,7 +55,7 @@ pub fn render(r: &ProbeReport) -> String {
         let _ = writeln!(out, "{}\n", escape(&preset_line(p)));
     }
     if r.findings.is_empty() {
-        let _ = writeln!(out, "No rule fires on the measured policy.\n");
+        let _ = writeln!(out, "Rules: {}.\n", escape(&r.no_finding_text()));
     } else {
         let _ = writeln!(
             out,

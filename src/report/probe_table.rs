@@ -263,7 +263,7 @@ pub fn render(r: &ProbeReport) -> String {
         let _ = writeln!(out, "{}", preset_line(p));
     }
     if r.findings.is_empty() {
-        let _ = writeln!(out, "rules: no finding on the measured policy");
+        let _ = writeln!(out, "rules: {}", r.no_finding_text());
     } else {
         let _ = writeln!(out, "rules on the measured policy:");
         for f in &r.findings {
@@ -364,6 +364,7 @@ mod tests {
             hung_up_ms: None,
         };
         let run = |n: usize| RunRecord {
+            refused_connects: None,
             url: "http://127.0.0.1:1/".into(),
             arrivals: (0..n).map(|i| arrival(i as f64 * 5.0)).collect(),
             exit: Exit::Code(1),
@@ -371,6 +372,7 @@ mod tests {
             stderr_tail: String::new(),
         };
         let s = |n| ScenarioRecord {
+            bound_ms: None,
             name: "503".into(),
             description: String::new(),
             runs: vec![run(n), run(n)],

@@ -119,6 +119,8 @@ pub enum FileKind {
     Preset,
     /// `retrylint serve --peers`: service name → address.
     Peers,
+    /// `retrylint probe --replay`: a saved `--format json` report.
+    ProbeReport,
 }
 
 impl FileKind {
@@ -128,6 +130,7 @@ impl FileKind {
             FileKind::FaultScenario => "fault scenario",
             FileKind::Preset => "retry policy preset",
             FileKind::Peers => "peers",
+            FileKind::ProbeReport => "saved probe report",
         }
     }
 
@@ -137,7 +140,7 @@ impl FileKind {
             FileKind::FaultScenario => {
                 "check the path, or name a shipped scenario (`retrylint chaos --help` lists them)"
             }
-            FileKind::Preset | FileKind::Peers => "check the path",
+            FileKind::Preset | FileKind::Peers | FileKind::ProbeReport => "check the path",
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::policy::{BackoffKind, Jitter};
 /// own timer resolution, loopback, and scheduling on a busy machine.
 const NOISE_MS: f64 = 4.0;
 /// And in proportion to the wait.
-const NOISE_REL: f64 = 0.04;
+const NOISE_REL: f64 = 0.02;
 
 /// The retries whose waits are fitted: the first this many. A client that
 /// retries thousands of times has long reached its cap by then, and fitting
@@ -31,6 +31,23 @@ pub const MAX_FITTED_RETRIES: usize = 32;
 fn noise(ms: f64) -> f64 {
     NOISE_MS + NOISE_REL * ms
 }
+
+/// The timing noise on this machine for this client: at least [`NOISE_MS`],
+/// more when the waits that draw nothing (an honoured Retry-After, the
+/// hold of a hanging attempt) spread wider.
+fn noise_at(ms: f64, floor_ms: f64) -> f64 {
+    floor_ms.max(NOISE_MS) + NOISE_REL * ms
+}
+
+/// A retry sent within this long of the failure is sent at once: a wait of
+/// a few ms is the client's own work (a new connection, an exception
+/// raised and caught), not a backoff, and its spread is not jitter.
+pub fn immediate_ms(floor_ms: f64) -> f64 {
+    IMMEDIATE_MS.max(2.0 * floor_ms)
+}
+
+/// The shortest wait the probe calls a wait.
+pub const IMMEDIATE_MS: f64 = 25.0;
 
 /// The spread of one retry index's waits.
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +68,11 @@ pub struct IndexStats {
     /// The spread of the middle 80 % of the waits (all of them when few).
     #[serde(skip)]
     middle_spread: f64,
+    /// From the lowest waits (the 10th percentile, or the least) to the
+    /// median: a late wake-up only delays, so noise piles the waits at
+    /// the bottom and stretches the top, while jitter spreads both halves.
+    #[serde(skip)]
+    lower_half: f64,
 }
 
 impl IndexStats {
@@ -82,6 +104,7 @@ impl IndexStats {
         };
         let q = |p: f64| xs[((n - 1) as f64 * p).round() as usize];
         let middle_spread = if n >= 10 { q(0.9) - q(0.1) } else { hi - lo };
+        let lower_half = median - if n >= 10 { q(0.1) } else { lo };
         // The ends of a uniform interval from n draws: the i-th smallest
         // lies at a + (b - a)·i/(n + 1) on average, the draws evenly spaced.
         // A busy machine makes a few waits late by up to 20 ms (beside the
@@ -118,14 +141,18 @@ impl IndexStats {
             lo_end: lo_end.max(0.0),
             hi_end,
             middle_spread,
+            lower_half,
         })
     }
 
     /// Whether the waits spread beyond timing noise. Noise is a few late
     /// waits, so with many waits the middle 80 % decides; jitter spreads
     /// them all.
-    fn jittered(&self) -> bool {
-        self.middle_spread > noise(self.median_ms)
+    fn jittered(&self, floor_ms: f64) -> bool {
+        // Timers oversleep by a few ms and a busy machine adds a late tail,
+        // neither of which spreads the lower half by more than a little.
+        let low = floor_ms.max(NOISE_MS) + 0.01 * self.median_ms;
+        self.middle_spread > noise_at(self.median_ms, floor_ms) && self.lower_half > low
     }
 
     /// Lower end over upper end of the interval: 0 for full jitter, 1/2
@@ -160,6 +187,18 @@ pub struct BackoffFit {
     pub jitter_confidence: Confidence,
     pub jitter_evidence: String,
     pub jitter_alternatives: Vec<String>,
+    /// Whether the schedule's figures reproduce the measured waits within
+    /// the noise; when not, the figures are not reported as the policy.
+    pub explained: bool,
+    /// The first retry is sent at once and the schedule starts at retry 2
+    /// (urllib3's and requests' `backoff_factor`).
+    pub first_retry_immediate: bool,
+    /// A growing schedule whose cap, if any, lies above this: no cap was
+    /// reached within the waits seen.
+    pub cap_unknown_above_ms: Option<f64>,
+    /// Jitter added to the schedule, U(0, this): the same spread at every
+    /// retry while the waits grow (got's `noise`).
+    pub additive_jitter_ms: Option<f64>,
 }
 
 fn ser_kind<S: serde::Serializer>(k: &BackoffKind, s: S) -> Result<S::Ok, S::Error> {
@@ -202,9 +241,10 @@ pub struct Alternative {
 }
 
 /// Fits the waits, `by_retry[k-1]` holding every wait before retry k (ms),
-/// on the first [`MAX_FITTED_RETRIES`] retries. `None` when there is no
-/// wait at all.
-pub fn fit(by_retry: &[Vec<f64>]) -> Option<BackoffFit> {
+/// on the first [`MAX_FITTED_RETRIES`] retries, with `floor_ms` the timing
+/// noise measured on waits that draw nothing. `None` when there is no wait
+/// at all.
+pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
     // Past the first retries the caller has set them aside already; the
     // schedule's fit below is quadratic in the number of indices.
     let by_retry = &by_retry[..by_retry.len().min(MAX_FITTED_RETRIES)];
@@ -216,13 +256,39 @@ pub fn fit(by_retry: &[Vec<f64>]) -> Option<BackoffFit> {
     if stats.is_empty() {
         return None;
     }
-    let jitter = classify_jitter(&stats);
-    let nominal: Vec<f64> = stats.iter().map(|s| nominal(s, jitter.jitter)).collect();
     let evidence = waits_evidence(&stats);
+    let at_once_ms = immediate_ms(floor_ms);
+    let at_once: Vec<bool> = stats.iter().map(|s| s.max_ms <= at_once_ms).collect();
+    if at_once.iter().all(|&a| a) {
+        return Some(immediate(stats, evidence, at_once_ms));
+    }
+    // urllib3 and requests send the first retry at once and back off from
+    // the second on: the schedule is fitted where it acts.
+    let skip = usize::from(at_once[0] && at_once[1..].iter().all(|&a| !a));
+    let tail = &stats[skip..];
+    let jitter = classify_jitter(tail, floor_ms);
+    let mut nominal: Vec<f64> = vec![0.0; skip];
+    nominal.extend(tail.iter().map(|s| match jitter.additive_ms {
+        Some(_) => s.lo_end,
+        None => nominal_of(s, jitter.jitter),
+    }));
     if jitter.jitter == Jitter::Decorrelated {
         return Some(decorrelated(stats, jitter, nominal, evidence));
     }
-    let schedule = fit_schedule(&nominal, jitter.jitter != Jitter::None);
+    let schedule = fit_schedule(&nominal[skip..], skip + 1, jitter.jitter != Jitter::None);
+    let mut kind_evidence = format!("{evidence}; {}", schedule.why);
+    if skip == 1 {
+        kind_evidence += &format!(
+            "; the first retry follows at once (within {} ms), the schedule acts from retry 2",
+            fmt_ms(at_once_ms)
+        );
+    }
+    let growing = matches!(
+        schedule.kind,
+        BackoffKind::Linear | BackoffKind::Exponential
+    );
+    let cap_unknown_above_ms = (schedule.explained && growing && schedule.cap.is_none())
+        .then(|| nominal.last().copied().unwrap_or(0.0));
     Some(BackoffFit {
         kind: schedule.kind,
         base_ms: schedule.base,
@@ -232,12 +298,50 @@ pub fn fit(by_retry: &[Vec<f64>]) -> Option<BackoffFit> {
         nominal_ms: nominal,
         per_retry: stats,
         kind_confidence: schedule.confidence,
-        kind_evidence: format!("{evidence}; {}", schedule.why),
+        kind_evidence,
         kind_alternatives: schedule.alternatives,
         jitter_confidence: jitter.confidence,
         jitter_evidence: jitter.evidence,
         jitter_alternatives: jitter.alternatives,
+        explained: schedule.explained,
+        first_retry_immediate: skip == 1,
+        cap_unknown_above_ms,
+        additive_jitter_ms: jitter.additive_ms,
     })
+}
+
+/// Every retry follows at once: no backoff, and no jitter to judge.
+fn immediate(stats: Vec<IndexStats>, evidence: String, at_once_ms: f64) -> BackoffFit {
+    let n: usize = stats.iter().map(|s| s.n).sum();
+    let confidence = if n >= 4 {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    let longest = stats.iter().map(|s| s.max_ms).fold(0.0, f64::max);
+    BackoffFit {
+        kind: BackoffKind::None,
+        base_ms: 0.0,
+        multiplier: None,
+        cap_ms: None,
+        jitter: Jitter::None,
+        nominal_ms: vec![0.0; stats.len()],
+        per_retry: stats,
+        kind_confidence: confidence,
+        kind_evidence: format!(
+            "{evidence}; every retry follows within {} ms of the failure (longest {} ms): sent at once, the spread is the client's own work and timing noise",
+            fmt_ms(at_once_ms),
+            fmt_ms(longest)
+        ),
+        kind_alternatives: Vec::new(),
+        jitter_confidence: confidence,
+        jitter_evidence: "no wait to jitter".into(),
+        jitter_alternatives: Vec::new(),
+        explained: true,
+        first_retry_immediate: false,
+        cap_unknown_above_ms: None,
+        additive_jitter_ms: None,
+    }
 }
 
 /// `waits 98/204/395 ms (median of 30/30/25)`.
@@ -267,9 +371,10 @@ struct JitterVerdict {
     confidence: Confidence,
     evidence: String,
     alternatives: Vec<String>,
+    additive_ms: Option<f64>,
 }
 
-fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
+fn classify_jitter(stats: &[IndexStats], floor_ms: f64) -> JitterVerdict {
     let spread_seen = stats.iter().filter(|s| s.n >= 2).collect::<Vec<_>>();
     let samples: usize = spread_seen.iter().map(|s| s.n).sum();
     if spread_seen.is_empty() {
@@ -280,9 +385,13 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
                 "one wait per retry index: no spread to judge jitter from (use --runs 3 or more)"
                     .into(),
             alternatives: vec!["any jitter".into()],
+            additive_ms: None,
         };
     }
-    let jittered: Vec<&&IndexStats> = spread_seen.iter().filter(|s| s.jittered()).collect();
+    let jittered: Vec<&&IndexStats> = spread_seen
+        .iter()
+        .filter(|s| s.jittered(floor_ms))
+        .collect();
     let spreads: Vec<String> = spread_seen
         .iter()
         .map(|s| {
@@ -299,15 +408,18 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
         n if n >= 8 => Confidence::Medium,
         _ => Confidence::Low,
     };
-    if jittered.is_empty() {
+    // Noise strikes one retry here and there; jitter spreads them all.
+    if jittered.len() * 2 <= spread_seen.len() {
         return JitterVerdict {
             jitter: Jitter::None,
             confidence: by_samples(samples.max(spread_seen[0].n * 4)),
             evidence: format!(
-                "every retry waits the same across runs, within timing noise ({})",
+                "every retry waits the same across runs, within the timing noise of {} ms ({})",
+                fmt_ms(floor_ms.max(NOISE_MS)),
                 spreads.join(", ")
             ),
             alternatives: Vec::new(),
+            additive_ms: None,
         };
     }
     // Judge from indices with enough waits to place the interval's ends.
@@ -346,6 +458,33 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
                 spreads.join(", ")
             ),
             alternatives,
+            additive_ms: None,
+        };
+    }
+    // Additive: the same spread at every retry while the waits grow, so
+    // the jitter is U(0, w) added to the schedule, not a share of it.
+    if let Some(w) = additive_width(&judged) {
+        let b1 = judged[0].lo_end.max(1.0);
+        let ratio = ((w / (2.0 * b1)) * 100.0).round() / 100.0;
+        // Two retries cannot tell a fixed spread from a growing one
+        // blurred by the client's own timing.
+        let confidence = if judged.len() >= 3 {
+            confidence.min(Confidence::Medium)
+        } else {
+            Confidence::Low
+        };
+        return JitterVerdict {
+            jitter: Jitter::Proportional { ratio },
+            confidence,
+            evidence: format!(
+                "{}; the spread stays near {} ms while the waits grow: U(0, {} ms) added to each wait (the schema has no additive jitter; proportional ±{} % at the first wait is its nearest)",
+                spreads.join(", "),
+                fmt_ms(w),
+                fmt_ms(w),
+                (ratio * 100.0).round()
+            ),
+            alternatives: vec![format!("additive U(0, {} ms)", fmt_ms(w))],
+            additive_ms: Some(w),
         };
     }
     // Where each kind's ratio lies: full 0, equal ½, proportional
@@ -373,11 +512,26 @@ fn classify_jitter(stats: &[IndexStats]) -> JitterVerdict {
         confidence,
         evidence: ends,
         alternatives,
+        additive_ms: None,
     }
 }
 
+/// The common width of the drawn intervals when it stays the same (within
+/// half) while the lower ends grow at least 1.6-fold; `None` otherwise.
+fn additive_width(judged: &[&IndexStats]) -> Option<f64> {
+    let [first, .., last] = judged else {
+        return None;
+    };
+    let widths: Vec<f64> = judged.iter().map(|s| s.hi_end - s.lo_end).collect();
+    let (lo, hi) = widths
+        .iter()
+        .fold((f64::MAX, 0.0_f64), |(a, b), &w| (a.min(w), b.max(w)));
+    let grows = last.lo_end >= 1.6 * first.lo_end.max(1.0);
+    (lo > 0.0 && hi <= 1.5 * lo && grows).then(|| widths.iter().sum::<f64>() / widths.len() as f64)
+}
+
 /// b_k under the jitter kind.
-fn nominal(s: &IndexStats, jitter: Jitter) -> f64 {
+fn nominal_of(s: &IndexStats, jitter: Jitter) -> f64 {
     match jitter {
         Jitter::None => s.median_ms,
         Jitter::Full | Jitter::Equal => s.hi_end,
@@ -418,6 +572,10 @@ fn decorrelated(
         jitter_confidence: jitter.confidence,
         jitter_evidence: jitter.evidence,
         jitter_alternatives: jitter.alternatives,
+        explained: true,
+        first_retry_immediate: false,
+        cap_unknown_above_ms: None,
+        additive_jitter_ms: None,
     }
 }
 
@@ -447,12 +605,13 @@ impl Model {
         self.cap.map_or(raw, |c| raw.min(c))
     }
 
-    /// The largest relative miss over the schedule.
-    fn error(&self, b: &[f64]) -> f64 {
+    /// The largest relative miss over the schedule, `b[0]` being retry
+    /// `first_k`.
+    fn error(&self, b: &[f64], first_k: usize) -> f64 {
         b.iter()
             .enumerate()
             .map(|(i, &x)| {
-                let p = self.predict(i + 1);
+                let p = self.predict(first_k + i);
                 ((p - x).abs() - NOISE_MS).max(0.0) / x.max(p).max(1.0)
             })
             .fold(0.0, f64::max)
@@ -482,15 +641,18 @@ struct Schedule {
     base: f64,
     multiplier: Option<f64>,
     cap: Option<f64>,
+    /// Whether a model reproduces the waits within the tolerance.
+    explained: bool,
     confidence: Confidence,
     why: String,
     alternatives: Vec<Alternative>,
 }
 
-/// Least squares of ln b_k = ln base + (k-1) ln m over `b` (k from 1).
-fn exponential_fit(b: &[f64]) -> (f64, f64) {
+/// Least squares of ln b_k = ln base + (k-1) ln m over `b` (k from
+/// `first_k`).
+fn exponential_fit(b: &[f64], first_k: usize) -> (f64, f64) {
     let n = b.len() as f64;
-    let xs: Vec<f64> = (0..b.len()).map(|i| i as f64).collect();
+    let xs: Vec<f64> = (0..b.len()).map(|i| (i + first_k - 1) as f64).collect();
     let ys: Vec<f64> = b.iter().map(|x| x.max(0.001).ln()).collect();
     let mx = xs.iter().sum::<f64>() / n;
     let my = ys.iter().sum::<f64>() / n;
@@ -500,10 +662,14 @@ fn exponential_fit(b: &[f64]) -> (f64, f64) {
     ((my - slope * mx).exp(), slope.exp())
 }
 
-/// Least squares of b_k = base · k through the origin.
-fn linear_fit(b: &[f64]) -> f64 {
-    let num: f64 = b.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum();
-    let den: f64 = (1..=b.len()).map(|k| (k * k) as f64).sum();
+/// Least squares of b_k = base · k through the origin (k from `first_k`).
+fn linear_fit(b: &[f64], first_k: usize) -> f64 {
+    let num: f64 = b
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (i + first_k) as f64 * x)
+        .sum();
+    let den: f64 = (first_k..first_k + b.len()).map(|k| (k * k) as f64).sum();
     num / den
 }
 
@@ -511,15 +677,19 @@ fn round_multiplier(m: f64) -> f64 {
     (m * 100.0).round() / 100.0
 }
 
-fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
+/// The simplest schedule that reproduces `b`, whose first entry is the
+/// nominal wait before retry `first_k`.
+fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedule {
     let tol = if jittered { 0.2 } else { 0.12 };
     let k = b.len();
+    let last_k = first_k + k - 1;
     if !jittered && b.iter().all(|&x| x < NOISE_MS) {
         return Schedule {
             kind: BackoffKind::None,
             base: 0.0,
             multiplier: None,
             cap: None,
+            explained: true,
             confidence: Confidence::High,
             why: "every retry is sent at once".into(),
             alternatives: Vec::new(),
@@ -540,7 +710,7 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
         assumed_multiplier: false,
     });
     if k >= 2 {
-        let (base, m) = exponential_fit(b);
+        let (base, m) = exponential_fit(b, first_k);
         if m >= 1.15 {
             candidates.push(Model {
                 kind: BackoffKind::Exponential,
@@ -553,47 +723,48 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
         }
         candidates.push(Model {
             kind: BackoffKind::Linear,
-            base: linear_fit(b),
+            base: linear_fit(b, first_k),
             multiplier: None,
             cap: None,
             complexity: 1,
             assumed_multiplier: false,
         });
-        // A cap from index c on: b_c..b_K level, the prefix growing into it.
-        for c in 2..=k {
-            let tail = &b[c - 1..];
+        // A cap from retry c on: b_c..b_K level, the prefix growing into it.
+        for c in first_k + 1..=last_k {
+            let tail = &b[c - first_k..];
             let cap = tail.iter().sum::<f64>() / tail.len() as f64;
-            let prefix = &b[..c - 1];
+            let prefix = &b[..c - first_k];
             let (base, m, assumed) = if prefix.len() >= 2 {
-                let (base, m) = exponential_fit(prefix);
+                let (base, m) = exponential_fit(prefix, first_k);
                 (base, m, false)
             } else {
-                (prefix[0], 2.0, true)
+                (prefix[0] / 2f64.powi(first_k as i32 - 1), 2.0, true)
             };
             if cap < prefix[prefix.len() - 1] * (1.0 + tol) {
                 continue;
             }
             if m >= 1.15 {
-                let model = Model {
-                    kind: BackoffKind::Exponential,
-                    base,
-                    multiplier: Some(round_multiplier(m)),
-                    cap: Some(cap),
-                    complexity: 2,
-                    assumed_multiplier: assumed,
-                };
-                // The cap must clip the schedule where it starts.
-                let raw = base * m.powi(c as i32 - 1);
+                // The cap must clip the schedule within the waits seen
+                // (tenacity reaches its cap exactly at a retry, and clips
+                // the next).
+                let raw = base * m.powi(last_k as i32 - 1);
                 if raw > cap * (1.0 + tol / 2.0) {
-                    candidates.push(model);
+                    candidates.push(Model {
+                        kind: BackoffKind::Exponential,
+                        base,
+                        multiplier: Some(round_multiplier(m)),
+                        cap: Some(cap),
+                        complexity: 2,
+                        assumed_multiplier: assumed,
+                    });
                 }
             }
             let lin = if prefix.len() >= 2 {
-                linear_fit(prefix)
+                linear_fit(prefix, first_k)
             } else {
-                prefix[0]
+                prefix[0] / first_k as f64
             };
-            if lin * c as f64 > cap * (1.0 + tol / 2.0) {
+            if lin * last_k as f64 > cap * (1.0 + tol / 2.0) {
                 candidates.push(Model {
                     kind: BackoffKind::Linear,
                     base: lin,
@@ -608,11 +779,19 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
     let mut fitting: Vec<(Model, f64)> = candidates
         .into_iter()
         .map(|m| {
-            let e = m.error(b);
+            let e = m.error(b, first_k);
             (m, e)
         })
         .filter(|(_, e)| *e <= tol)
         .collect();
+    // The same schedule found from two cap positions is one reading.
+    let mut seen: Vec<String> = Vec::new();
+    fitting.retain(|(m, _)| {
+        let text = m.describe();
+        let new = !seen.contains(&text);
+        seen.push(text);
+        new
+    });
     // Simplest first; among equals the smaller miss, exponential before
     // linear when both reproduce the waits (it is the common choice).
     fitting.sort_by(|(a, ea), (b, eb)| {
@@ -633,8 +812,9 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
             base: b[0],
             multiplier: None,
             cap: None,
+            explained: false,
             confidence: Confidence::Low,
-            why: "no constant, linear or exponential schedule (capped or not) reproduces these waits; the first wait is reported".into(),
+            why: "unknown: no constant, linear or exponential schedule (capped or not) reproduces these waits within the noise".into(),
             alternatives: Vec::new(),
         };
     };
@@ -673,7 +853,7 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
     }
     if chosen.cap.is_none() && chosen.kind != BackoffKind::Constant {
         why += &format!(
-            "; no cap reached within {k} waits (longest {} ms)",
+            "; no cap reached within {k} waits (longest {} ms): a cap, if any, lies above",
             fmt_ms(b[k - 1])
         );
     }
@@ -682,6 +862,7 @@ fn fit_schedule(b: &[f64], jittered: bool) -> Schedule {
         base: chosen.base,
         multiplier: chosen.multiplier,
         cap: chosen.cap,
+        explained: true,
         confidence,
         why,
         alternatives,
@@ -707,6 +888,11 @@ mod tests {
             }
         }
         by
+    }
+
+    /// The fit at the default noise floor.
+    fn fit(by_retry: &[Vec<f64>]) -> Option<BackoffFit> {
+        super::fit(by_retry, 0.0)
     }
 
     fn ms(n: u64) -> Duration {

@@ -71,20 +71,67 @@ pub struct OutcomeVerdict {
     pub evidence: String,
 }
 
+/// What a wait follows: the waits after each are fitted apart, since
+/// clients back off differently after an answer, a reset and a timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    Status,
+    Reset,
+    Timeout,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Status => "status",
+            Cause::Reset => "reset",
+            Cause::Timeout => "timeout",
+        }
+    }
+
+    fn of(s: &Scenario) -> Option<Cause> {
+        match s.purpose {
+            Purpose::Every(Outcome::Status(_)) | Purpose::SuccessOn(_) => Some(Cause::Status),
+            Purpose::Every(Outcome::Reset) => Some(Cause::Reset),
+            Purpose::Every(Outcome::Timeout) => Some(Cause::Timeout),
+            _ => None,
+        }
+    }
+}
+
+/// The schedule fitted to the waits after one cause.
+#[derive(Debug, Clone, Serialize)]
+pub struct CauseBackoff {
+    pub cause: Cause,
+    pub scenarios: Vec<String>,
+    pub fit: BackoffFit,
+}
+
 /// The policy as measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct InferredPolicy {
     pub method: Field<String>,
     pub max_attempts: Field<u32>,
     pub retry_on: Vec<OutcomeVerdict>,
-    /// `None` when no retry was seen, so there is no wait to fit.
+    /// `None` when no retry was seen, so there is no wait to fit. The
+    /// schedule after a status when one was retried, else after a reset,
+    /// else after a timeout; each is in `backoff_by_cause`.
     pub backoff: Option<BackoffFit>,
+    pub backoff_by_cause: Vec<CauseBackoff>,
+    /// The timing noise the fits allowed, in ms: the spread of waits that
+    /// draw nothing (an honoured Retry-After, the hold of a hanging attempt).
+    pub noise_ms: f64,
     pub honor_retry_after: Field<bool>,
     /// The per-attempt timeout in ms; `None` with the reason when there is
     /// none below the time bound or the hang scenario did not run.
     pub timeout_ms: Field<f64>,
     /// Whether the hang scenario ran (so a missing timeout is a finding).
     pub timeout_probed: bool,
+    /// Whether its runs were cut before the time bound (a hang that
+    /// outlasted every wait seen elsewhere), so a longer timeout is not
+    /// ruled out.
+    pub timeout_cut_early: bool,
     pub idempotency_key: Field<bool>,
     /// The header that carries a deadline downstream, if any.
     pub deadline_header: Field<String>,
@@ -111,16 +158,17 @@ impl InferredPolicy {
     /// determined take the schema's defaults, which the report says.
     pub fn to_policy(&self) -> RetryPolicy {
         let max_attempts = self.max_attempts.value.unwrap_or(1).max(1);
-        let backoff = self
-            .backoff
-            .as_ref()
-            .map_or_else(Backoff::default, |f| Backoff {
-                kind: f.kind,
-                base: ms_to_duration(round_sig(f.base_ms)),
-                multiplier: f.multiplier.unwrap_or(2.0),
-                cap: f.cap_ms.map(|c| ms_to_duration(round_sig(c))),
-                jitter: f.jitter,
-            });
+        let backoff =
+            self.backoff
+                .as_ref()
+                .filter(|f| f.explained)
+                .map_or_else(Backoff::default, |f| Backoff {
+                    kind: f.kind,
+                    base: ms_to_duration(round_sig(f.base_ms)),
+                    multiplier: f.multiplier.unwrap_or(2.0),
+                    cap: f.cap_ms.map(|c| ms_to_duration(round_sig(c))),
+                    jitter: f.jitter,
+                });
         RetryPolicy {
             max_attempts,
             backoff,
@@ -180,7 +228,38 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
         .filter_map(|(s, r)| Some(verdict(s, s.outcome()?, &r.runs)))
         .collect();
     let max_attempts = max_attempts(records, &mut notes);
-    let (waits, unfitted) = waits_by_retry(records);
+    let (timeout_ms, timeout_probed) = timeout(records, cx.bound);
+    let hold = timeout_ms.value;
+    let timeout_cut_early = hold.is_none()
+        && records.iter().any(|(s, r)| {
+            s.outcome() == Some(Outcome::Timeout)
+                && r.bound_ms.is_some_and(|b| b < cx.bound.as_secs_f64() * 1e3)
+        });
+    if let Some(v) = retry_on.iter_mut().find(|v| v.outcome == "timeout")
+        && hold.is_none()
+        && v.retried.is_some()
+    {
+        v.retried = None;
+        v.confidence = Confidence::Low;
+        v.evidence = format!(
+            "{}: the client never gave up on a hanging attempt, so whether it retries a timeout is not seen",
+            v.evidence
+        );
+    }
+    let noise_ms = noise_floor(records, hold);
+    let mut backoff_by_cause = Vec::new();
+    let mut unfitted = 0;
+    for cause in [Cause::Status, Cause::Reset, Cause::Timeout] {
+        let (waits, over, scenarios) = waits_by_retry(records, cause, hold);
+        unfitted += over;
+        if let Some(fit) = fit::fit(&waits, noise_ms) {
+            backoff_by_cause.push(CauseBackoff {
+                cause,
+                scenarios,
+                fit,
+            });
+        }
+    }
     if unfitted > 0 {
         notes.push(format!(
             "{unfitted} waits after retry {} are not fitted: the schedule is read from the first {} retries",
@@ -188,9 +267,10 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
             fit::MAX_FITTED_RETRIES
         ));
     }
-    let backoff = fit::fit(&waits);
+    cause_differences(&backoff_by_cause, noise_ms, &mut notes);
+    let backoff = backoff_by_cause.first().map(|c| c.fit.clone());
     if let Some(f) = &backoff {
-        throttling_note(records, f, &mut notes);
+        throttling_note(records, f, hold, &mut notes);
     }
     if let Some((s, r)) = records.iter().find(|(s, _)| s.refuses()) {
         retry_on.push(refused_verdict(
@@ -201,8 +281,8 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
             max_attempts.value,
         ));
     }
+    let max_attempts = with_refused_attempts(max_attempts, records);
     let honor_retry_after = retry_after(records, backoff.as_ref());
-    let (timeout_ms, timeout_probed) = timeout(records, cx.bound);
     let method = method(records, cx.declared_method, &mut notes);
     let idempotency_key = idempotency_key(records);
     let deadline_header = deadline_header(records, &mut notes);
@@ -210,9 +290,22 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
     let stops_on_success = stops_on_success(records);
     let killed = records
         .iter()
+        .filter(|(_, r)| r.bound_ms.is_none())
         .flat_map(|(_, r)| &r.runs)
         .filter(|r| r.exit == Exit::TimedOut)
         .count();
+    if let Some((_, r)) = records.iter().find(|(_, r)| r.bound_ms.is_some()) {
+        let cut = Duration::from_secs_f64(r.bound_ms.unwrap_or(0.0).max(0.0) / 1e3);
+        let n = r.runs.iter().filter(|r| r.exit == Exit::TimedOut).count();
+        if n > 0 {
+            notes.push(format!(
+                "{n} `{}` run(s) were cut at {}, well past the longest wait seen elsewhere, instead of the {} bound",
+                r.name,
+                crate::source::duration::format(cut),
+                crate::source::duration::format(cx.bound)
+            ));
+        }
+    }
     if killed > 0 {
         notes.push(format!(
             "{killed} run(s) outlived the time bound of {} and were killed: counts from them are lower bounds",
@@ -224,9 +317,12 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
         max_attempts,
         retry_on,
         backoff,
+        backoff_by_cause,
+        noise_ms,
         honor_retry_after,
         timeout_ms,
         timeout_probed,
+        timeout_cut_early,
         idempotency_key,
         deadline_header,
         reuses_connection,
@@ -372,6 +468,21 @@ fn max_attempts(records: &[(Scenario, ScenarioRecord)], notes: &mut Vec<String>)
         ));
     }
     let runs = per_scenario.iter().map(|(_, _, a)| a.len()).sum::<usize>();
+    // A run cut at the time bound was still retrying: its count is only
+    // the attempts it had time for.
+    let cut = !failing_every_time(records)
+        .flat_map(|(_, r)| &r.runs)
+        .any(|r| r.exit != Exit::TimedOut && r.arrivals.len() == value);
+    if cut {
+        return Field::known(
+            u32::try_from(value).unwrap_or(u32::MAX),
+            Confidence::Low,
+            format!(
+                "at least {value}: every run with {value} attempts was cut at the time bound, none ended by itself (raise --timeout to see them end) — {}",
+                evidence.join(", ")
+            ),
+        );
+    }
     let confidence = if agree && runs >= 2 {
         Confidence::High
     } else {
@@ -387,25 +498,29 @@ fn max_attempts(records: &[(Scenario, ScenarioRecord)], notes: &mut Vec<String>)
     )
 }
 
-/// Every wait before retry k, pooled over the scenarios that fail without
-/// Retry-After and their runs, for the first [`fit::MAX_FITTED_RETRIES`]
-/// retries; and how many waits came after those (not fitted).
-fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> (Vec<Vec<f64>>, usize) {
+/// Every wait before retry k after `cause`, pooled over its scenarios and
+/// their runs, for the first [`fit::MAX_FITTED_RETRIES`] retries; how many
+/// waits came after those (not fitted); and the scenarios read.
+fn waits_by_retry(
+    records: &[(Scenario, ScenarioRecord)],
+    cause: Cause,
+    hold_ms: Option<f64>,
+) -> (Vec<Vec<f64>>, usize, Vec<String>) {
     let mut by: Vec<Vec<f64>> = Vec::new();
     let mut unfitted = 0;
+    let mut scenarios = Vec::new();
     for (s, r) in records {
-        let usable = match s.purpose {
-            Purpose::Every(_) => !s.refuses(),
-            Purpose::SuccessOn(_) => true,
-            Purpose::RetryAfter { .. } => false,
-        };
-        if !usable {
+        if Cause::of(s) != Some(cause) || s.refuses() {
             continue;
         }
-        let hangs = s.outcome() == Some(Outcome::Timeout);
+        let mut any = false;
         for run in &r.runs {
-            for (i, w) in waits_of(run, hangs).into_iter().enumerate() {
+            for (i, w) in waits_of(run, cause == Cause::Timeout, hold_ms)
+                .into_iter()
+                .enumerate()
+            {
                 let Some(w) = w else { continue };
+                any = true;
                 if i >= fit::MAX_FITTED_RETRIES {
                     unfitted += 1;
                     continue;
@@ -416,18 +531,102 @@ fn waits_by_retry(records: &[(Scenario, ScenarioRecord)]) -> (Vec<Vec<f64>>, usi
                 by[i].push(w);
             }
         }
+        if any {
+            scenarios.push(s.name.to_owned());
+        }
     }
-    (by, unfitted)
+    (by, unfitted, scenarios)
 }
 
-/// A run's waits; in the hang scenario `None` where the client never hung
-/// up on the attempt (its end is unknown).
-fn waits_of(run: &RunRecord, hangs: bool) -> Vec<Option<f64>> {
+/// A run's waits. After a hanging attempt the wait runs from the moment
+/// the client gave up on it — arrival plus its per-attempt timeout — since
+/// some clients (urllib3) keep the connection open through the wait and
+/// close it only to retry; `None` where that moment is unknown.
+fn waits_of(run: &RunRecord, hangs: bool, hold_ms: Option<f64>) -> Vec<Option<f64>> {
+    if !hangs {
+        return run.waits_ms().into_iter().map(Some).collect();
+    }
     run.arrivals
         .windows(2)
-        .zip(run.waits_ms())
-        .map(|(w, wait)| (!hangs || w[0].hung_up_ms.is_some()).then_some(wait))
+        .map(|w| {
+            let gave_up = match (hold_ms, w[0].hung_up_ms) {
+                (Some(t), Some(h)) => Some(h.min(w[0].at_ms + t)),
+                (None, Some(h)) => Some(h),
+                (_, None) => None,
+            }?;
+            Some((w[1].at_ms - gave_up).max(0.0))
+        })
         .collect()
+}
+
+/// The timing noise of this client on this machine: the spread of the
+/// waits that draw nothing — the wait after an honoured Retry-After, and
+/// how long the client held the last hanging attempt of each run.
+fn noise_floor(records: &[(Scenario, ScenarioRecord)], hold_ms: Option<f64>) -> f64 {
+    let mut spreads: Vec<f64> = Vec::new();
+    let spread = |xs: &mut Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        (xs.len() >= 3).then(|| xs[xs.len() - 2] - xs[1].min(xs[xs.len() - 2]))
+    };
+    for (s, r) in records {
+        match s.purpose {
+            Purpose::RetryAfter { after, .. } => {
+                let ra = after.as_secs_f64() * 1e3;
+                let mut firsts: Vec<f64> = r
+                    .runs
+                    .iter()
+                    .filter(|r| r.arrivals.len() >= 2)
+                    .map(|r| r.waits_ms()[0])
+                    .filter(|w| (w - ra).abs() <= 0.1 * ra)
+                    .collect();
+                spreads.extend(spread(&mut firsts));
+            }
+            Purpose::Every(Outcome::Timeout) if hold_ms.is_some() => {
+                let mut held = last_holds(r);
+                spreads.extend(spread(&mut held));
+            }
+            _ => {}
+        }
+    }
+    spreads.into_iter().fold(0.0, f64::max).min(50.0)
+}
+
+/// How long the client held the last attempt of each run that it ended
+/// itself: after the last attempt there is no wait to hold it through.
+fn last_holds(r: &ScenarioRecord) -> Vec<f64> {
+    r.runs
+        .iter()
+        .filter(|run| run.exit != Exit::TimedOut)
+        .filter_map(|run| run.arrivals.last())
+        .filter_map(|a| Some(a.hung_up_ms? - a.at_ms))
+        .collect()
+}
+
+/// Says so where the waits after one cause follow another schedule than
+/// the first cause's.
+fn cause_differences(by_cause: &[CauseBackoff], noise_ms: f64, notes: &mut Vec<String>) {
+    let Some(first) = by_cause.first() else {
+        return;
+    };
+    let medians =
+        |c: &CauseBackoff| -> Vec<f64> { c.fit.per_retry.iter().map(|s| s.median_ms).collect() };
+    let shown = |c: &CauseBackoff| -> String {
+        let list: Vec<String> = medians(c).iter().map(|m| fmt_ms(*m)).collect();
+        format!("after a {} {} ms", c.cause.as_str(), list.join("/"))
+    };
+    for other in &by_cause[1..] {
+        let (a, b) = (medians(first), medians(other));
+        let differs = a.iter().zip(&b).any(|(x, y)| {
+            (x - y).abs() > 2.0 * (noise_ms.max(4.0) + 0.1 * x.max(*y)) + fit::IMMEDIATE_MS
+        });
+        if differs {
+            notes.push(format!(
+                "the waits differ by cause: {}, {}; the snippet carries the first (each is fitted apart under backoff_by_cause)",
+                shown(first),
+                shown(other)
+            ));
+        }
+    }
 }
 
 fn is_hang(run: &RunRecord) -> bool {
@@ -439,6 +638,7 @@ fn is_hang(run: &RunRecord) -> bool {
 fn throttling_note(
     records: &[(Scenario, ScenarioRecord)],
     f: &BackoffFit,
+    hold_ms: Option<f64>,
     notes: &mut Vec<String>,
 ) {
     let Some(pooled) = f.per_retry.first().map(|s| s.median_ms) else {
@@ -448,12 +648,8 @@ fn throttling_note(
         let mut firsts: Vec<f64> = r
             .runs
             .iter()
-            .filter_map(|run| {
-                waits_of(run, s.outcome() == Some(Outcome::Timeout))
-                    .first()
-                    .copied()
-                    .flatten()
-            })
+            .filter(|_| Cause::of(s) == Some(Cause::Status))
+            .filter_map(|run| waits_of(run, false, hold_ms).first().copied().flatten())
             .collect();
         if firsts.len() < 2 || pooled < 5.0 {
             continue;
@@ -505,6 +701,19 @@ fn overhead_ms(records: &[(Scenario, ScenarioRecord)]) -> Option<f64> {
     Some(xs[xs.len() / 2])
 }
 
+/// How much the client's start-up and exit time varies across runs.
+fn overhead_spread(records: &[(Scenario, ScenarioRecord)]) -> f64 {
+    let xs: Vec<f64> = failing_every_time(records)
+        .flat_map(|(_, r)| &r.runs)
+        .filter(|r| r.exit != Exit::TimedOut && !r.arrivals.is_empty() && !is_hang(r))
+        .map(|r| (r.elapsed_ms - r.waits_ms().iter().sum::<f64>()).max(0.0))
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, 0.0_f64), |(a, b), &x| (a.min(x), b.max(x)));
+    if xs.len() < 2 { 0.0 } else { hi - lo }
+}
+
 /// A refused connection never reaches the server, so whether the client
 /// retries it shows only in how long it keeps at it against a closed port,
 /// measured against its start-up and exit time and the waits seen elsewhere.
@@ -522,6 +731,38 @@ fn refused_verdict(
         confidence,
         evidence,
     };
+    let counted: Vec<u32> = runs
+        .iter()
+        .filter(|r| r.exit != Exit::NotStarted)
+        .filter_map(|r| r.refused_connects)
+        .collect();
+    if !counted.is_empty() && counted.len() == runs.len() {
+        let mut sorted = counted.clone();
+        sorted.sort_unstable();
+        let text = format!(
+            "{} refused connection attempts counted (SYNs to the closed port, per run: {})",
+            sorted[sorted.len() / 2],
+            counted
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let retried = sorted.iter().filter(|&&c| c >= 2).count();
+        let confidence = if (retried == 0 || retried == sorted.len()) && sorted.len() >= 2 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        };
+        if sorted[sorted.len() - 1] == 0 {
+            return mk(
+                None,
+                Confidence::Low,
+                "the client made no connection attempt to the closed port".into(),
+            );
+        }
+        return mk(Some(retried > 0), confidence, text);
+    }
     let Some(overhead) = overhead_ms(records) else {
         return mk(
             None,
@@ -553,7 +794,10 @@ fn refused_verdict(
             (m + mean, x + max)
         })
     });
-    let min_visible = 20.0 + 0.1 * overhead;
+    // The client's start-up varies by seconds for some (boto3: 3.8–7.6 s):
+    // only time beyond that spread is a retry's.
+    let spread = overhead_spread(records);
+    let min_visible = (20.0 + 0.1 * overhead).max(spread);
     if median_extra > min_visible.max(0.3 * mean_total) {
         let mut n = 1;
         let mut sum = 0.0;
@@ -569,8 +813,11 @@ fn refused_verdict(
         }
         return mk(
             Some(true),
-            Confidence::Medium,
-            format!("{shown}: about {n} attempts at the waits measured elsewhere"),
+            Confidence::Low,
+            format!(
+                "{shown} (its start-up varies by {} ms): about {n} attempts at the waits measured elsewhere; not counted, since a raw socket is not permitted here (run as root to count refused connections)",
+                fmt_ms(spread)
+            ),
         );
     }
     if mean_total < min_visible {
@@ -585,8 +832,44 @@ fn refused_verdict(
     }
     mk(
         Some(false),
-        Confidence::Medium,
-        format!("{shown}: no time for a retry"),
+        Confidence::Low,
+        format!(
+            "{shown}: no time for a retry; not counted, since a raw socket is not permitted here (run as root to count refused connections)"
+        ),
+    )
+}
+
+/// A client that retries only refused connections (urllib3's POST) still
+/// makes several attempts: the counted ones raise `max_attempts`.
+fn with_refused_attempts(f: Field<u32>, records: &[(Scenario, ScenarioRecord)]) -> Field<u32> {
+    let Some((_, r)) = records.iter().find(|(s, _)| s.refuses()) else {
+        return f;
+    };
+    let mut counts: Vec<u32> = r.runs.iter().filter_map(|r| r.refused_connects).collect();
+    if counts.is_empty() || counts.len() != r.runs.len() {
+        return f;
+    }
+    counts.sort_unstable();
+    let m = counts[counts.len() / 2];
+    if f.value.is_some_and(|v| v >= m) || m < 2 {
+        return f;
+    }
+    let agree = counts.iter().all(|&c| c == m);
+    Field::known(
+        m,
+        if agree && counts.len() >= 2 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
+        format!(
+            "{} refused connection attempts counted in the refused scenario{}",
+            m,
+            match f.value {
+                Some(v) => format!(", more than the {v} seen where the server answered"),
+                None => String::new(),
+            }
+        ),
     )
 }
 
@@ -604,7 +887,11 @@ fn retry_after(records: &[(Scenario, ScenarioRecord)], f: Option<&BackoffFit>) -
             .map(|r| r.waits_ms()[0])
             .collect();
         if firsts.is_empty() {
-            seen.push((s.name.to_owned(), None, format!("{status} is not retried")));
+            seen.push((
+                s.name.to_owned(),
+                None,
+                not_retried_after(records, r, status, after),
+            ));
             continue;
         }
         firsts.sort_by(f64::total_cmp);
@@ -664,6 +951,40 @@ fn retry_after(records: &[(Scenario, ScenarioRecord)], f: Option<&BackoffFit>) -
     }
 }
 
+/// Why a status with Retry-After was not retried: when the same status
+/// without it is, the client did not refuse the status but the wait — it
+/// gave up before the header's time, so a limit on the whole call (a timeout
+/// budget the retries share, or a cap on Retry-After) is shorter.
+fn not_retried_after(
+    records: &[(Scenario, ScenarioRecord)],
+    r: &ScenarioRecord,
+    status: u16,
+    after: Duration,
+) -> String {
+    let plain_retried = records.iter().any(|(s, rec)| {
+        s.purpose == Purpose::Every(Outcome::Status(status))
+            && rec.runs.iter().any(|run| run.arrivals.len() >= 2)
+    });
+    if !plain_retried {
+        return format!("{status} is not retried");
+    }
+    let mut gave_up: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|run| run.exit != Exit::TimedOut)
+        .filter_map(|run| Some(run.elapsed_ms - run.arrivals.first()?.at_ms))
+        .collect();
+    gave_up.sort_by(f64::total_cmp);
+    let when = gave_up
+        .get(gave_up.len() / 2)
+        .map(|g| format!(", ending {} ms after the answer", fmt_ms(*g)))
+        .unwrap_or_default();
+    format!(
+        "{status} with Retry-After {} was not retried although a plain {status} is{when}: the client gives up rather than wait that long — a limit on the whole call (a timeout shared by the attempts, or a cap on Retry-After) shorter than the header, so whether it honours Retry-After is not seen",
+        crate::source::duration::format(after)
+    )
+}
+
 fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f64>, bool) {
     let Some((_, r)) = records
         .iter()
@@ -671,6 +992,9 @@ fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f6
     else {
         return (Field::unknown("the hang scenario did not run"), false);
     };
+    let bound = r.bound_ms.map_or(bound, |ms| {
+        Duration::from_secs_f64(ms.max(0.0) / 1e3).min(bound)
+    });
     let mut gave_up: Vec<f64> = Vec::new();
     let mut hung_to_the_end = 0;
     for run in &r.runs {
@@ -696,31 +1020,62 @@ fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f6
                 value: None,
                 confidence: Confidence::Medium,
                 evidence: format!(
-                    "attempts hung until the run ended ({} bound): no per-attempt timeout below it",
+                    "no per-attempt timeout within {}: every hanging attempt was held until the run was cut",
                     crate::source::duration::format(bound)
                 ),
             },
             true,
         );
     }
+    // The client stops waiting on an attempt after its timeout, but may
+    // hold the connection through its backoff and close it only to retry;
+    // after the last attempt there is nothing to wait for, so that hold is
+    // the timeout itself. Each run's shortest hold bounds it too.
+    let mut last = last_holds(r);
+    let (mut holds, from) = if last.is_empty() {
+        let shortest: Vec<f64> = r
+            .runs
+            .iter()
+            .filter_map(|run| {
+                run.arrivals
+                    .iter()
+                    .filter_map(|a| Some(a.hung_up_ms? - a.at_ms))
+                    .min_by(f64::total_cmp)
+            })
+            .collect();
+        (shortest, "each run's shortest hold")
+    } else {
+        (std::mem::take(&mut last), "the last attempt of each run")
+    };
+    holds.sort_by(f64::total_cmp);
     gave_up.sort_by(f64::total_cmp);
-    let median = gave_up[gave_up.len() / 2];
-    let (lo, hi) = (gave_up[0], gave_up[gave_up.len() - 1]);
+    let median = holds[holds.len() / 2];
+    let (lo, hi) = (holds[0], holds[holds.len() - 1]);
     let tight = hi - lo <= 0.1 * median + 10.0;
-    let confidence = if tight && gave_up.len() >= 2 {
+    let confidence = if tight && holds.len() >= 2 {
         Confidence::High
     } else {
         Confidence::Medium
     };
-    let list: Vec<String> = gave_up.iter().take(8).map(|x| fmt_ms(*x)).collect();
+    let list: Vec<String> = holds.iter().take(8).map(|x| fmt_ms(*x)).collect();
+    let longer = gave_up
+        .last()
+        .filter(|&&g| g > hi + 0.1 * hi + 10.0)
+        .map(|g| {
+            format!(
+                "; earlier attempts were held up to {} ms, the client keeping the connection through its wait",
+                fmt_ms(*g)
+            )
+        })
+        .unwrap_or_default();
     (
         Field::known(
             median,
             confidence,
             format!(
-                "the client hung up on hanging attempts after {} ms{}",
+                "the client gave up on hanging attempts after {} ms ({from}){}{longer}",
                 list.join("/"),
-                if gave_up.len() > 8 { "/…" } else { "" }
+                if holds.len() > 8 { "/…" } else { "" }
             ),
         ),
         true,

@@ -20,6 +20,7 @@ fn arrival(at_ms: f64, hung_up_ms: Option<f64>, key: Option<&str>) -> Arrival {
 
 fn run(times: &[f64], exit: Exit, elapsed_ms: f64) -> RunRecord {
     RunRecord {
+        refused_connects: None,
         url: "http://127.0.0.1:1/".into(),
         arrivals: times
             .iter()
@@ -34,6 +35,7 @@ fn run(times: &[f64], exit: Exit, elapsed_ms: f64) -> RunRecord {
 fn scenario(name: &str, runs: Vec<RunRecord>) -> (Scenario, ScenarioRecord) {
     let s = Scenario::named(name).unwrap();
     let r = ScenarioRecord {
+        bound_ms: None,
         name: name.into(),
         description: s.describe(),
         runs,
@@ -46,6 +48,7 @@ fn scenario(name: &str, runs: Vec<RunRecord>) -> (Scenario, ScenarioRecord) {
 fn known_client() -> Vec<(Scenario, ScenarioRecord)> {
     let failing = |_| run(&[5.0, 105.5, 206.0], Exit::Code(1), 210.0);
     let hang = |_| RunRecord {
+        refused_connects: None,
         arrivals: vec![
             arrival(5.0, Some(1005.0), None),
             arrival(1105.0, Some(2105.0), None),
@@ -121,6 +124,7 @@ fn a_known_client_is_recovered_field_by_field() {
 #[test]
 fn a_kill_at_the_time_bound_is_not_a_timeout() {
     let killed = RunRecord {
+        refused_connects: None,
         arrivals: vec![arrival(5.0, Some(20_000.0), None)],
         ..run(&[], Exit::TimedOut, 20_001.0)
     };
@@ -229,12 +233,12 @@ fn durations_are_rounded_to_two_digits() {
 
 #[test]
 fn a_flood_of_attempts_is_fitted_on_its_first_retries_only() {
-    // A client retrying 20,000 times, 10 ms apart, in each of two runs:
+    // A client retrying 20,000 times, 100 ms apart, in each of two runs:
     // inference goes through every attempt once, fits the first retries,
     // and its texts stay the size of a few retries.
     const N: usize = 20_000;
-    let times: Vec<f64> = (0..N).map(|i| 5.0 + i as f64 * 10.0).collect();
-    let flood = || run(&times, Exit::Code(1), 5.0 + 10.0 * N as f64);
+    let times: Vec<f64> = (0..N).map(|i| 5.0 + i as f64 * 100.0).collect();
+    let flood = || run(&times, Exit::Code(1), 5.0 + 100.0 * N as f64);
     let records = vec![scenario("503", vec![flood(), flood()])];
     let p = infer(&records, &cx());
     assert_eq!(p.max_attempts.value, Some(N as u32));
