@@ -40,6 +40,9 @@ pub struct Merged {
     pub read: Vec<(String, usize)>,
     /// Attempts per call seen in traces: `(from, to, mean, most, calls)`.
     pub measured: Vec<(String, String, f64, u32, u64)>,
+    /// What the sources were read as, one line for standard error (empty
+    /// when nothing was read from sources).
+    pub summary: String,
 }
 
 /// Refuses a `sources:` path that leaves the topology's directory: a pull
@@ -99,6 +102,17 @@ pub fn load_with_sources(
     options: crate::sources::Options,
     presets: &Presets,
 ) -> Result<Merged, LoadError> {
+    load_with_sources_excluding(path, from, options, &[], presets)
+}
+
+/// [`load_with_sources`], skipping the paths `exclude` names (`--exclude`).
+pub fn load_with_sources_excluding(
+    path: Option<&Path>,
+    from: &[PathBuf],
+    options: crate::sources::Options,
+    exclude: &crate::sources::Excludes,
+    presets: &Presets,
+) -> Result<Merged, LoadError> {
     let base = path.map(|p| super::load::load(p, presets)).transpose()?;
     let mut requests: Vec<Request> = Vec::new();
     if let (Some(t), Some(p)) = (&base, path) {
@@ -133,9 +147,10 @@ pub fn load_with_sources(
             skipped: Vec::new(),
             read: Vec::new(),
             measured: Vec::new(),
+            summary: String::new(),
         });
     }
-    let facts = crate::sources::import(&requests, options)?;
+    let facts = crate::sources::import_excluding(&requests, options, exclude)?;
     merge(base, &facts, presets)
 }
 
@@ -252,7 +267,10 @@ pub fn merge(
         })?;
     }
     let mut read: Vec<(String, usize)> = Vec::new();
-    for k in &facts.read_kinds {
+    for a in &facts.accounts {
+        let crate::sources::Account::Read(k) = &a.account else {
+            continue;
+        };
         match read.iter_mut().find(|(n, _)| n == k.name()) {
             Some((_, c)) => *c += 1,
             None => read.push((k.name().to_owned(), 1)),
@@ -262,15 +280,21 @@ pub fn merge(
         topology: t,
         notes,
         skipped: facts
-            .skipped
+            .accounts
             .iter()
-            .map(|s| {
-                format!(
-                    "{}:{}:{}: skipped {}",
-                    facts.files[s.file].file, s.pos.line, s.pos.column, s.what
-                )
+            .filter_map(|a| {
+                let what = match &a.account {
+                    crate::sources::Account::Read(_) => return None,
+                    crate::sources::Account::NoRetry(w) => format!("{w} (no retry settings)"),
+                    crate::sources::Account::NotUnderstood(w) => format!("{w} (not understood)"),
+                };
+                Some(format!(
+                    "{}:{}:{}: skipped {what}",
+                    facts.files[a.file].file, a.pos.line, a.pos.column
+                ))
             })
             .collect(),
+        summary: facts.summary(),
         read,
         measured: facts
             .calls
