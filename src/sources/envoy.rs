@@ -249,10 +249,15 @@ fn cluster_host(name: &str) -> String {
     }
 }
 
-struct Cluster {
+/// A cluster read: the service it names and its retry limit, kept in
+/// `Facts` so that routes and clusters exported apart (xDS's RDS and CDS
+/// files, Envoy Gateway's `.routes.yaml` and `.clusters.yaml`) meet.
+#[derive(Debug, Clone)]
+pub struct Cluster {
     name: String,
     host: String,
     budget: Option<(BudgetSpec, Pos)>,
+    file: usize,
 }
 
 pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
@@ -271,6 +276,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     for c in clusters_n {
         clusters.push(cluster(cx, c, facts)?);
     }
+    facts.envoy_clusters.extend(clusters.iter().cloned());
     for vh_list in &vhosts {
         for vh in items(vh_list) {
             let vh_policy = entry(vh, "retry_policy");
@@ -362,7 +368,12 @@ fn cluster(cx: Cx, c: &Node, facts: &mut Facts) -> Result<Cluster, LoadError> {
             }
         }
     }
-    Ok(Cluster { name, host, budget })
+    Ok(Cluster {
+        name,
+        host,
+        budget,
+        file: cx.file,
+    })
 }
 
 fn read_route(
@@ -399,18 +410,45 @@ fn read_route(
     // Routes to the proxy's own clusters are no calls between services.
     targets.retain(|(_, name)| !internal_cluster(name));
     let policy = entry(action, "retry_policy").or(vh_policy);
+    let methods = policy.and_then(|(_, p)| retriable_methods(p));
     for (ck, cluster_name) in targets {
         let cluster = clusters.iter().find(|c| c.name == cluster_name);
+        if cluster.is_none() {
+            facts
+                .envoy_pending
+                .push((facts.routes.len(), cluster_name.to_owned()));
+        }
         let host = cluster.map_or_else(|| cluster_host(cluster_name), |c| c.host.clone());
         let layers = route_layers(cx, action, ck, policy, cluster, facts)?;
+        let hosts = vec![HostRef {
+            host,
+            namespace: None,
+            at: cx.at(ck),
+        }];
+        if let Some(methods) = &methods {
+            // `retriable_request_headers` naming only `:method`s: other
+            // methods take the route without its retries.
+            facts.routes.push(RouteFact {
+                source: "envoy",
+                group,
+                hosts: hosts.clone(),
+                matcher: only_methods(&matcher, methods),
+                layers: layers.clone(),
+            });
+            if cluster.is_none() {
+                facts
+                    .envoy_pending
+                    .push((facts.routes.len(), cluster_name.to_owned()));
+            }
+        }
+        let layers = match methods {
+            Some(_) => layers.into_iter().filter(|l| l.name != LAYER).collect(),
+            None => layers,
+        };
         facts.routes.push(RouteFact {
             source: "envoy",
             group,
-            hosts: vec![HostRef {
-                host,
-                namespace: None,
-                at: cx.at(ck),
-            }],
+            hosts,
             matcher: matcher.clone(),
             layers,
         });
@@ -428,6 +466,7 @@ fn route_layers(
     cluster: Option<&Cluster>,
     facts: &mut Facts,
 ) -> Result<Vec<LayerFact>, LoadError> {
+    let cluster = cluster.filter(|c| c.file == cx.file);
     let timeout = match entry(action, "timeout") {
         Some((k, v)) => Some((node::duration(cx, v, "timeout")?, k.pos)),
         None => Some((Duration::from_secs(15), at)),
@@ -539,6 +578,100 @@ fn retry_policy(
         ),
         policy: PolicyFact::Inline { policy, spans },
     })
+}
+
+/// The methods a retry policy's `retriable_request_headers` lets retry,
+/// when every entry is a `:method` exact match (Envoy retries a request
+/// when any entry matches it); `None` when there are none or one matches
+/// on something else (then any request may be retried).
+fn retriable_methods(p: &Node) -> Option<Vec<String>> {
+    let list = items(get(p, "retriable_request_headers")?);
+    if list.is_empty() {
+        return None;
+    }
+    list.iter()
+        .map(|h| {
+            if get(h, "name").and_then(str_at) != Some(":method")
+                || get(h, "invert_match").is_some_and(|v| v.value == Value::Bool(true))
+            {
+                return None;
+            }
+            get(h, "exact_match")
+                .or_else(|| get(h, "string_match").and_then(|s| get(s, "exact")))
+                .and_then(str_at)
+                .map(str::to_ascii_uppercase)
+        })
+        .collect()
+}
+
+/// `matcher` narrowed to requests of `methods`.
+fn only_methods(matcher: &Matcher, methods: &[String]) -> Matcher {
+    let rules = if matcher.any.is_empty() {
+        vec![MatchRule::default()]
+    } else {
+        matcher.any.clone()
+    };
+    let mut any = Vec::new();
+    for r in rules {
+        for m in methods {
+            if r.method.as_ref().is_none_or(|x| x.matches(m)) {
+                any.push(MatchRule {
+                    method: Some(StrMatch::Exact(m.clone())),
+                    path: r.path.clone(),
+                });
+            }
+        }
+    }
+    if any.is_empty() {
+        // No method of the route is retried: a rule that takes none.
+        any.push(MatchRule {
+            method: Some(StrMatch::Exact(String::new())),
+            path: None,
+        });
+    }
+    Matcher { any }
+}
+
+/// Routes whose cluster was not in their own document take it from
+/// another (the CDS file beside the RDS file): its service and its limit.
+pub(crate) fn finish(facts: &mut Facts) {
+    let pending = std::mem::take(&mut facts.envoy_pending);
+    for (route, name) in pending {
+        let Some(c) = facts.envoy_clusters.iter().find(|c| c.name == name).cloned() else {
+            continue;
+        };
+        let r = &mut facts.routes[route];
+        if let Some(h) = r.hosts.first_mut() {
+            h.host = c.host.clone();
+        }
+        for l in &mut r.layers {
+            let PolicyFact::Inline { policy, spans } = &mut l.policy else {
+                continue;
+            };
+            if l.name != LAYER {
+                continue;
+            }
+            let budget = c
+                .budget
+                .as_ref()
+                .map_or(BudgetSpec::Concurrency { max: 3 }, |(b, _)| b.clone());
+            policy.budget = Some(budget);
+            match &c.budget {
+                Some((_, p)) if c.file != l.file => {
+                    l.policy = PolicyFact::InlineBudgetElsewhere {
+                        policy: policy.clone(),
+                        spans: *spans,
+                        budget_at: At {
+                            file: c.file,
+                            pos: *p,
+                        },
+                    };
+                }
+                Some((_, p)) => spans.budget = Some(*p),
+                None => {}
+            }
+        }
+    }
 }
 
 /// A route's `match` as Envoy evaluates it (route_components.proto,

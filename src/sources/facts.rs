@@ -64,6 +64,13 @@ pub struct Facts {
     /// VirtualServices by the hosts they bind, for Istio's order and the
     /// warning when two bind one host: `(host, namespace, group, name, at)`.
     pub(crate) vs_hosts: Vec<(String, Option<String>, usize, String, At)>,
+    /// Each VirtualService's group and namespace.
+    pub(crate) vs_namespaces: Vec<(usize, Option<String>)>,
+    /// Envoy clusters read, from every document.
+    pub(crate) envoy_clusters: Vec<super::envoy::Cluster>,
+    /// Envoy routes (index into `routes`) whose cluster their own
+    /// document did not define: resolved against `envoy_clusters`.
+    pub(crate) envoy_pending: Vec<(usize, String)>,
 }
 
 /// What became of one document `--from` reached: nothing is dropped
@@ -185,6 +192,7 @@ impl Facts {
         acc.finish(self);
         super::gateway_api::apply_traffic_policies(self);
         super::istio::finish(self);
+        super::envoy::finish(self);
         for s in &self.k8s_services {
             let ns = s
                 .host
@@ -452,6 +460,22 @@ pub enum PolicyFact {
     Preset {
         name: String,
         at: Pos,
+    },
+    /// An inline policy whose budget is written in another file (a
+    /// DestinationRule's limit on a VirtualService's retries).
+    InlineBudgetElsewhere {
+        policy: RetryPolicy,
+        spans: Spans,
+        budget_at: At,
+    },
+    /// A shipped preset with a retry budget put on it from elsewhere
+    /// (Istio's default under a DestinationRule's `maxRetries` or
+    /// `retryBudget`, located at `budget_at`, which may be another file).
+    PresetWithBudget {
+        name: String,
+        at: Pos,
+        budget: crate::policy::BudgetSpec,
+        budget_at: At,
     },
 }
 

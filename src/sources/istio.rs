@@ -133,6 +133,7 @@ pub fn read(
         )));
         return Ok(());
     }
+    facts.vs_namespaces.push((group, namespace.clone()));
     for h in &bound {
         facts.vs_hosts.push((
             h.host.clone(),
@@ -557,18 +558,34 @@ pub(crate) fn finish(facts: &mut Facts) {
     let mut warnings = Vec::new();
     for (host, ns, group, name, at) in &facts.vs_hosts {
         let k = key(host, ns);
-        match first.iter().find(|(f, g, _, _)| *f == k && g != group) {
-            Some((_, _, other, other_at)) => {
-                warnings.push((
-                    *at,
-                    format!(
-                        "host `{host}` is bound by two VirtualServices, `{other}` ({}) and `{name}`: for sidecars Istio applies one (the oldest) and drops the other's routes as a duplicate domain; the first read, `{other}`, is applied",
-                        facts.show(*other_at)
-                    ),
-                ));
-                dropped.push((*group, k));
-            }
-            None => first.push((k, *group, name.clone(), *at)),
+        let Some(i) = first.iter().position(|(f, g, _, _)| *f == k && g != group) else {
+            first.push((k, *group, name.clone(), *at));
+            continue;
+        };
+        let (_, other_group, other, other_at) = first[i].clone();
+        let same = other == *name
+            && facts.vs_namespaces.iter().find(|(g, _)| *g == other_group).map(|x| &x.1)
+                == facts.vs_namespaces.iter().find(|(g, _)| g == group).map(|x| &x.1);
+        if same {
+            // One object written twice: `kubectl apply` leaves the last.
+            warnings.push((
+                *at,
+                format!(
+                    "VirtualService `{name}` is written twice (also at {}): applied in this order, the last replaces the first, so this one is applied for `{host}`",
+                    facts.show(other_at)
+                ),
+            ));
+            dropped.push((other_group, k.clone()));
+            first[i] = (k, *group, name.clone(), *at);
+        } else {
+            warnings.push((
+                *at,
+                format!(
+                    "host `{host}` is bound by two VirtualServices, `{other}` ({}) and `{name}`: for sidecars Istio applies one (the oldest) and drops the other's routes as a duplicate domain; the first read, `{other}`, is applied",
+                    facts.show(other_at)
+                ),
+            ));
+            dropped.push((*group, k));
         }
     }
     for (at, text) in warnings {
@@ -599,28 +616,34 @@ pub(crate) fn finish(facts: &mut Facts) {
         let Some((_, budget, at)) = limit else {
             continue;
         };
-        let mut preset = None;
         for l in &mut facts.routes[route].layers {
+            if l.name != SIDECAR {
+                continue;
+            }
             match &mut l.policy {
-                PolicyFact::Inline { policy, spans } if l.name == SIDECAR => {
-                    if at.file == l.file {
-                        spans.budget = Some(at.pos);
-                    }
+                PolicyFact::Inline { policy, spans } if at.file == l.file => {
+                    spans.budget = Some(at.pos);
                     policy.budget = Some(budget.clone());
                 }
-                PolicyFact::Preset { .. } if l.name == SIDECAR => preset = Some(l.pos),
+                PolicyFact::Inline { policy, spans } => {
+                    let mut policy = policy.clone();
+                    policy.budget = Some(budget.clone());
+                    l.policy = PolicyFact::InlineBudgetElsewhere {
+                        policy,
+                        spans: *spans,
+                        budget_at: *at,
+                    };
+                }
+                PolicyFact::Preset { name, at: named } => {
+                    l.policy = PolicyFact::PresetWithBudget {
+                        name: std::mem::take(name),
+                        at: *named,
+                        budget: budget.clone(),
+                        budget_at: *at,
+                    };
+                }
                 _ => {}
             }
-        }
-        if let Some(pos) = preset {
-            let file = facts.routes[route].layers[0].file;
-            facts.note(
-                Some(At { file, pos }),
-                format!(
-                    "the DestinationRule's retry limit at {} is not put on Istio's default policy here (the preset is used as shipped)",
-                    facts.show(*at)
-                ),
-            );
         }
     }
     facts.destination_rules = rules;

@@ -602,20 +602,27 @@ fn layer(
         PolicyFact::Inline { policy, spans } => {
             (policy.clone(), shift_spans(places, l.file, *spans), None)
         }
-        PolicyFact::Preset { name, at } => {
-            let file = &facts.files[l.file];
-            let f = Fields::new(&file.file, &file.text);
-            let pos = places.pos(l.file, *at);
-            let node = Node {
-                pos,
-                span: Default::default(),
-                value: Value::Str(name.as_str().into()),
-            };
-            let r = reader.read(f, pos, &node).map_err(|mut e| {
-                e.pos = Some(*at);
-                e
-            })?;
-            (r.policy, r.spans, r.preset)
+        PolicyFact::InlineBudgetElsewhere {
+            policy,
+            spans,
+            budget_at,
+        } => {
+            let mut spans = shift_spans(places, l.file, *spans);
+            spans.budget = Some(places.at(*budget_at));
+            (policy.clone(), spans, None)
+        }
+        PolicyFact::Preset { name, at } => preset_layer(facts, places, reader, l, name, *at)?,
+        PolicyFact::PresetWithBudget {
+            name,
+            at,
+            budget,
+            budget_at,
+        } => {
+            let (mut policy, mut spans, preset) =
+                preset_layer(facts, places, reader, l, name, *at)?;
+            policy.budget = Some(budget.clone());
+            spans.budget = Some(places.at(*budget_at));
+            (policy, spans, preset)
         }
     };
     Ok(Layer {
@@ -633,6 +640,30 @@ fn layer(
         breaker: None,
         hedging: None,
     })
+}
+
+/// A shipped preset's policy, named at `at` in the layer's file.
+fn preset_layer(
+    facts: &Facts,
+    places: &Places,
+    reader: &mut PolicyReader,
+    l: &LayerFact,
+    name: &str,
+    at: Pos,
+) -> Result<(crate::policy::RetryPolicy, PolicySpans, Option<String>), LoadError> {
+    let file = &facts.files[l.file];
+    let f = Fields::new(&file.file, &file.text);
+    let pos = places.pos(l.file, at);
+    let node = Node {
+        pos,
+        span: Default::default(),
+        value: Value::Str(name.into()),
+    };
+    let r = reader.read(f, pos, &node).map_err(|mut e| {
+        e.pos = Some(at);
+        e
+    })?;
+    Ok((r.policy, r.spans, r.preset))
 }
 
 /// An error at a source position (for readers of merged results).
