@@ -45,8 +45,9 @@ fn merged(topology: &str, from: &[&str]) -> Merged {
 }
 
 fn hash(s: &str) -> u64 {
-    s.bytes()
-        .fold(1469598103934665603u64, |h, b| (h ^ u64::from(b)).wrapping_mul(1099511628211))
+    s.bytes().fold(1469598103934665603u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(1099511628211)
+    })
 }
 
 fn calls_from<'a>(t: &'a Topology, from: &str) -> &'a [Call] {
@@ -130,7 +131,11 @@ fn envoy_gateway_camel_case_lists_join_routes_and_clusters_across_files() {
         layer(c, "envoy-route").timeout.unwrap().value,
         Duration::from_secs(15)
     );
-    assert!(m.notes.iter().all(|n| !n.contains("warning")), "{:?}", m.notes);
+    assert!(
+        m.notes.iter().all(|n| !n.contains("warning")),
+        "{:?}",
+        m.notes
+    );
     assert_eq!(
         m.summary,
         "sources: 2 document(s) in 2 file(s): 2 × Envoy configuration"
@@ -174,7 +179,11 @@ fn a_routes_only_dump_maps_outbound_clusters_and_matches_path_separated_prefix()
         "{:?}",
         m.notes
     );
-    assert!(m.notes.iter().all(|n| !n.contains("warning")), "{:?}", m.notes);
+    assert!(
+        m.notes.iter().all(|n| !n.contains("warning")),
+        "{:?}",
+        m.notes
+    );
 }
 
 // Kuma's MeshRetry plugin golden: a bare Listener in camelCase YAML whose
@@ -349,7 +358,8 @@ fn two_virtual_services_for_one_host_warn_naming_both() {
 fn destination_rule_max_retries_bounds_the_route_retries() {
     let vs = format!("{DATA}/istio/ratings-route-retries.yaml");
     let dr = format!("{DATA}/istio/destination-rule-all-ratings.yaml");
-    let topo = "version: 1\nentry: web\nservices:\n  web: { calls: [ratings.prod] }\n  ratings.prod: {}\n";
+    let topo =
+        "version: 1\nentry: web\nservices:\n  web: { calls: [ratings.prod] }\n  ratings.prod: {}\n";
     let m = merged(topo, &[&vs, &dr]);
     let t = &m.topology;
     let side = layer(&calls_from(t, "web")[0], "istio-sidecar");
@@ -417,7 +427,14 @@ fn every_document_is_accounted_for_on_standard_error() {
         "version: 1\nentry: web\nservices:\n  web: { calls: [productpage] }\n  productpage: {}\n",
     );
     let (code, _, err) = retrylint(
-        &["check", topo.to_str().unwrap(), "--from", &gw, "--from", &mesh],
+        &[
+            "check",
+            topo.to_str().unwrap(),
+            "--from",
+            &gw,
+            "--from",
+            &mesh,
+        ],
         None,
     );
     assert!(code == 0 || code == 1, "{err}");
@@ -426,13 +443,7 @@ fn every_document_is_accounted_for_on_standard_error() {
         "{err}"
     );
     let (_, _, err) = retrylint(
-        &[
-            "check",
-            topo.to_str().unwrap(),
-            "--from",
-            &gw,
-            "--verbose",
-        ],
+        &["check", topo.to_str().unwrap(), "--from", &gw, "--verbose"],
         None,
     );
     assert!(
@@ -466,7 +477,10 @@ fn a_mesh_resource_no_reader_takes_is_an_error_at_its_line() {
     );
     let (code, _, err) = retrylint(&["check", "--from", odd.to_str().unwrap()], None);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("Envoy-looking configuration (`routeConfig`) of a shape not known"), "{err}");
+    assert!(
+        err.contains("Envoy-looking configuration (`routeConfig`) of a shape not known"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -484,13 +498,17 @@ fn helm_templates_are_refused_and_stdin_reads_the_rendered_output() {
         )),
         "{err}"
     );
-    assert!(err.contains("helm template RELEASE CHART | retrylint check --from -"), "{err}");
+    assert!(
+        err.contains("helm template RELEASE CHART | retrylint check --from -"),
+        "{err}"
+    );
     // Rendered, on standard input.
     let topo = temp_file(
         "stdin-topo.yaml",
         "version: 1\nentry: web\nservices:\n  web: { calls: [productpage] }\n  productpage: {}\n",
     );
-    let rendered = std::fs::read_to_string(format!("{DATA}/istio/virtual-service-all-v1.yaml")).unwrap();
+    let rendered =
+        std::fs::read_to_string(format!("{DATA}/istio/virtual-service-all-v1.yaml")).unwrap();
     let (code, out, err) = retrylint(
         &["import", topo.to_str().unwrap(), "--from", "-", "-o", "-"],
         Some(&rendered),

@@ -47,14 +47,28 @@ pub const ROUTE: &str = "envoy-route";
 /// (`virtualHosts`), which Envoy accepts alike.
 pub fn detect(root: &Node) -> bool {
     match &root.value {
-        Value::Seq(list) => list.first().is_some_and(resource) && list.iter().all(resource),
+        // A list of resources (`istioctl proxy-config routes -o json`, Envoy
+        // Gateway's translator output); an empty RouteConfiguration (a
+        // name alone) may sit among them.
+        Value::Seq(list) => {
+            list.iter().any(resource)
+                && list.iter().all(|x| {
+                    resource(x) || (matches!(x.value, Value::Map(_)) && get(x, "name").is_some())
+                })
+        }
         Value::Map(_) => {
             has(root, "static_resources")
                 || has(root, "dynamic_resources")
                 || resource(root)
                 || get(root, "configs").is_some_and(|c| items(c).iter().any(envoy_typed))
+                // xDS `resources:` (a DiscoveryResponse): each resource
+                // typed, or wrapped as a `Resource` (`{ name, resource }`,
+                // as Kuma's goldens write them).
                 || get(root, "resources").is_some_and(|r| {
-                    !items(r).is_empty() && items(r).iter().all(envoy_typed)
+                    !items(r).is_empty()
+                        && items(r).iter().all(|x| {
+                            envoy_typed(x) || get(x, "resource").is_some_and(envoy_typed)
+                        })
                 })
         }
         _ => false,
@@ -133,8 +147,18 @@ fn resource(n: &Node) -> bool {
     }
     let named = get(n, "name").is_some();
     has(n, "virtual_hosts")
-        || (named && has(n, "filter_chains"))
+        || (named
+            && ["filter_chains", "default_filter_chain", "listener_filters"]
+                .iter()
+                .any(|k| has(n, k)))
         || (named && is_cluster(n))
+        // A ClusterLoadAssignment (EDS) or a Secret (SDS): Envoy's, with
+        // no retry settings; the reader says so.
+        || (has(n, "cluster_name") && has(n, "endpoints"))
+        || (named
+            && ["tls_certificate", "validation_context", "generic_secret"]
+                .iter()
+                .any(|k| has(n, k)))
 }
 
 /// A cluster: a name and a field only clusters have.
@@ -520,13 +544,24 @@ fn retry_policy(
             spans.retry_on = Some(k.pos);
             let text = cx.f.str(v, "`retry_on`")?;
             super::istio::note_grpc_only(cx, v.pos, text, facts);
-            super::istio::retry_on(text).map_err(|bad| {
-                cx.f.error(v.pos, format!("unknown retry_on condition `{bad}`"))
-                    .with_help(format!(
-                        "use Envoy's conditions: {}",
-                        super::istio::KNOWN.join(", ")
-                    ))
-            })?
+            // Envoy drops entries it does not know (RetryPolicyImpl keeps
+            // `parseRetryOn(..).first`, the bits of the known ones): so
+            // does this reader, with a warning naming each.
+            let mut known = Vec::new();
+            for t in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                if super::istio::retry_on(t).is_ok() {
+                    known.push(t);
+                } else {
+                    facts.warn(
+                        Some(cx.at(v.pos)),
+                        format!(
+                            "`{t}` is not an Envoy retry condition, so Envoy ignores it (known: {})",
+                            super::istio::KNOWN.join(", ")
+                        ),
+                    );
+                }
+            }
+            super::istio::retry_on(&known.join(",")).unwrap_or_default()
         }
         None => Vec::new(),
     };
@@ -637,7 +672,12 @@ fn only_methods(matcher: &Matcher, methods: &[String]) -> Matcher {
 pub(crate) fn finish(facts: &mut Facts) {
     let pending = std::mem::take(&mut facts.envoy_pending);
     for (route, name) in pending {
-        let Some(c) = facts.envoy_clusters.iter().find(|c| c.name == name).cloned() else {
+        let Some(c) = facts
+            .envoy_clusters
+            .iter()
+            .find(|c| c.name == name)
+            .cloned()
+        else {
             continue;
         };
         let r = &mut facts.routes[route];

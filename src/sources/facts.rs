@@ -391,9 +391,7 @@ impl StrMatch {
             StrMatch::Prefix(p) => s.starts_with(p.as_str()),
             StrMatch::Regex(_) => true,
             StrMatch::SegmentPrefix(p) => s.strip_prefix(p.as_str()).is_some_and(|rest| {
-                p.ends_with('/')
-                    || rest.is_empty()
-                    || rest.starts_with(['/', '?', '#'])
+                p.ends_with('/') || rest.is_empty() || rest.starts_with(['/', '?', '#'])
             }),
             StrMatch::NoCase(m) => match &**m {
                 StrMatch::Exact(e) => e.eq_ignore_ascii_case(s),

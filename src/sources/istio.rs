@@ -135,13 +135,9 @@ pub fn read(
     }
     facts.vs_namespaces.push((group, namespace.clone()));
     for h in &bound {
-        facts.vs_hosts.push((
-            h.host.clone(),
-            namespace.clone(),
-            group,
-            name.clone(),
-            h.at,
-        ));
+        facts
+            .vs_hosts
+            .push((h.host.clone(), namespace.clone(), group, name.clone(), h.at));
     }
     Ok(())
 }
@@ -487,8 +483,7 @@ pub fn read_destination_rule(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(
     }
     if limits.is_empty() {
         facts.reclassify(Account::NoRetry(
-            "an Istio DestinationRule without retryBudget or connectionPool.http.maxRetries"
-                .into(),
+            "an Istio DestinationRule without retryBudget or connectionPool.http.maxRetries".into(),
         ));
         return Ok(());
     }
@@ -507,13 +502,18 @@ fn traffic_policy_limit(
 ) -> Result<Option<(BudgetSpec, At)>, LoadError> {
     if let Some((k, rb)) = entry(tp, "retryBudget") {
         let pct = match get(rb, "percent") {
-            Some(v) => cx.f.number(get(v, "value").unwrap_or(v), "retryBudget.percent")?,
+            Some(v) => {
+                cx.f.number(get(v, "value").unwrap_or(v), "retryBudget.percent")?
+            }
             None => 20.0,
         };
         if !(0.0..=100.0).contains(&pct) {
             return Err(cx
                 .f
-                .error(k.pos, format!("`retryBudget.percent` {pct} is outside 0..=100"))
+                .error(
+                    k.pos,
+                    format!("`retryBudget.percent` {pct} is outside 0..=100"),
+                )
                 .with_help("write `percent: 20` for 20 % of the requests in flight"));
         }
         facts.note(
@@ -550,7 +550,10 @@ pub(crate) fn finish(facts: &mut Facts) {
     use super::hosts::split;
     let key = |host: &str, ns: &Option<String>| {
         let h = split(host);
-        (h.name.to_owned(), h.namespace.map(str::to_owned).or(ns.clone()))
+        (
+            h.name.to_owned(),
+            h.namespace.map(str::to_owned).or(ns.clone()),
+        )
     };
     // Two VirtualServices for one host.
     let mut first: Vec<((String, Option<String>), usize, String, At)> = Vec::new();
@@ -564,8 +567,16 @@ pub(crate) fn finish(facts: &mut Facts) {
         };
         let (_, other_group, other, other_at) = first[i].clone();
         let same = other == *name
-            && facts.vs_namespaces.iter().find(|(g, _)| *g == other_group).map(|x| &x.1)
-                == facts.vs_namespaces.iter().find(|(g, _)| g == group).map(|x| &x.1);
+            && facts
+                .vs_namespaces
+                .iter()
+                .find(|(g, _)| *g == other_group)
+                .map(|x| &x.1)
+                == facts
+                    .vs_namespaces
+                    .iter()
+                    .find(|(g, _)| g == group)
+                    .map(|x| &x.1);
         if same {
             // One object written twice: `kubectl apply` leaves the last.
             warnings.push((
@@ -592,8 +603,11 @@ pub(crate) fn finish(facts: &mut Facts) {
         facts.warn(Some(at), text);
     }
     for r in facts.routes.iter_mut().filter(|r| r.source == "istio") {
-        r.hosts
-            .retain(|h| !dropped.iter().any(|(g, k)| *g == r.group && key(&h.host, &h.namespace) == *k));
+        r.hosts.retain(|h| {
+            !dropped
+                .iter()
+                .any(|(g, k)| *g == r.group && key(&h.host, &h.namespace) == *k)
+        });
     }
     if let Some(at) = facts.gateway_only.first().copied() {
         let n = facts.gateway_only.len();

@@ -96,7 +96,10 @@ mod tests {
     #[test]
     fn mesh_groups_refuse_what_they_do_not_know() {
         assert_eq!(retry_free("networking.istio.io", "Gateway"), Some(true));
-        assert_eq!(retry_free("networking.istio.io", "EnvoyFilter"), Some(false));
+        assert_eq!(
+            retry_free("networking.istio.io", "EnvoyFilter"),
+            Some(false)
+        );
         assert_eq!(retry_free("kuma.io", "MeshRetry"), Some(false));
         assert_eq!(retry_free("apps", "Deployment"), None);
         assert_eq!(retry_free("", "ConfigMap"), None);

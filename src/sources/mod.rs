@@ -13,8 +13,8 @@
 pub mod docs;
 pub mod envoy;
 pub mod facts;
-pub mod glob;
 pub mod gateway_api;
+pub mod glob;
 pub mod grpc_service_config;
 pub mod hosts;
 pub mod istio;
@@ -293,6 +293,16 @@ pub fn classify(root: &crate::source::Node) -> Detected {
         return Detected::Kind(kind);
     }
     let what = docs::describe(root);
+    let empty = match &root.value {
+        crate::source::Value::Seq(v) => v.is_empty(),
+        crate::source::Value::Map(v) => v.is_empty(),
+        _ => false,
+    };
+    if empty {
+        // `[]`, `{}`: an export with nothing in it (Envoy Gateway writes
+        // `[]` for a proxy without routes).
+        return Detected::NoRetry("an empty list or mapping".into());
+    }
     if let Some(api) = get(root, "apiVersion").and_then(str_at) {
         let kind = get(root, "kind").and_then(str_at).unwrap_or("");
         let group = if api.contains('/') {

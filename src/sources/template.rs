@@ -8,8 +8,24 @@ use crate::source::error::{ErrorKind, LoadError};
 /// The words a Go template action starts with (text/template's actions and
 /// Helm's usual functions), after `{{` and an optional `-`.
 const ACTIONS: &[&str] = &[
-    ".", "$", "if ", "else", "end", "range ", "with ", "define ", "template ", "include ",
-    "block ", "toYaml ", "tpl ", "/*", "required ", "default ", "printf ", "quote ",
+    ".",
+    "$",
+    "if ",
+    "else",
+    "end",
+    "range ",
+    "with ",
+    "define ",
+    "template ",
+    "include ",
+    "block ",
+    "toYaml ",
+    "tpl ",
+    "/*",
+    "required ",
+    "default ",
+    "printf ",
+    "quote ",
 ];
 
 /// An error at the first template action in `text`, if it has one.
@@ -29,8 +45,8 @@ pub fn refuse(file: &str, text: &str) -> Result<(), LoadError> {
             // `"{{ $labels.instance }}"`); a chart's actions are not all
             // quoted, so one unquoted action finds it.
             let before = &line[..col + at];
-            let quoted = before.matches('"').count() % 2 == 1
-                || before.matches('\'').count() % 2 == 1;
+            let quoted =
+                before.matches('"').count() % 2 == 1 || before.matches('\'').count() % 2 == 1;
             if !quoted && ACTIONS.iter().any(|a| action.starts_with(a)) {
                 return Err(LoadError::new(
                     ErrorKind::Syntax,
@@ -56,12 +72,16 @@ mod tests {
 
     #[test]
     fn helm_actions_are_refused_at_their_column() {
-        let t = "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ include \"x.fullname\" . }}\n";
+        let t =
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ include \"x.fullname\" . }}\n";
         let e = refuse("svc.yaml", t).unwrap_err();
         assert_eq!(e.pos, Some(Pos { line: 4, column: 9 }));
         assert!(e.message.contains("render it first"), "{e}");
         let ctl = "{{- if .Values.enabled }}\nkind: X\n{{- end }}\n";
-        assert_eq!(refuse("x", ctl).unwrap_err().pos, Some(Pos { line: 1, column: 1 }));
+        assert_eq!(
+            refuse("x", ctl).unwrap_err().pos,
+            Some(Pos { line: 1, column: 1 })
+        );
     }
 
     #[test]
