@@ -22,7 +22,7 @@ pub fn excluded(patterns: &[String], path: &Path) -> bool {
             // (`templates/*` names `chart/templates/a.yaml`).
             || full
                 .match_indices('/')
-                .any(|(i, _)| matches(p.as_bytes(), full[i + 1..].as_bytes()))
+                .any(|(i, _)| matches(p.as_bytes(), &full.as_bytes()[i + 1..]))
     })
 }
 

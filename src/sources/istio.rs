@@ -556,7 +556,9 @@ pub(crate) fn finish(facts: &mut Facts) {
         )
     };
     // Two VirtualServices for one host.
-    let mut first: Vec<((String, Option<String>), usize, String, At)> = Vec::new();
+    // A bound host as istiod compares them: its name and namespace.
+    type Key = (String, Option<String>);
+    let mut first: Vec<(Key, usize, String, At)> = Vec::new();
     let mut dropped: Vec<(usize, (String, Option<String>))> = Vec::new();
     let mut warnings = Vec::new();
     for (host, ns, group, name, at) in &facts.vs_hosts {
