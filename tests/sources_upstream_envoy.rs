@@ -561,3 +561,25 @@ fn exclude_skips_what_it_names_on_purpose() {
         "{err}"
     );
 }
+
+// `egctl config envoy-proxy route` as Envoy Gateway's own testdata prints it
+// (internal/cmd/egctl/testdata/config/out/out.route.json): the admin dump
+// under its namespace and pod, in camelCase. Read, and its route's cluster
+// (an Envoy Gateway name, no service of this topology) is named in a
+// warning rather than skipped.
+#[test]
+fn egctl_config_output_is_read() {
+    let out = format!("{DATA}/envoy/egctl-config-envoy-proxy-route.json");
+    assert_eq!(accounts(&[&out]), vec![Account::Read(sources::Kind::Envoy)]);
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [backend] }\n  backend: {}\n",
+        &[&out],
+    );
+    let line = line_of(&out, "\"cluster\"", 0);
+    assert_eq!(
+        m.notes,
+        vec![format!(
+            "{out}:{line}:23: warning: host `default-backend-rule-0-match-0-www.example.com` is not a service of the topology; its retry policy is not applied"
+        )]
+    );
+}

@@ -60,7 +60,8 @@ pub fn detect(root: &Node) -> bool {
             has(root, "static_resources")
                 || has(root, "dynamic_resources")
                 || resource(root)
-                || get(root, "configs").is_some_and(|c| items(c).iter().any(envoy_typed))
+                || admin_dump(root)
+                || egctl(root)
                 // xDS `resources:` (a DiscoveryResponse): each resource
                 // typed, or wrapped as a `Resource` (`{ name, resource }`,
                 // as Kuma's goldens write them).
@@ -126,6 +127,29 @@ fn find_key(n: &Node, depth: u32, found: &mut Option<String>) {
         Value::Seq(list) => list.iter().for_each(|x| find_key(x, depth + 1, found)),
         _ => {}
     }
+}
+
+/// An admin `/config_dump` (`configs[]` of `envoy.admin` dumps), or one of
+/// its dumps alone (`RoutesConfigDump`, ...).
+fn admin_dump(n: &Node) -> bool {
+    get(n, "configs").is_some_and(|c| items(c).iter().any(envoy_typed))
+        || get(n, "@type")
+            .and_then(str_at)
+            .is_some_and(|t| t.contains("envoy.admin."))
+}
+
+/// `egctl config envoy-proxy …` output: `{ namespace: { pod: dump } }`.
+fn egctl(root: &Node) -> bool {
+    let Value::Map(namespaces) = &root.value else {
+        return false;
+    };
+    !namespaces.is_empty()
+        && namespaces.iter().all(|(_, pods)| match &pods.value {
+            Value::Map(pods) => {
+                !pods.is_empty() && pods.iter().all(|(_, d)| admin_dump(d) || envoy_typed(d))
+            }
+            _ => false,
+        })
 }
 
 /// `key` in either spelling: `virtual_hosts` or `virtualHosts`.
