@@ -832,6 +832,28 @@ mod tests {
         assert!(m.matches("/api/v1"));
     }
 
+    // Envoy's router (RetryStateImpl): with `retriable_request_headers`, a
+    // request is retried only when one of them matches it.
+    #[test]
+    fn retriable_request_methods_narrow_the_route() {
+        let p = crate::source::yaml::parse_config(
+            "retriable_request_headers:\n- { name: \":method\", string_match: { exact: GET } }\n- { name: \":method\", exact_match: head }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            retriable_methods(&p),
+            Some(vec!["GET".into(), "HEAD".into()])
+        );
+        let m = only_methods(&Matcher::default(), &["GET".into(), "HEAD".into()]);
+        assert!(m.matches("GET", Some("/x")) && m.matches("head", None));
+        assert!(!m.matches("POST", Some("/x")));
+        let other = crate::source::yaml::parse_config(
+            "retriable_request_headers:\n- { name: \":method\", string_match: { exact: GET } }\n- { name: x-retry, string_match: { prefix: y } }\n",
+        )
+        .unwrap();
+        assert_eq!(retriable_methods(&other), None);
+    }
+
     #[test]
     fn camel_case_keys_become_field_names() {
         let root = crate::source::yaml::parse_config(
