@@ -583,3 +583,27 @@ fn egctl_config_output_is_read() {
         )]
     );
 }
+
+// The same DestinationRule under Istio's default policy: a meshed Service
+// (its namespace labelled for injection; written here, the rule is
+// upstream's) that no VirtualService routes gets the preset with the
+// rule's `maxRetries: 4`, located at the rule.
+#[test]
+fn destination_rule_max_retries_bounds_the_default_policy_of_a_meshed_service() {
+    let dr = format!("{DATA}/istio/destination-rule-all-ratings.yaml");
+    let k8s = temp_file(
+        "meshed-ratings.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: { name: prod, labels: { istio-injection: enabled } }\n---\napiVersion: v1\nkind: Service\nmetadata: { name: ratings, namespace: prod }\n",
+    );
+    let topo =
+        "version: 1\nentry: web\nservices:\n  web: { calls: [ratings.prod] }\n  ratings.prod: {}\n";
+    let m = merged(topo, &[k8s.to_str().unwrap(), &dr]);
+    let t = &m.topology;
+    let side = layer(&calls_from(t, "web")[0], "istio-sidecar");
+    assert_eq!(side.preset.as_deref(), Some("istio-default"));
+    assert_eq!(side.policy.budget, Some(BudgetSpec::Concurrency { max: 4 }));
+    assert_eq!(
+        located(t, side.spans.budget.unwrap()),
+        (dr.clone(), line_of(&dr, "maxRetries: 4", 0))
+    );
+}

@@ -665,6 +665,27 @@ pub(crate) fn finish(facts: &mut Facts) {
     facts.destination_rules = rules;
 }
 
+/// The DestinationRule limit (the rule's own, not a subset's) for a host
+/// no VirtualService routes: the default policy's calls go to the whole
+/// Service.
+pub fn limit_for(facts: &Facts, host: &HostRef) -> Option<(BudgetSpec, At)> {
+    use super::hosts::split;
+    let key = |h: &str, ns: &Option<String>| {
+        let s = split(h);
+        (
+            s.name.to_owned(),
+            s.namespace.map(str::to_owned).or(ns.clone()),
+        )
+    };
+    let k = key(&host.host, &host.namespace);
+    facts
+        .destination_rules
+        .iter()
+        .filter(|d| key(&d.host, &d.namespace) == k)
+        .find_map(|d| d.limits.iter().find(|(s, _, _)| s.is_none()))
+        .map(|(_, b, at)| (b.clone(), *at))
+}
+
 /// Envoy's retry conditions this reader knows.
 pub const KNOWN: &[&str] = &[
     "5xx",

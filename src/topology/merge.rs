@@ -542,9 +542,18 @@ fn attach_layers(
                         file: at.file,
                         pos: at.pos,
                         timeout: None,
-                        policy: PolicyFact::Preset {
-                            name: default_preset.into(),
-                            at: at.pos,
+                        // A DestinationRule's limit for the Service, if any.
+                        policy: match crate::sources::istio::limit_for(facts, &facts.meshed[h]) {
+                            Some((budget, budget_at)) => PolicyFact::PresetWithBudget {
+                                name: default_preset.into(),
+                                at: at.pos,
+                                budget,
+                                budget_at,
+                            },
+                            None => PolicyFact::Preset {
+                                name: default_preset.into(),
+                                at: at.pos,
+                            },
                         },
                         comment: format!(
                             "Istio 1.{}'s default retry policy: a meshed Service no VirtualService routes",
