@@ -201,9 +201,10 @@ pub fn read_text(
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
     template::refuse(shown, &text)?;
+    let documents = docs::split(shown, &text)?;
     let file = facts.add_file(shown, text);
     let text = facts.files[file].text.clone();
-    for doc in docs::split(shown, &text)? {
+    for doc in documents {
         let cx = node::Cx {
             f: crate::source::fields::Fields::new(shown, &text),
             file,

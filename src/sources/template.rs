@@ -1,6 +1,9 @@
 //! Helm and Go templates are not configuration: `{{ .Values.x }}` is not
 //! what the cluster runs, so a template is refused with the way to render
-//! it, before a YAML reader misreads it or fails on its braces.
+//! it, before a YAML reader misreads it or fails on its braces. Actions in
+//! comments, quoted scalars and block scalars are text: rendered output
+//! carries templates of its own there (Istio's injector ConfigMap,
+//! Prometheus rules).
 
 use crate::source::Pos;
 use crate::source::error::{ErrorKind, LoadError};
@@ -33,9 +36,22 @@ pub fn refuse(file: &str, text: &str) -> Result<(), LoadError> {
     if !text.contains("{{") {
         return Ok(());
     }
+    // The indentation of the line that opened a block scalar (`key: |`),
+    // while its lines last.
+    let mut block: Option<usize> = None;
     for (i, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        if let Some(b) = block {
+            if line.trim().is_empty() || indent > b {
+                continue;
+            }
+            block = None;
+        }
         if line.trim_start().starts_with('#') {
             continue;
+        }
+        if opens_block(line) {
+            block = Some(indent);
         }
         let mut rest = line;
         let mut col = 0;
@@ -66,6 +82,20 @@ pub fn refuse(file: &str, text: &str) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Whether a line ends in a block scalar indicator (`key: |`, `- >-`,
+/// `key: |2`): the lines indented under it are text.
+fn opens_block(line: &str) -> bool {
+    let t = line.split(" #").next().unwrap_or("").trim_end();
+    let Some(at) = t.rfind(['|', '>']) else {
+        return false;
+    };
+    let (before, after) = (&t[..at], &t[at + 1..]);
+    (before.ends_with(": ") || before.ends_with("- ") || before.trim().is_empty() && at == 0)
+        && after
+            .chars()
+            .all(|c| c == '-' || c == '+' || c.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +118,11 @@ mod tests {
     fn braces_in_values_and_comments_are_not_templates() {
         assert!(refuse("x", "summary: \"{{ $labels.instance }} down\"\n").is_ok());
         assert!(refuse("x", "a: \"{{alert}}\"\n# {{ .Values.x }}\n").is_ok());
+        // Istio's injector ConfigMap: templates inside a block scalar.
+        let cm = "data:\n  config: |-\n    {{- if .Values.x }}\n    a: b\n\n    {{- end }}\nafter: {{ .Values.y }}\n";
+        assert_eq!(
+            refuse("x", cm).unwrap_err().pos,
+            Some(Pos { line: 7, column: 8 })
+        );
     }
 }
