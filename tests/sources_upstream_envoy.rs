@@ -607,3 +607,28 @@ fn destination_rule_max_retries_bounds_the_default_policy_of_a_meshed_service() 
         (dr.clone(), line_of(&dr, "maxRetries: 4", 0))
     );
 }
+
+// Rendered output that carries templates in its block scalars (Istio's
+// injector ConfigMap, from istioctl's manifest-generate goldens) is read,
+// not refused as a template.
+#[test]
+fn rendered_manifests_with_templates_in_block_scalars_are_read() {
+    let golden = format!("{DATA}/istio/manifest-generate-sidecar-template.golden.yaml");
+    assert!(
+        std::fs::read_to_string(&golden)
+            .unwrap()
+            .contains("{{- define \"resources\"")
+    );
+    let requests = [Request::path(&golden)];
+    let facts = sources::import(&requests, Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        facts
+            .accounts
+            .iter()
+            .map(|a| &a.account)
+            .collect::<Vec<_>>(),
+        vec![&Account::NoRetry(
+            "v1 ConfigMap istio-sidecar-injector".into()
+        )]
+    );
+}
