@@ -112,9 +112,9 @@ fn string_map(n: Option<&Node>) -> Vec<(String, String)> {
 /// like, as `kubectl get … -o yaml|json` prints them): `None` for anything
 /// else. Each item is read as a document of its own.
 pub fn list_items(root: &Node) -> Option<&[Node]> {
-    let api = path(root, &["apiVersion"]).and_then(str_at)?;
+    path(root, &["apiVersion"]).and_then(str_at)?;
     let kind = path(root, &["kind"]).and_then(str_at)?;
-    if !(kind == "List" || (kind.ends_with("List") && !api.contains("istio"))) {
+    if !kind.ends_with("List") {
         return None;
     }
     match &path(root, &["items"])?.value {
