@@ -172,16 +172,13 @@ pub fn import_excluding(
         ..Facts::default()
     };
     for (path, service) in files {
-        let text = if path.as_os_str() == STDIN_PATH {
-            crate::source::read::read_stdin(crate::source::read::FileKind::Topology)?
+        use crate::source::read::{FileKind, STDIN, read_stdin};
+        let (shown, text) = if path.as_os_str() == STDIN_PATH {
+            (STDIN.to_owned(), read_stdin(FileKind::Topology)?)
         } else {
             let shown = path.display().to_string();
-            crate::source::read::read_text(&path, &shown, crate::source::read::FileKind::Topology)?
-        };
-        let shown = if path.as_os_str() == STDIN_PATH {
-            crate::source::read::STDIN.to_owned()
-        } else {
-            path.display().to_string()
+            let text = crate::source::read::read_text(&path, &shown, FileKind::Topology)?;
+            (shown, text)
         };
         read_text(&shown, text, service.as_deref(), options, &mut facts)?;
     }
