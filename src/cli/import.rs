@@ -14,7 +14,8 @@ pub struct ImportArgs {
     pub topology: Option<PathBuf>,
     #[command(flatten)]
     pub sources: super::sources::SourceArgs,
-    /// Write the topology here instead of standard output.
+    /// Write the topology here instead of standard output (`-`: standard
+    /// output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// More retry-policy presets: a directory of NAME.yaml files.
@@ -27,9 +28,9 @@ pub fn import(args: ImportArgs) -> Result<Outcome, Failure> {
     let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
     let text = write::write(&merged.topology, &merged.measured);
     match &args.output {
-        Some(path) => std::fs::write(path, text)
+        Some(path) if path.as_os_str() != "-" => std::fs::write(path, text)
             .map_err(|e| Failure::Usage(format!("cannot write {}: {e}", path.display())))?,
-        None => emit(&text),
+        _ => emit(&text),
     }
     Ok(Outcome::Clean)
 }

@@ -14,10 +14,16 @@ use retrylint::topology::{self, Merged, Presets};
 #[derive(Args, Clone, Default)]
 pub struct SourceArgs {
     /// Mesh, gateway or gRPC configuration, or a trace export, to merge into
-    /// the topology: a file or a directory (walked for .yaml, .yml, .json);
-    /// repeatable. With traces, no topology file is needed.
+    /// the topology: a file or a directory (walked for .yaml, .yml, .json),
+    /// or `-` for standard input (`helm template … | retrylint check
+    /// --from -`); repeatable. With traces, no topology file is needed.
     #[arg(long, value_name = "PATH")]
     pub from: Vec<PathBuf>,
+    /// Skip the files a directory walk finds that match GLOB (`*` and `?`
+    /// within a path segment, `**` across; a pattern without `/` also
+    /// matches the file name): `--exclude '*.golden.json'`; repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
     /// The Istio version whose default retry policy applies (`1.23`: 503 is
     /// retried; `1.24` and later: not) [default: the newest].
     #[arg(long, value_name = "1.X", value_parser = parse_istio)]
@@ -48,6 +54,13 @@ impl SourceArgs {
 /// Loads `path` (`-` is standard input; `None` needs `--from` traces) with
 /// every source merged in, printing the notes to standard error.
 pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result<Merged, Failure> {
+    let stdin_twice = path.is_some_and(|p| p.as_os_str() == "-")
+        && args.from.iter().any(|p| p.as_os_str() == "-");
+    if stdin_twice {
+        return Err(Failure::Usage(
+            "standard input can be the topology or a --from source, not both: give the topology as a file".into(),
+        ));
+    }
     let merged = if path.is_some_and(|p| p.as_os_str() == "-") {
         let text = read_stdin(FileKind::Topology).map_err(|e| Failure::Input(Box::new(e), None))?;
         let base = topology::load_str(&text, STDIN, "stdin", presets)
@@ -59,11 +72,13 @@ pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result
                 skipped: Vec::new(),
                 read: Vec::new(),
                 measured: Vec::new(),
+                summary: String::new(),
             }
         } else {
             let requests: Vec<sources::Request> =
                 args.from.iter().map(sources::Request::path).collect();
-            let facts = sources::import(&requests, args.options()).map_err(load_error)?;
+            let facts = sources::import_excluding(&requests, args.options(), &args.exclude)
+                .map_err(load_error)?;
             topology::merge::merge(Some(base), &facts, presets).map_err(load_error)?
         }
     } else {
@@ -72,8 +87,14 @@ pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result
                 "give a topology file, or --from with configuration and a trace export".into(),
             ));
         }
-        topology::load_with_sources(path, &args.from, args.options(), presets)
-            .map_err(load_error)?
+        topology::merge::load_with_sources_excluding(
+            path,
+            &args.from,
+            args.options(),
+            &args.exclude,
+            presets,
+        )
+        .map_err(load_error)?
     };
     if args.verbose {
         for (kind, n) in &merged.read {
@@ -82,11 +103,10 @@ pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result
         for s in &merged.skipped {
             eprintln!("{s}");
         }
-    } else if !merged.skipped.is_empty() {
-        eprintln!(
-            "note: {} document(s) of other kinds skipped (--verbose lists them)",
-            merged.skipped.len()
-        );
+    }
+    // Always: a clean result must say what it was a result of.
+    if !merged.summary.is_empty() {
+        eprintln!("{}", merged.summary);
     }
     for n in &merged.notes {
         eprintln!("{n}");

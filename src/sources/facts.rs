@@ -26,8 +26,6 @@ pub struct At {
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
     pub files: Vec<SourceFile>,
-    /// Documents of kinds no reader takes, for `--verbose`.
-    pub skipped: Vec<Skipped>,
     /// The kind of every document read, in order.
     pub read_kinds: Vec<Kind>,
     /// Services seen in traces, with their latency from server spans.
@@ -52,6 +50,58 @@ pub struct Facts {
     pub(crate) workloads: Vec<Workload>,
     pub(crate) http_routes: Vec<HttpRouteRef>,
     pub(crate) traffic_policies: Vec<TrafficPolicy>,
+    /// What became of every document `--from` reached, in order: the
+    /// summary line and `--verbose` are made from it (see [`Account`]).
+    pub accounts: Vec<DocAccount>,
+    /// Istio DestinationRules read: their retry limits, per host and subset.
+    pub(crate) destination_rules: Vec<super::istio::DestinationRule>,
+    /// For each Istio route fact (index into `routes`): the destination
+    /// host, its namespace and subset, for the DestinationRules.
+    pub(crate) istio_destinations: Vec<(usize, String, Option<String>, Option<String>)>,
+    /// VirtualServices bound to gateways only (not `mesh`), located at
+    /// their `gateways:` key.
+    pub(crate) gateway_only: Vec<At>,
+    /// VirtualServices by the hosts they bind, for Istio's order and the
+    /// warning when two bind one host: `(host, namespace, group, name, at)`.
+    pub(crate) vs_hosts: Vec<(String, Option<String>, usize, String, At)>,
+    /// Each VirtualService's group and namespace.
+    pub(crate) vs_namespaces: Vec<(usize, Option<String>)>,
+    /// Envoy clusters read, from every document.
+    pub(crate) envoy_clusters: Vec<super::envoy::Cluster>,
+    /// Envoy routes (index into `routes`) whose cluster their own
+    /// document did not define: resolved against `envoy_clusters`.
+    pub(crate) envoy_pending: Vec<(usize, String)>,
+}
+
+/// What became of one document `--from` reached: nothing is dropped
+/// without a word. The interface for readers:
+///
+/// - `mod.rs` accounts every document before its reader runs: `Read(kind)`
+///   for a detected kind, `NoRetry` for a kind known to carry no retry
+///   settings, `NotUnderstood` for a document of no known kind; a document
+///   that *looks like* a retry-carrying kind but is not read is an error at
+///   its file:line, never an account.
+/// - A reader that finds its document carries nothing to apply (a
+///   VirtualService bound to gateways only, Envoy endpoints) calls
+///   [`Facts::reclassify`] with `NoRetry` and the reason; a part it cannot
+///   read is a located error (`Err(LoadError)`), as today.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Account {
+    /// Read as this kind.
+    Read(Kind),
+    /// Of a kind that carries no retry settings (named: `v1 ConfigMap x`,
+    /// or why: `an Istio VirtualService bound to gateways only`).
+    NoRetry(String),
+    /// Of no kind known (described).
+    NotUnderstood(String),
+}
+
+/// One document's account, located at its first line.
+#[derive(Debug, Clone)]
+pub struct DocAccount {
+    pub file: usize,
+    pub pos: Pos,
+    pub account: Account,
 }
 
 /// What a Namespace label or a pod's `sidecar.istio.io/inject` says about
@@ -141,6 +191,8 @@ impl Facts {
         let acc = std::mem::take(&mut self.traces);
         acc.finish(self);
         super::gateway_api::apply_traffic_policies(self);
+        super::istio::finish(self);
+        super::envoy::finish(self);
         for s in &self.k8s_services {
             let ns = s
                 .host
@@ -158,6 +210,62 @@ impl Facts {
                 self.meshed.push(s.host.clone());
             }
         }
+    }
+
+    /// Accounts for one document (see [`Account`]).
+    pub fn account(&mut self, file: usize, pos: Pos, account: Account) {
+        self.accounts.push(DocAccount { file, pos, account });
+    }
+
+    /// Changes the account of the document being read (the last one
+    /// accounted): a reader saying its document carries nothing to apply.
+    pub fn reclassify(&mut self, account: Account) {
+        if let Some(last) = self.accounts.last_mut() {
+            last.account = account;
+        }
+    }
+
+    /// The line standard error always gets: what the sources were read as.
+    /// `--from: 14 documents in 6 files: 4 × Istio VirtualService, 2 ×
+    /// Kubernetes Service; 3 carry no retry settings; 1 not understood`.
+    pub fn summary(&self) -> String {
+        let mut read: Vec<(&'static str, usize)> = Vec::new();
+        let (mut none, mut unknown) = (0, 0);
+        for a in &self.accounts {
+            match &a.account {
+                Account::Read(k) => match read.iter_mut().find(|(n, _)| *n == k.name()) {
+                    Some((_, c)) => *c += 1,
+                    None => read.push((k.name(), 1)),
+                },
+                Account::NoRetry(_) => none += 1,
+                Account::NotUnderstood(_) => unknown += 1,
+            }
+        }
+        let mut parts = vec![if read.is_empty() {
+            "nothing read".to_owned()
+        } else {
+            read.iter()
+                .map(|(n, c)| format!("{c} × {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }];
+        if none > 0 {
+            parts.push(format!("{none} carry no retry settings"));
+        }
+        if unknown > 0 {
+            parts.push(format!("{unknown} not understood"));
+        }
+        let hint = if none + unknown > 0 {
+            " (--verbose lists them)"
+        } else {
+            ""
+        };
+        format!(
+            "sources: {} document(s) in {} file(s): {}{hint}",
+            self.accounts.len(),
+            self.files.len(),
+            parts.join("; ")
+        )
     }
 
     /// `file:line:column` of a position, for notes.
@@ -188,14 +296,6 @@ impl Facts {
     pub fn has_call_graph(&self) -> bool {
         !self.calls.is_empty()
     }
-}
-
-#[derive(Debug, Clone)]
-pub struct Skipped {
-    pub file: usize,
-    pub pos: Pos,
-    /// `apps/v1 Deployment`, or `a JSON/YAML document of no known kind`.
-    pub what: String,
 }
 
 #[derive(Debug, Clone)]
@@ -277,6 +377,11 @@ pub enum StrMatch {
     Prefix(String),
     /// Not evaluated: matches.
     Regex(String),
+    /// Envoy's `path_separated_prefix`: the prefix, then the end of the
+    /// path, a `/`, `?` or `#` (`/get` takes `/get`, `/get/x`, not `/getx`).
+    SegmentPrefix(String),
+    /// Compared without regard to ASCII case (Envoy's `case_sensitive: false`).
+    NoCase(Box<StrMatch>),
 }
 
 impl StrMatch {
@@ -285,6 +390,21 @@ impl StrMatch {
             StrMatch::Exact(e) => e == s,
             StrMatch::Prefix(p) => s.starts_with(p.as_str()),
             StrMatch::Regex(_) => true,
+            StrMatch::SegmentPrefix(p) => s.strip_prefix(p.as_str()).is_some_and(|rest| {
+                p.ends_with('/') || rest.is_empty() || rest.starts_with(['/', '?', '#'])
+            }),
+            StrMatch::NoCase(m) => match &**m {
+                StrMatch::Exact(e) => e.eq_ignore_ascii_case(s),
+                StrMatch::Prefix(p) | StrMatch::SegmentPrefix(p) => {
+                    let lower = |x: &str| x.to_ascii_lowercase();
+                    let inner = match &**m {
+                        StrMatch::Prefix(_) => StrMatch::Prefix(lower(p)),
+                        _ => StrMatch::SegmentPrefix(lower(p)),
+                    };
+                    inner.matches(&lower(s))
+                }
+                other => other.matches(s),
+            },
         }
     }
 }
@@ -338,6 +458,22 @@ pub enum PolicyFact {
     Preset {
         name: String,
         at: Pos,
+    },
+    /// An inline policy whose budget is written in another file (a
+    /// DestinationRule's limit on a VirtualService's retries).
+    InlineBudgetElsewhere {
+        policy: RetryPolicy,
+        spans: Spans,
+        budget_at: At,
+    },
+    /// A shipped preset with a retry budget put on it from elsewhere
+    /// (Istio's default under a DestinationRule's `maxRetries` or
+    /// `retryBudget`, located at `budget_at`, which may be another file).
+    PresetWithBudget {
+        name: String,
+        at: Pos,
+        budget: crate::policy::BudgetSpec,
+        budget_at: At,
     },
 }
 

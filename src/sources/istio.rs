@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use super::facts::*;
 use super::node::{self, Cx, entry, get, items, path, str_at};
-use crate::policy::{Backoff, BackoffKind, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
 use crate::source::error::LoadError;
 use crate::source::{Node, Pos, Value};
 
@@ -87,28 +87,96 @@ pub fn read(
             "a delegating VirtualService: its delegates' routes are not followed",
         );
     }
+    // `gateways`: "The reserved word `mesh` is used to imply all the
+    // sidecars in the mesh. When this field is omitted, the default gateway
+    // (`mesh`) will be used" (istio.io, VirtualService). A match's own
+    // `gateways` override the top-level list.
+    let gateways = strings(cx, spec, "gateways")?;
+    let mesh = gateways.is_empty() || gateways.iter().any(|g| g == "mesh");
+    // The VirtualService binds the calls to its `hosts`, whatever the
+    // destinations are.
+    let name = path(root, &["metadata", "name"])
+        .and_then(str_at)
+        .unwrap_or("(unnamed)")
+        .to_owned();
+    let mut bound = Vec::new();
+    for h in node::list(cx, spec, "hosts")? {
+        let host = cx.f.str(h, "a `hosts` entry")?;
+        bound.push(HostRef {
+            host: host.to_owned(),
+            namespace: namespace.clone(),
+            at: cx.at(h.pos),
+        });
+    }
+    let before = facts.routes.len();
     for route in node::list(cx, spec, "http")? {
+        if !applies_to_mesh(cx, route, mesh)? {
+            continue;
+        }
         read_route(
             cx,
             route,
             namespace.as_deref(),
+            &bound,
             options,
             preset,
             group,
             facts,
         )?;
     }
+    if facts.routes.len() == before && !gateways.is_empty() && !mesh {
+        let at = entry(spec, "gateways").map_or(spec.pos, |(k, _)| k.pos);
+        facts.gateway_only.push(cx.at(at));
+        facts.reclassify(Account::NoRetry(format!(
+            "an Istio VirtualService bound to gateways only ({}), not `mesh`: it routes no calls between services",
+            gateways.join(", ")
+        )));
+        return Ok(());
+    }
+    facts.vs_namespaces.push((group, namespace.clone()));
+    for h in &bound {
+        facts
+            .vs_hosts
+            .push((h.host.clone(), namespace.clone(), group, name.clone(), h.at));
+    }
     Ok(())
+}
+
+/// The strings of a list of strings at `key`.
+fn strings(cx: Cx, n: &Node, key: &str) -> Result<Vec<String>, LoadError> {
+    node::list(cx, n, key)?
+        .iter()
+        .map(|g| cx.f.str(g, &format!("a `{key}` entry")).map(str::to_owned))
+        .collect()
+}
+
+/// Whether an `http` route applies to sidecars: one of its matches names
+/// `mesh` in its own `gateways`, or leaves them unset under a VirtualService
+/// that applies to `mesh`; without matches, the VirtualService decides.
+fn applies_to_mesh(cx: Cx, route: &Node, vs_mesh: bool) -> Result<bool, LoadError> {
+    let matches = node::list(cx, route, "match")?;
+    if matches.is_empty() {
+        return Ok(vs_mesh);
+    }
+    for m in matches {
+        let g = strings(cx, m, "gateways")?;
+        if (g.is_empty() && vs_mesh) || g.iter().any(|x| x == "mesh") {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn list_has_delegate(spec: &Node) -> bool {
     get(spec, "http").is_some_and(|h| items(h).iter().any(|r| get(r, "delegate").is_some()))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn read_route(
     cx: Cx,
     route: &Node,
     namespace: Option<&str>,
+    bound: &[HostRef],
     options: super::Options,
     preset: &'static str,
     group: usize,
@@ -118,6 +186,7 @@ fn read_route(
         return Err(cx.f.expected(route, "a mapping for an `http:` route"));
     }
     let mut hosts = Vec::new();
+    let mut subsets = Vec::new();
     for dest in node::list(cx, route, "route")? {
         let Some((_, d)) = entry(dest, "destination") else {
             return Err(cx
@@ -132,6 +201,7 @@ fn read_route(
                 .with_help("name the destination's Service: `host: ratings`"));
         };
         let host = cx.f.str(h, "`host`")?;
+        subsets.push(get(d, "subset").and_then(str_at).map(str::to_owned));
         hosts.push(HostRef {
             host: host.to_owned(),
             namespace: namespace.map(str::to_owned),
@@ -163,8 +233,10 @@ fn read_route(
         .map(|(rk, r)| read_retries(cx, rk.pos, r, route_timeout, options, facts))
         .transpose()?;
     // One route fact per destination, so the default policy of each is
-    // located at its own `host:`.
-    for host in hosts {
+    // located at its own `host:`; each binds the VirtualService's `hosts`
+    // (the first that matches a call wins, so a split's first destination
+    // gives the layers, and the DestinationRule of each is kept).
+    for (host, subset) in hosts.into_iter().zip(subsets) {
         let sidecar = match &retries {
             Some(l) => l.clone(),
             None => LayerFact {
@@ -185,10 +257,20 @@ fn read_route(
         };
         let mut all = layers.clone();
         all.push(sidecar);
+        facts.istio_destinations.push((
+            facts.routes.len(),
+            host.host.clone(),
+            host.namespace.clone(),
+            subset,
+        ));
         facts.routes.push(RouteFact {
             source: "istio",
             group,
-            hosts: vec![host],
+            hosts: if bound.is_empty() {
+                vec![host]
+            } else {
+                bound.to_vec()
+            },
             matcher: matcher.clone(),
             layers: all,
         });
@@ -308,7 +390,6 @@ fn read_match(cx: Cx, route: &Node, facts: &mut Facts) -> Result<Matcher, LoadEr
             "sourceLabels",
             "port",
             "authority",
-            "gateways",
         ] {
             if let Some((k, _)) = entry(rule, undecided) {
                 facts.note(
@@ -341,6 +422,268 @@ fn str_match(cx: Cx, v: &Node, key: &str) -> Result<StrMatch, LoadError> {
             format!("a `{key}` match needs `exact`, `prefix` or `regex`"),
         )
         .with_help(format!("write `{key}: {{ exact: ... }}`")))
+}
+
+/// A DestinationRule's retry limits for one host: the rule's own
+/// (`subset: None`) and each subset's.
+#[derive(Debug, Clone)]
+pub struct DestinationRule {
+    pub host: String,
+    pub namespace: Option<String>,
+    pub limits: Vec<(Option<String>, BudgetSpec, At)>,
+}
+
+/// A `DestinationRule` (`networking.istio.io`): the retry limits istiod
+/// puts on the host's Envoy cluster (pilot/pkg/networking/core/
+/// cluster_traffic_policy.go, `applyConnectionPool`, `applyRetryBudget`):
+///
+/// - `trafficPolicy.retryBudget` (Istio 1.27+): `percent` of the requests
+///   in flight (default 20) may be retries — Envoy's `retry_budget`, read as
+///   a ratio budget of that share (`minRetryConcurrency`, default 3, is not
+///   modelled: a note says so). Envoy lets a budget override `max_retries`.
+/// - `trafficPolicy.connectionPool.http.maxRetries`: at most that many
+///   retries in flight to the host (a concurrency budget); unset or 0,
+///   istiod lifts Envoy's limit to 2^32-1, so nothing bounds them.
+/// - `subsets[].trafficPolicy` replaces these for the routes whose
+///   destination names the subset.
+pub fn read_destination_rule(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+    let namespace = path(root, &["metadata", "namespace"])
+        .and_then(str_at)
+        .map(str::to_owned);
+    let Some(spec) = get(root, "spec") else {
+        return Err(cx
+            .f
+            .error(root.pos, "a DestinationRule without `spec:`")
+            .with_help("a DestinationRule has `spec: { host: ratings, trafficPolicy: ... }`"));
+    };
+    let Some(host) = node::string(cx, spec, "host")? else {
+        return Err(cx
+            .f
+            .error(spec.pos, "a DestinationRule without `host:`")
+            .with_help("name the Service it is for: `host: ratings`"));
+    };
+    let mut limits = Vec::new();
+    if let Some(tp) = get(spec, "trafficPolicy")
+        && let Some((b, at)) = traffic_policy_limit(cx, tp, facts)?
+    {
+        limits.push((None, b, at));
+    }
+    for sub in node::list(cx, spec, "subsets")? {
+        let Some(name) = node::string(cx, sub, "name")? else {
+            return Err(cx
+                .f
+                .error(sub.pos, "a subset without `name:`")
+                .with_help("name the subset: `- name: v1`"));
+        };
+        if let Some(tp) = get(sub, "trafficPolicy")
+            && let Some((b, at)) = traffic_policy_limit(cx, tp, facts)?
+        {
+            limits.push((Some(name.to_owned()), b, at));
+        }
+    }
+    if limits.is_empty() {
+        facts.reclassify(Account::NoRetry(
+            "an Istio DestinationRule without retryBudget or connectionPool.http.maxRetries".into(),
+        ));
+        return Ok(());
+    }
+    facts.destination_rules.push(DestinationRule {
+        host: host.to_owned(),
+        namespace,
+        limits,
+    });
+    Ok(())
+}
+
+fn traffic_policy_limit(
+    cx: Cx,
+    tp: &Node,
+    facts: &mut Facts,
+) -> Result<Option<(BudgetSpec, At)>, LoadError> {
+    if let Some((k, rb)) = entry(tp, "retryBudget") {
+        let pct = match get(rb, "percent") {
+            Some(v) => {
+                cx.f.number(get(v, "value").unwrap_or(v), "retryBudget.percent")?
+            }
+            None => 20.0,
+        };
+        if !(0.0..=100.0).contains(&pct) {
+            return Err(cx
+                .f
+                .error(
+                    k.pos,
+                    format!("`retryBudget.percent` {pct} is outside 0..=100"),
+                )
+                .with_help("write `percent: 20` for 20 % of the requests in flight"));
+        }
+        facts.note(
+            Some(cx.at(k.pos)),
+            format!("Istio's retryBudget ({pct} % of requests in flight) is read as a ratio budget of {}; minRetryConcurrency is not modelled", pct / 100.0),
+        );
+        return Ok(Some((
+            BudgetSpec::Ratio {
+                ratio: pct / 100.0,
+                min_per_second: 0.0,
+                window: BudgetSpec::DEFAULT_WINDOW,
+            },
+            cx.at(k.pos),
+        )));
+    }
+    if let Some(http) = path(tp, &["connectionPool", "http"])
+        && let Some((k, v)) = entry(http, "maxRetries")
+    {
+        let max = node::int(cx, v, "maxRetries", 0, i128::from(i32::MAX))? as u32;
+        if max > 0 {
+            return Ok(Some((BudgetSpec::Concurrency { max }, cx.at(k.pos))));
+        }
+    }
+    Ok(None)
+}
+
+/// Puts each DestinationRule's limit on the Istio retry layers of the
+/// routes to its host (and subset); warns once for each host two
+/// VirtualServices bind, and keeps the first read (istiod keeps one
+/// VirtualService per host for sidecars and reports the rest as
+/// "duplicate domain from virtual service"); says which VirtualServices
+/// apply to gateways only.
+pub(crate) fn finish(facts: &mut Facts) {
+    use super::hosts::split;
+    let key = |host: &str, ns: &Option<String>| {
+        let h = split(host);
+        (
+            h.name.to_owned(),
+            h.namespace.map(str::to_owned).or(ns.clone()),
+        )
+    };
+    // Two VirtualServices for one host.
+    // A bound host as istiod compares them: its name and namespace.
+    type Key = (String, Option<String>);
+    let mut first: Vec<(Key, usize, String, At)> = Vec::new();
+    let mut dropped: Vec<(usize, (String, Option<String>))> = Vec::new();
+    let mut warnings = Vec::new();
+    for (host, ns, group, name, at) in &facts.vs_hosts {
+        let k = key(host, ns);
+        let Some(i) = first.iter().position(|(f, g, _, _)| *f == k && g != group) else {
+            first.push((k, *group, name.clone(), *at));
+            continue;
+        };
+        let (_, other_group, other, other_at) = first[i].clone();
+        let same = other == *name
+            && facts
+                .vs_namespaces
+                .iter()
+                .find(|(g, _)| *g == other_group)
+                .map(|x| &x.1)
+                == facts
+                    .vs_namespaces
+                    .iter()
+                    .find(|(g, _)| g == group)
+                    .map(|x| &x.1);
+        if same {
+            // One object written twice: `kubectl apply` leaves the last.
+            warnings.push((
+                *at,
+                format!(
+                    "VirtualService `{name}` is written twice (also at {}): applied in this order, the last replaces the first, so this one is applied for `{host}`",
+                    facts.show(other_at)
+                ),
+            ));
+            dropped.push((other_group, k.clone()));
+            first[i] = (k, *group, name.clone(), *at);
+        } else {
+            warnings.push((
+                *at,
+                format!(
+                    "host `{host}` is bound by two VirtualServices, `{other}` ({}) and `{name}`: for sidecars Istio applies one (the oldest) and drops the other's routes as a duplicate domain; the first read, `{other}`, is applied",
+                    facts.show(other_at)
+                ),
+            ));
+            dropped.push((*group, k));
+        }
+    }
+    for (at, text) in warnings {
+        facts.warn(Some(at), text);
+    }
+    for r in facts.routes.iter_mut().filter(|r| r.source == "istio") {
+        r.hosts.retain(|h| {
+            !dropped
+                .iter()
+                .any(|(g, k)| *g == r.group && key(&h.host, &h.namespace) == *k)
+        });
+    }
+    if let Some(at) = facts.gateway_only.first().copied() {
+        let n = facts.gateway_only.len();
+        facts.note(
+            Some(at),
+            format!("{n} VirtualService(s) bind to gateways only (no `mesh` in `gateways`): they route no calls between services and are not applied"),
+        );
+    }
+    // DestinationRules.
+    let rules = std::mem::take(&mut facts.destination_rules);
+    for (route, host, ns, subset) in facts.istio_destinations.clone() {
+        let k = key(&host, &ns);
+        let Some(rule) = rules.iter().find(|d| key(&d.host, &d.namespace) == k) else {
+            continue;
+        };
+        let limit = subset
+            .as_ref()
+            .and_then(|s| rule.limits.iter().find(|(n, _, _)| n.as_ref() == Some(s)))
+            .or_else(|| rule.limits.iter().find(|(n, _, _)| n.is_none()));
+        let Some((_, budget, at)) = limit else {
+            continue;
+        };
+        for l in &mut facts.routes[route].layers {
+            if l.name != SIDECAR {
+                continue;
+            }
+            match &mut l.policy {
+                PolicyFact::Inline { policy, spans } if at.file == l.file => {
+                    spans.budget = Some(at.pos);
+                    policy.budget = Some(budget.clone());
+                }
+                PolicyFact::Inline { policy, spans } => {
+                    let mut policy = policy.clone();
+                    policy.budget = Some(budget.clone());
+                    l.policy = PolicyFact::InlineBudgetElsewhere {
+                        policy,
+                        spans: *spans,
+                        budget_at: *at,
+                    };
+                }
+                PolicyFact::Preset { name, at: named } => {
+                    l.policy = PolicyFact::PresetWithBudget {
+                        name: std::mem::take(name),
+                        at: *named,
+                        budget: budget.clone(),
+                        budget_at: *at,
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+    facts.destination_rules = rules;
+}
+
+/// The DestinationRule limit (the rule's own, not a subset's) for a host
+/// no VirtualService routes: the default policy's calls go to the whole
+/// Service.
+pub fn limit_for(facts: &Facts, host: &HostRef) -> Option<(BudgetSpec, At)> {
+    use super::hosts::split;
+    let key = |h: &str, ns: &Option<String>| {
+        let s = split(h);
+        (
+            s.name.to_owned(),
+            s.namespace.map(str::to_owned).or(ns.clone()),
+        )
+    };
+    let k = key(&host.host, &host.namespace);
+    facts
+        .destination_rules
+        .iter()
+        .filter(|d| key(&d.host, &d.namespace) == k)
+        .find_map(|d| d.limits.iter().find(|(s, _, _)| s.is_none()))
+        .map(|(_, b, at)| (b.clone(), *at))
 }
 
 /// Envoy's retry conditions this reader knows.

@@ -107,3 +107,18 @@ fn string_map(n: Option<&Node>) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The items of a Kubernetes list (`kind: List`, or `ServiceList` and the
+/// like, as `kubectl get … -o yaml|json` prints them): `None` for anything
+/// else. Each item is read as a document of its own.
+pub fn list_items(root: &Node) -> Option<&[Node]> {
+    path(root, &["apiVersion"]).and_then(str_at)?;
+    let kind = path(root, &["kind"]).and_then(str_at)?;
+    if !kind.ends_with("List") {
+        return None;
+    }
+    match &path(root, &["items"])?.value {
+        Value::Seq(items) => Some(items),
+        _ => None,
+    }
+}

@@ -14,12 +14,15 @@ pub mod docs;
 pub mod envoy;
 pub mod facts;
 pub mod gateway_api;
+pub mod glob;
 pub mod grpc_service_config;
 pub mod hosts;
 pub mod istio;
 pub mod kubernetes;
 pub mod linkerd;
+pub mod mesh;
 pub mod node;
+pub mod template;
 pub mod traces;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +50,10 @@ pub struct Options {
     /// (`--allow-outside`).
     pub allow_outside: bool,
 }
+
+/// Paths a directory walk skips on purpose (`--exclude GLOB`), kept apart
+/// from [`Options`] (which is `Copy`).
+pub type Excludes = [String];
 
 impl Default for Options {
     fn default() -> Self {
@@ -92,6 +99,7 @@ pub fn parse_istio_version(text: &str) -> Result<u32, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     IstioVirtualService,
+    IstioDestinationRule,
     Envoy,
     GatewayHttpRoute,
     EnvoyGatewayBackendTrafficPolicy,
@@ -109,6 +117,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::IstioVirtualService => "Istio VirtualService",
+            Kind::IstioDestinationRule => "Istio DestinationRule",
             Kind::Envoy => "Envoy configuration",
             Kind::GatewayHttpRoute => "Gateway API HTTPRoute",
             Kind::EnvoyGatewayBackendTrafficPolicy => "Envoy Gateway BackendTrafficPolicy",
@@ -148,20 +157,37 @@ impl Request {
 
 /// Reads every document under `requests` and returns their facts.
 pub fn import(requests: &[Request], options: Options) -> Result<Facts, LoadError> {
-    let files = collect(requests, options)?;
+    import_excluding(requests, options, &[])
+}
+
+/// [`import`], skipping what `exclude` (`--exclude GLOB`) names.
+pub fn import_excluding(
+    requests: &[Request],
+    options: Options,
+    exclude: &Excludes,
+) -> Result<Facts, LoadError> {
+    let files = collect_excluding(requests, options, exclude)?;
     let mut facts = Facts {
         istio_minor: options.istio_minor,
         ..Facts::default()
     };
     for (path, service) in files {
-        let shown = path.display().to_string();
-        let text =
-            crate::source::read::read_text(&path, &shown, crate::source::read::FileKind::Topology)?;
+        use crate::source::read::{FileKind, STDIN, read_stdin};
+        let (shown, text) = if path.as_os_str() == STDIN_PATH {
+            (STDIN.to_owned(), read_stdin(FileKind::Topology)?)
+        } else {
+            let shown = path.display().to_string();
+            let text = crate::source::read::read_text(&path, &shown, FileKind::Topology)?;
+            (shown, text)
+        };
         read_text(&shown, text, service.as_deref(), options, &mut facts)?;
     }
     facts.finish();
     Ok(facts)
 }
+
+/// `--from -`: standard input.
+pub const STDIN_PATH: &str = "-";
 
 /// Reads one file's text (already within its size limit) into `facts`.
 pub fn read_text(
@@ -171,40 +197,138 @@ pub fn read_text(
     options: Options,
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
+    template::refuse(shown, &text)?;
+    let documents = docs::split(shown, &text)?;
     let file = facts.add_file(shown, text);
     let text = facts.files[file].text.clone();
-    for doc in docs::split(shown, &text)? {
-        let Some(kind) = detect(&doc.root) else {
-            facts.skipped.push(Skipped {
-                file,
-                pos: doc.root.pos,
-                what: docs::describe(&doc.root),
-            });
-            continue;
-        };
+    for doc in documents {
         let cx = node::Cx {
             f: crate::source::fields::Fields::new(shown, &text),
             file,
         };
-        facts.read_kinds.push(kind);
-        match kind {
-            Kind::IstioVirtualService => istio::read(cx, &doc.root, options, facts)?,
-            Kind::Envoy => envoy::read(cx, &doc.root, facts)?,
-            Kind::GatewayHttpRoute => gateway_api::read(cx, &doc.root, facts)?,
-            Kind::EnvoyGatewayBackendTrafficPolicy => {
-                gateway_api::read_backend_traffic_policy(cx, &doc.root, facts)?
-            }
-            Kind::LinkerdServiceProfile => linkerd::read_profile(cx, &doc.root, facts)?,
-            Kind::KubernetesService | Kind::KubernetesNamespace | Kind::KubernetesWorkload => {
-                kubernetes::read(cx, &doc.root, kind, facts)?
-            }
-            Kind::GrpcServiceConfig => grpc_service_config::read(cx, &doc.root, service, facts)?,
-            Kind::Otlp => traces::otlp::read(cx, &doc.root, facts)?,
-            Kind::Jaeger => traces::jaeger::read(cx, &doc.root, facts)?,
-            Kind::Zipkin => traces::zipkin::read(cx, &doc.root, facts)?,
-        }
+        read_document(cx, &doc.root, service, options, facts, 0)?;
     }
     Ok(())
+}
+
+/// Accounts for one document (a file's, or an item of a Kubernetes `List`)
+/// and hands it to its kind's reader.
+fn read_document(
+    cx: node::Cx,
+    root: &crate::source::Node,
+    service: Option<&str>,
+    options: Options,
+    facts: &mut Facts,
+    depth: u32,
+) -> Result<(), LoadError> {
+    if let Some(items) = kubernetes::list_items(root)
+        && depth < 4
+    {
+        // `kubectl get … -o yaml|json`: a `List` reads as its items.
+        for item in items {
+            read_document(cx, item, service, options, facts, depth + 1)?;
+        }
+        return Ok(());
+    }
+    let kind = match classify(root) {
+        Detected::Kind(kind) => kind,
+        Detected::NoRetry(what) => {
+            facts.account(cx.file, root.pos, Account::NoRetry(what));
+            return Ok(());
+        }
+        Detected::NotUnderstood(what) => {
+            facts.account(cx.file, root.pos, Account::NotUnderstood(what));
+            return Ok(());
+        }
+        Detected::LooksLike(what) => {
+            return Err(cx
+                .f
+                .error(root.pos, format!("{what}: retrylint cannot read it, so its retry settings would be missed"))
+                .with_help("remove it from what --from reads (`--exclude GLOB`) if it carries no retry settings; or report the kind so it can be read"));
+        }
+    };
+    facts.account(cx.file, root.pos, Account::Read(kind));
+    facts.read_kinds.push(kind);
+    match kind {
+        Kind::IstioVirtualService => istio::read(cx, root, options, facts)?,
+        Kind::IstioDestinationRule => istio::read_destination_rule(cx, root, facts)?,
+        Kind::Envoy => envoy::read(cx, root, facts)?,
+        Kind::GatewayHttpRoute => gateway_api::read(cx, root, facts)?,
+        Kind::EnvoyGatewayBackendTrafficPolicy => {
+            gateway_api::read_backend_traffic_policy(cx, root, facts)?
+        }
+        Kind::LinkerdServiceProfile => linkerd::read_profile(cx, root, facts)?,
+        Kind::KubernetesService | Kind::KubernetesNamespace | Kind::KubernetesWorkload => {
+            kubernetes::read(cx, root, kind, facts)?
+        }
+        Kind::GrpcServiceConfig => grpc_service_config::read(cx, root, service, facts)?,
+        Kind::Otlp => traces::otlp::read(cx, root, facts)?,
+        Kind::Jaeger => traces::jaeger::read(cx, root, facts)?,
+        Kind::Zipkin => traces::zipkin::read(cx, root, facts)?,
+    }
+    Ok(())
+}
+
+/// What [`classify`] makes of a document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detected {
+    /// A kind a reader takes.
+    Kind(Kind),
+    /// A kind known to carry no retry settings: named.
+    NoRetry(String),
+    /// Looks like a retry-carrying kind (a mesh resource, Envoy
+    /// configuration, a trace export) that no reader takes: an error.
+    LooksLike(String),
+    /// Of no kind known: described.
+    NotUnderstood(String),
+}
+
+/// The account of a document from its content: [`detect`] for the kinds
+/// read, then the tables of kinds without retry settings and of look-alikes.
+pub fn classify(root: &crate::source::Node) -> Detected {
+    use node::{get, str_at};
+    if let Some(kind) = detect(root) {
+        return Detected::Kind(kind);
+    }
+    let what = docs::describe(root);
+    let empty = match &root.value {
+        crate::source::Value::Seq(v) => v.is_empty(),
+        crate::source::Value::Map(v) => v.is_empty(),
+        _ => false,
+    };
+    if empty {
+        // `[]`, `{}`: an export with nothing in it (Envoy Gateway writes
+        // `[]` for a proxy without routes).
+        return Detected::NoRetry("an empty list or mapping".into());
+    }
+    if let Some(api) = get(root, "apiVersion").and_then(str_at) {
+        let kind = get(root, "kind").and_then(str_at).unwrap_or("");
+        let group = if api.contains('/') {
+            api.split('/').next().unwrap_or("")
+        } else {
+            ""
+        };
+        return match mesh::retry_free(group, kind) {
+            Some(true) => Detected::NoRetry(what),
+            Some(false) => Detected::LooksLike(format!("{what} is a mesh resource")),
+            None => Detected::NoRetry(what),
+        };
+    }
+    match envoy::looks_like(root) {
+        Some(what) => Detected::LooksLike(what),
+        None if traces_look_like(root) => {
+            Detected::LooksLike("a trace export of a shape not known".into())
+        }
+        None => Detected::NotUnderstood(what),
+    }
+}
+
+/// A document that looks like a trace export no reader took.
+fn traces_look_like(root: &crate::source::Node) -> bool {
+    use node::get;
+    ["resourceSpans", "batches", "traceID", "traceId", "spans"]
+        .iter()
+        .any(|k| get(root, k).is_some())
 }
 
 /// The kind of a document, from its content alone.
@@ -216,6 +340,7 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
         let group = api.split('/').next().unwrap_or("");
         return match (group, kind) {
             ("networking.istio.io", "VirtualService") => Some(Kind::IstioVirtualService),
+            ("networking.istio.io", "DestinationRule") => Some(Kind::IstioDestinationRule),
             ("gateway.networking.k8s.io", "HTTPRoute") => Some(Kind::GatewayHttpRoute),
             ("gateway.envoyproxy.io", "BackendTrafficPolicy") => {
                 Some(Kind::EnvoyGatewayBackendTrafficPolicy)
@@ -263,9 +388,33 @@ pub fn collect(
     requests: &[Request],
     options: Options,
 ) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
+    collect_excluding(requests, options, &[])
+}
+
+/// [`collect`], leaving out what `exclude` names (`--exclude GLOB`, matched
+/// against the path as found and against the file's name); a path given
+/// itself is read whatever `exclude` says. `-` is standard input, once.
+pub fn collect_excluding(
+    requests: &[Request],
+    options: Options,
+    exclude: &Excludes,
+) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
     let mut out = Vec::new();
     let mut bytes = 0u64;
+    let mut stdin = false;
     for r in requests {
+        if r.path.as_os_str() == STDIN_PATH {
+            if std::mem::replace(&mut stdin, true) {
+                return Err(LoadError::new(
+                    ErrorKind::Io,
+                    STDIN_PATH,
+                    None,
+                    "`--from -` (standard input) is given twice",
+                ));
+            }
+            out.push((r.path.clone(), r.service.clone()));
+            continue;
+        }
         let err = |msg: String| match &r.named_at {
             Some((file, pos)) => LoadError::new(ErrorKind::Io, file, Some(*pos), msg),
             None => LoadError::new(ErrorKind::Io, &r.path.display().to_string(), None, msg),
@@ -282,6 +431,7 @@ pub fn collect(
         let mut found = Vec::new();
         if meta.is_dir() {
             walk(&r.path, &mut found, 0, options.max_files).map_err(|e| err(e.to_string()))?;
+            found.retain(|p| !glob::excluded(exclude, p));
             found.sort();
         } else {
             found.push(r.path.clone());

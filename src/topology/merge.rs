@@ -40,6 +40,9 @@ pub struct Merged {
     pub read: Vec<(String, usize)>,
     /// Attempts per call seen in traces: `(from, to, mean, most, calls)`.
     pub measured: Vec<(String, String, f64, u32, u64)>,
+    /// What the sources were read as, one line for standard error (empty
+    /// when nothing was read from sources).
+    pub summary: String,
 }
 
 /// Refuses a `sources:` path that leaves the topology's directory: a pull
@@ -99,6 +102,17 @@ pub fn load_with_sources(
     options: crate::sources::Options,
     presets: &Presets,
 ) -> Result<Merged, LoadError> {
+    load_with_sources_excluding(path, from, options, &[], presets)
+}
+
+/// [`load_with_sources`], skipping the paths `exclude` names (`--exclude`).
+pub fn load_with_sources_excluding(
+    path: Option<&Path>,
+    from: &[PathBuf],
+    options: crate::sources::Options,
+    exclude: &crate::sources::Excludes,
+    presets: &Presets,
+) -> Result<Merged, LoadError> {
     let base = path.map(|p| super::load::load(p, presets)).transpose()?;
     let mut requests: Vec<Request> = Vec::new();
     if let (Some(t), Some(p)) = (&base, path) {
@@ -133,9 +147,10 @@ pub fn load_with_sources(
             skipped: Vec::new(),
             read: Vec::new(),
             measured: Vec::new(),
+            summary: String::new(),
         });
     }
-    let facts = crate::sources::import(&requests, options)?;
+    let facts = crate::sources::import_excluding(&requests, options, exclude)?;
     merge(base, &facts, presets)
 }
 
@@ -252,7 +267,10 @@ pub fn merge(
         })?;
     }
     let mut read: Vec<(String, usize)> = Vec::new();
-    for k in &facts.read_kinds {
+    for a in &facts.accounts {
+        let crate::sources::Account::Read(k) = &a.account else {
+            continue;
+        };
         match read.iter_mut().find(|(n, _)| n == k.name()) {
             Some((_, c)) => *c += 1,
             None => read.push((k.name().to_owned(), 1)),
@@ -262,15 +280,21 @@ pub fn merge(
         topology: t,
         notes,
         skipped: facts
-            .skipped
+            .accounts
             .iter()
-            .map(|s| {
-                format!(
-                    "{}:{}:{}: skipped {}",
-                    facts.files[s.file].file, s.pos.line, s.pos.column, s.what
-                )
+            .filter_map(|a| {
+                let what = match &a.account {
+                    crate::sources::Account::Read(_) => return None,
+                    crate::sources::Account::NoRetry(w) => format!("{w} (no retry settings)"),
+                    crate::sources::Account::NotUnderstood(w) => format!("{w} (not understood)"),
+                };
+                Some(format!(
+                    "{}:{}:{}: skipped {what}",
+                    facts.files[a.file].file, a.pos.line, a.pos.column
+                ))
             })
             .collect(),
+        summary: facts.summary(),
         read,
         measured: facts
             .calls
@@ -518,9 +542,18 @@ fn attach_layers(
                         file: at.file,
                         pos: at.pos,
                         timeout: None,
-                        policy: PolicyFact::Preset {
-                            name: default_preset.into(),
-                            at: at.pos,
+                        // A DestinationRule's limit for the Service, if any.
+                        policy: match crate::sources::istio::limit_for(facts, &facts.meshed[h]) {
+                            Some((budget, budget_at)) => PolicyFact::PresetWithBudget {
+                                name: default_preset.into(),
+                                at: at.pos,
+                                budget,
+                                budget_at,
+                            },
+                            None => PolicyFact::Preset {
+                                name: default_preset.into(),
+                                at: at.pos,
+                            },
                         },
                         comment: format!(
                             "Istio 1.{}'s default retry policy: a meshed Service no VirtualService routes",
@@ -578,20 +611,27 @@ fn layer(
         PolicyFact::Inline { policy, spans } => {
             (policy.clone(), shift_spans(places, l.file, *spans), None)
         }
-        PolicyFact::Preset { name, at } => {
-            let file = &facts.files[l.file];
-            let f = Fields::new(&file.file, &file.text);
-            let pos = places.pos(l.file, *at);
-            let node = Node {
-                pos,
-                span: Default::default(),
-                value: Value::Str(name.as_str().into()),
-            };
-            let r = reader.read(f, pos, &node).map_err(|mut e| {
-                e.pos = Some(*at);
-                e
-            })?;
-            (r.policy, r.spans, r.preset)
+        PolicyFact::InlineBudgetElsewhere {
+            policy,
+            spans,
+            budget_at,
+        } => {
+            let mut spans = shift_spans(places, l.file, *spans);
+            spans.budget = Some(places.at(*budget_at));
+            (policy.clone(), spans, None)
+        }
+        PolicyFact::Preset { name, at } => preset_layer(facts, places, reader, l, name, *at)?,
+        PolicyFact::PresetWithBudget {
+            name,
+            at,
+            budget,
+            budget_at,
+        } => {
+            let (mut policy, mut spans, preset) =
+                preset_layer(facts, places, reader, l, name, *at)?;
+            policy.budget = Some(budget.clone());
+            spans.budget = Some(places.at(*budget_at));
+            (policy, spans, preset)
         }
     };
     Ok(Layer {
@@ -609,6 +649,30 @@ fn layer(
         breaker: None,
         hedging: None,
     })
+}
+
+/// A shipped preset's policy, named at `at` in the layer's file.
+fn preset_layer(
+    facts: &Facts,
+    places: &Places,
+    reader: &mut PolicyReader,
+    l: &LayerFact,
+    name: &str,
+    at: Pos,
+) -> Result<(crate::policy::RetryPolicy, PolicySpans, Option<String>), LoadError> {
+    let file = &facts.files[l.file];
+    let f = Fields::new(&file.file, &file.text);
+    let pos = places.pos(l.file, at);
+    let node = Node {
+        pos,
+        span: Default::default(),
+        value: Value::Str(name.into()),
+    };
+    let r = reader.read(f, pos, &node).map_err(|mut e| {
+        e.pos = Some(at);
+        e
+    })?;
+    Ok((r.policy, r.spans, r.preset))
 }
 
 /// An error at a source position (for readers of merged results).
