@@ -132,6 +132,7 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
         bound,
         parallel: args.parallel,
         expect,
+        progress: true,
         ..ProbeOptions::default()
     };
     let r = if let Some(path) = &args.replay {

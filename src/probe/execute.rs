@@ -80,7 +80,9 @@ pub fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
         .iter()
         .flat_map(RunRecord::waits_ms)
         .fold(0.0, f64::max);
-    let cut = Duration::from_secs_f64((1.5 * longest + 1000.0) / 1e3).max(HANG_FLOOR);
+    // In whole tenths of a second, as the report writes it.
+    let tenths = ((1.5 * longest + 1000.0) / 100.0).ceil().min(1e9) as u64;
+    let cut = Duration::from_millis(tenths * 100).max(HANG_FLOOR);
     cut.min(bound)
 }
 
@@ -93,7 +95,9 @@ pub async fn run_all(
     bound: Duration,
     parallel: usize,
     stop: &CancellationToken,
+    progress: bool,
 ) -> std::io::Result<Vec<ScenarioRecord>> {
+    let bar = super::progress::bar(progress, scenarios.len() as u64 * u64::from(runs));
     let permits = Arc::new(Semaphore::new(parallel.max(1)));
     let syns: Option<Arc<SynCounter>> = scenarios
         .iter()
@@ -117,6 +121,7 @@ pub async fn run_all(
         permits: &permits,
         syns: &syns,
         stop,
+        bar: bar.as_ref(),
     };
     let others: Vec<usize> = (0..scenarios.len())
         .filter(|&i| !hangs(&scenarios[i]))
@@ -124,6 +129,9 @@ pub async fn run_all(
     let later: Vec<usize> = (0..scenarios.len())
         .filter(|&i| hangs(&scenarios[i]))
         .collect();
+    if let Some(b) = &bar {
+        b.set_message(format!("{} scenarios", others.len()));
+    }
     let first = run.go(&others, bound).await?;
     let done: Vec<RunRecord> = first.iter().flat_map(|(_, r)| r.clone()).collect();
     let cut = if others.is_empty() {
@@ -131,6 +139,14 @@ pub async fn run_all(
     } else {
         hang_cut(&done, bound)
     };
+    if let Some(b) = &bar
+        && !later.is_empty()
+    {
+        b.set_message(format!(
+            "hang, cut at {}",
+            crate::source::duration::format(cut)
+        ));
+    }
     let second = if stop.is_cancelled() {
         Vec::new()
     } else {
@@ -141,6 +157,9 @@ pub async fn run_all(
         if hangs(&scenarios[i]) && cut < bound {
             records[i].bound_ms = Some(cut.as_secs_f64() * 1e3);
         }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     Ok(records)
 }
@@ -153,6 +172,7 @@ struct Batch<'a> {
     permits: &'a Arc<Semaphore>,
     syns: &'a Option<Arc<SynCounter>>,
     stop: &'a CancellationToken,
+    bar: Option<&'a indicatif::ProgressBar>,
 }
 
 impl Batch<'_> {
@@ -195,6 +215,9 @@ impl Batch<'_> {
             .collect();
         let mut first_error = None;
         while let Some(joined) = tasks.join_next().await {
+            if let Some(b) = self.bar {
+                b.inc(1);
+            }
             match joined {
                 Ok((s, r, Ok(run))) => {
                     if let Some((_, slot)) = slots.iter_mut().find(|(i, _)| *i == s) {
@@ -216,5 +239,47 @@ impl Batch<'_> {
             .into_iter()
             .map(|(s, slot)| (s, slot.into_iter().flatten().collect()))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::record::{Arrival, Exit};
+
+    fn run(at: &[f64]) -> RunRecord {
+        RunRecord {
+            url: String::new(),
+            arrivals: at
+                .iter()
+                .map(|&at_ms| Arrival {
+                    at_ms,
+                    method: "GET".into(),
+                    path: "/".into(),
+                    connection: 1,
+                    peer_port: 1,
+                    body_bytes: 0,
+                    idempotency_key: None,
+                    notable_headers: Vec::new(),
+                    hung_up_ms: None,
+                })
+                .collect(),
+            exit: Exit::Code(1),
+            elapsed_ms: 0.0,
+            refused_connects: None,
+            stderr_tail: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_hang_is_cut_well_past_the_longest_wait_and_never_past_the_bound() {
+        let bound = Duration::from_secs(20);
+        // curl --retry 3: waits of 1, 2 and 4 s: cut at 1.5 × 4 s + 1 s.
+        let curl = [run(&[0.0, 1000.0, 3000.0, 7000.0])];
+        assert_eq!(hang_cut(&curl, bound), Duration::from_secs(7));
+        // No wait at all: the floor.
+        assert_eq!(hang_cut(&[run(&[5.0])], bound), HANG_FLOOR);
+        // Waits of 30 s: the bound.
+        assert_eq!(hang_cut(&[run(&[0.0, 30_000.0])], bound), bound);
     }
 }

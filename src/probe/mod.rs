@@ -21,6 +21,7 @@ pub mod expect;
 pub mod findings;
 pub mod infer;
 pub mod preset;
+pub mod progress;
 pub mod record;
 pub mod refusals;
 pub mod render;
@@ -61,6 +62,8 @@ pub struct ProbeOptions {
     /// Cancel to stop early; [`probe`] also stops on Ctrl-C when `ctrl_c`.
     pub stop: Option<CancellationToken>,
     pub ctrl_c: bool,
+    /// Draw progress on stderr when it is a terminal.
+    pub progress: bool,
 }
 
 impl Default for ProbeOptions {
@@ -74,6 +77,7 @@ impl Default for ProbeOptions {
             expect: None,
             stop: None,
             ctrl_c: true,
+            progress: false,
         }
     }
 }
@@ -204,6 +208,7 @@ pub async fn probe_async(
         options.bound,
         options.parallel,
         &stop,
+        options.progress,
     )
     .await
     .map_err(ProbeError::Bind)?;
