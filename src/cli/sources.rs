@@ -28,6 +28,12 @@ pub struct SourceArgs {
     /// retried; `1.24` and later: not) [default: the newest].
     #[arg(long, value_name = "1.X", value_parser = parse_istio)]
     pub istio_version: Option<u32>,
+    /// The Gateway API implementation whose translation of an HTTPRoute's
+    /// `retry` applies: `envoy-gateway` (a rule without `codes` retries
+    /// 503) or `istio` (it retries connection failures only)
+    /// [default: envoy-gateway].
+    #[arg(long, value_name = "IMPL", value_parser = parse_gateway)]
+    pub gateway: Option<sources::gateway_api::Implementation>,
     /// List the documents read and skipped from the sources.
     #[arg(long)]
     pub verbose: bool,
@@ -38,6 +44,10 @@ pub struct SourceArgs {
     pub allow_outside: bool,
 }
 
+fn parse_gateway(s: &str) -> Result<sources::gateway_api::Implementation, String> {
+    sources::gateway_api::Implementation::parse(s)
+}
+
 fn parse_istio(s: &str) -> Result<u32, String> {
     sources::parse_istio_version(s)
 }
@@ -46,6 +56,7 @@ impl SourceArgs {
     fn options(&self) -> sources::Options {
         sources::Options {
             allow_outside: self.allow_outside,
+            gateway: self.gateway.unwrap_or_default(),
             ..sources::Options::istio(self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR))
         }
     }

@@ -50,6 +50,7 @@ pub struct Facts {
     pub(crate) workloads: Vec<Workload>,
     pub(crate) http_routes: Vec<HttpRouteRef>,
     pub(crate) traffic_policies: Vec<TrafficPolicy>,
+    pub(crate) kuma: Vec<super::kuma::Entry>,
     /// What became of every document `--from` reached, in order: the
     /// summary line and `--verbose` are made from it (see [`Account`]).
     pub accounts: Vec<DocAccount>,
@@ -156,20 +157,37 @@ impl Workload {
     }
 }
 
-/// An HTTPRoute read: its name and the `routes` indices of its rules.
+/// An HTTPRoute or GRPCRoute read: its name, the `routes` indices of its
+/// matches with their Gateway API precedence, and the Gateways it attaches to.
 #[derive(Debug, Clone, Default)]
 pub struct HttpRouteRef {
     pub name: String,
     pub namespace: Option<String>,
+    /// `HTTPRoute` or `GRPCRoute`.
+    pub kind: &'static str,
     pub routes: Vec<usize>,
+    /// Per entry of `routes`: its precedence, and whether its rule has a
+    /// `retry` of its own (which wins over a BackendTrafficPolicy's).
+    pub keys: Vec<super::gateway_api::MatchKey>,
+    pub own_retry: Vec<bool>,
+    /// `(namespace, name)` of the Gateways in `parentRefs`.
+    pub gateways: Vec<(Option<String>, String)>,
 }
 
-/// An Envoy Gateway BackendTrafficPolicy's retry layer for one HTTPRoute.
+/// An Envoy Gateway BackendTrafficPolicy's retry layer (or only its retry
+/// budget) for one HTTPRoute, GRPCRoute or Gateway.
 #[derive(Debug, Clone)]
 pub struct TrafficPolicy {
+    /// `HTTPRoute`, `GRPCRoute` or `Gateway`.
+    pub target_kind: String,
     pub route: String,
+    /// `circuitBreaker.retryBudget` / `maxParallelRetries`, at its key.
+    pub budget: Option<(crate::policy::BudgetSpec, Pos)>,
     pub namespace: Option<String>,
-    pub layer: LayerFact,
+    /// The retry layer for HTTP calls and for gRPC calls (a GRPCRoute).
+    pub layer: Option<(LayerFact, LayerFact)>,
+    /// Its gRPC-only triggers, noted where it applies to an HTTPRoute.
+    pub grpc_only: Vec<(At, String)>,
     pub at: At,
 }
 
@@ -190,9 +208,10 @@ impl Facts {
     pub(crate) fn finish(&mut self) {
         let acc = std::mem::take(&mut self.traces);
         acc.finish(self);
-        super::gateway_api::apply_traffic_policies(self);
+        super::envoy_gateway::apply_traffic_policies(self);
         super::istio::finish(self);
         super::envoy::finish(self);
+        super::kuma::finish(self);
         for s in &self.k8s_services {
             let ns = s
                 .host
@@ -382,6 +401,24 @@ pub enum StrMatch {
     SegmentPrefix(String),
     /// Compared without regard to ASCII case (Envoy's `case_sensitive: false`).
     NoCase(Box<StrMatch>),
+    /// A regular expression evaluated against the whole path (anchored at
+    /// both ends), as Linkerd's proxy evaluates a ServiceProfile's
+    /// `pathRegex`.
+    Anchored(Pattern),
+    /// A gRPC method's whole path (`/pkg.Service/Method`): taken only by a
+    /// call that states this path (one that states none takes the
+    /// service's config, as the method is not known).
+    Method(String),
+}
+
+/// A compiled regular expression, compared by its text.
+#[derive(Debug, Clone)]
+pub struct Pattern(pub regex::Regex);
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 impl StrMatch {
@@ -405,6 +442,8 @@ impl StrMatch {
                 }
                 other => other.matches(s),
             },
+            StrMatch::Anchored(re) => re.0.is_match(s),
+            StrMatch::Method(m) => m == s,
         }
     }
 }
@@ -419,6 +458,7 @@ impl Matcher {
                     .is_none_or(|m| m.matches(&method.to_ascii_uppercase()))
                     && match (&r.path, path) {
                         (Some(m), Some(p)) => m.matches(p),
+                        (Some(StrMatch::Method(_)), None) => false,
                         _ => true,
                     }
             })

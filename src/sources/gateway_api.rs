@@ -1,34 +1,33 @@
-//! Gateway API `HTTPRoute` (`gateway.networking.k8s.io` v1, v1beta1):
+//! Gateway API `HTTPRoute` and `GRPCRoute` (`gateway.networking.k8s.io`):
 //! `rules[].retry` (GEP-1731) and `rules[].timeouts` (GEP-1742), on the calls
-//! to each rule's `backendRefs`.
+//! to each rule's `backendRefs` — or, for a route whose `parentRefs` name a
+//! Service (GAMMA, Linkerd's documented shape), on the calls to that Service.
 //!
-//! - `retry.attempts` counts RETRIES ("the maximum number of times an
-//!   individual request from the gateway to a backend should be retried").
-//!   Absent, the implementation decides: we read Envoy Gateway's 2 (a note
-//!   says so).
-//! - `retry.codes`: the status codes retried; absent, Envoy Gateway's
-//!   default conditions (`connect`, `503`). Envoy Gateway keeps its default
-//!   `retry_on` (`connect-failure,refused-stream,unavailable,cancelled,
-//!   retriable-status-codes`) and lists the codes as the retriable ones, so
-//!   `connect` is always added (refused-stream is a request never processed;
-//!   `unavailable` and `cancelled` match gRPC statuses only, see
-//!   `istio::retry_on`).
-//! - `retry.backoff`: the wait before a retry, as Envoy's base interval
-//!   (doubling, capped at 10 ×, full jitter); default 25 ms.
+//! - Precedence, as `apis/v1/httproute_types.go` orders it across all
+//!   routes: hostnames (most characters of a non-wildcard hostname, then of
+//!   any), then per match an `Exact` path, the longest `PathPrefix`, a
+//!   `method`, then the oldest route (`creationTimestamp`), then
+//!   `{namespace}/{name}`, then rule and match order. Each match is its own
+//!   route here, so a rule's `/` never shadows another's `/v2`. A match on
+//!   headers or query parameters is not taken by the calls of a topology
+//!   (they carry none): a note says so. GRPCRoute matches `method.service`
+//!   and `method.method` against the call's path (`/pkg.Service/Method`).
+//!   A `RegularExpression` path is matched against the whole path, as
+//!   Envoy's `safe_regex` (RE2) does for both implementations.
+//! - `retry` is translated as the implementation chosen with `--gateway`
+//!   does it (see [`Implementation`]); `retry: {}` is a retry with the
+//!   implementation's defaults. GEP-1731 says implementations SHOULD retry
+//!   connection errors and timeouts; neither translation below retries a
+//!   timed-out attempt (their `retry_on` has no `5xx`, `gateway-error` or
+//!   `reset`), so `timeout` is not among the conditions.
 //! - `timeouts.request` bounds the request with all its retries (an outer
 //!   `gateway-route` layer); `timeouts.backendRequest` is each attempt's.
-//! - Matches: `method` and `path` (`Exact`, `PathPrefix`; `RegularExpression`
-//!   taken to hold); the first rule that matches wins.
-//! - Linkerd's `retry.linkerd.io/*` annotations on the HTTPRoute are read
-//!   too (`linkerd`).
-//! - Envoy Gateway's `BackendTrafficPolicy` (`gateway.envoyproxy.io`) with a
-//!   `retry:` replaces the retry layer of the HTTPRoutes it targets:
-//!   `numRetries` counts RETRIES (default 2), `perRetry.timeout`,
-//!   `perRetry.backOff` (`baseInterval`, `maxInterval`), `retryOn.triggers`
-//!   (Envoy's conditions) and `retryOn.httpStatusCodes`; absent, Envoy
-//!   Gateway's default conditions (`connect`, `503`). Without `triggers` the
-//!   default `retry_on` stays beside the codes (`connect` plus the codes).
+//! - Linkerd's `retry.linkerd.io/*` and `timeout.linkerd.io/*` annotations on
+//!   a route whose parent is a Service apply to that route's matches
+//!   (`linkerd-annotations`).
+//! - Envoy Gateway's `BackendTrafficPolicy` is read in `envoy_gateway`.
 
+use std::cmp::Reverse;
 use std::time::Duration;
 
 use super::facts::*;
@@ -40,125 +39,435 @@ use crate::source::error::LoadError;
 pub const LAYER: &str = "gateway";
 pub const ROUTE: &str = "gateway-route";
 
-pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+/// Envoy Gateway's `retry_on` when a retry says no triggers
+/// (`internal/xds/translator/route.go`, `retryDefaultRetryOn`), with 503 as
+/// its retriable status code unless codes are given.
+pub const ENVOY_GATEWAY_RETRY_ON: &str =
+    "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
+/// Istio's translation of an HTTPRoute `retry`
+/// (`pilot/pkg/config/kube/gateway/conversion.go`): these, plus the codes.
+pub const ISTIO_RETRY_ON: &str = "connect-failure,refused-stream,unavailable,cancelled";
+
+/// Which implementation translates an HTTPRoute's `retry` (`--gateway`).
+///
+/// | | `attempts` absent | `codes` absent | `backoff` absent |
+/// |---|---|---|---|
+/// | `envoy-gateway` (default) | 2 retries (`retryDefaultNumRetries`) | 503 (`retryDefaultRetriableStatusCode`) | Envoy's 25 ms base, 10 × cap |
+/// | `istio` | 2 retries (`ptr.OrDefault(r.Retry.Attempts, 2)`) | no status code is retried | Envoy's 25 ms base, 10 × cap |
+///
+/// Both keep `connect-failure` and `refused-stream` (`connect`) beside the
+/// codes, and `unavailable`, `cancelled` (gRPC statuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Implementation {
+    #[default]
+    EnvoyGateway,
+    Istio,
+}
+
+impl Implementation {
+    pub const NAMES: &[&str] = &["envoy-gateway", "istio"];
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "envoy-gateway" | "envoygateway" | "eg" => Ok(Implementation::EnvoyGateway),
+            "istio" => Ok(Implementation::Istio),
+            _ => Err(format!(
+                "`{text}` is not a known Gateway API implementation; write one of {}",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Implementation::EnvoyGateway => "Envoy Gateway",
+            Implementation::Istio => "Istio",
+        }
+    }
+}
+
+/// A match's Gateway API precedence: the smaller sorts first and wins.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct MatchKey {
+    host_exact: Reverse<usize>,
+    host_any: Reverse<usize>,
+    /// 0 exact, 1 prefix, 2 regular expression (implementation-specific:
+    /// after the others).
+    path_rank: u8,
+    path_len: Reverse<usize>,
+    method: Reverse<bool>,
+    /// `(absent, creationTimestamp)`: RFC 3339 times sort as text.
+    created: (bool, String),
+    name: String,
+    rule: usize,
+    matched: usize,
+}
+
+struct Parsed {
+    rule: MatchRule,
+    path_rank: u8,
+    path_len: usize,
+    method: bool,
+}
+
+pub fn read(
+    cx: Cx,
+    root: &Node,
+    options: super::Options,
+    grpc: bool,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
+    let kind = if grpc { "GRPCRoute" } else { "HTTPRoute" };
     let group = facts.read_kinds.len();
     let meta = get(root, "metadata");
     let namespace = meta
         .and_then(|m| get(m, "namespace"))
         .and_then(str_at)
         .map(str::to_owned);
+    let name = meta
+        .and_then(|m| get(m, "name"))
+        .and_then(str_at)
+        .unwrap_or("")
+        .to_owned();
+    let created = meta
+        .and_then(|m| get(m, "creationTimestamp"))
+        .and_then(str_at)
+        .map(str::to_owned);
     let Some(spec) = get(root, "spec") else {
         return Err(cx
             .f
-            .error(root.pos, "an HTTPRoute without `spec:`")
-            .with_help("an HTTPRoute has `spec: { rules: [...] }`"));
+            .error(root.pos, format!("a {kind} without `spec:`"))
+            .with_help(format!("a {kind} has `spec: {{ rules: [...] }}`")));
     };
-    let mut all_hosts = Vec::new();
-    let mut indices = Vec::new();
-    for rule in node::list(cx, spec, "rules")? {
-        let mut hosts = Vec::new();
-        for b in node::list(cx, rule, "backendRefs")? {
-            let Some((nk, n)) = entry(b, "name") else {
-                return Err(cx
-                    .f
-                    .error(b.pos, "a backendRef without `name:`")
-                    .with_help("name the Service: `- name: ratings`"));
-            };
-            let ns = get(b, "namespace").and_then(str_at).map(str::to_owned);
-            hosts.push(HostRef {
-                host: cx.f.str(n, "`name`")?.to_owned(),
-                namespace: ns.or_else(|| namespace.clone()),
-                at: cx.at(nk.pos),
-            });
+    let mut services = Vec::new();
+    let mut gateways = Vec::new();
+    for p in node::list(cx, spec, "parentRefs")? {
+        let Some((pk, pn)) = entry(p, "name") else {
+            return Err(cx
+                .f
+                .error(p.pos, "a parentRef without `name:`")
+                .with_help("name the Gateway or the Service: `- name: eg`"));
+        };
+        let pname = cx.f.str(pn, "`name`")?.to_owned();
+        let pns = get(p, "namespace")
+            .and_then(str_at)
+            .map(str::to_owned)
+            .or_else(|| namespace.clone());
+        match get(p, "kind").and_then(str_at).unwrap_or("Gateway") {
+            "Service" => services.push(HostRef {
+                host: pname,
+                namespace: pns,
+                at: cx.at(pk.pos),
+            }),
+            _ => gateways.push((pns, pname)),
+        }
+    }
+    let hostnames: Vec<&str> = node::list(cx, spec, "hostnames")?
+        .iter()
+        .filter_map(str_at)
+        .collect();
+    let host_exact = hostnames
+        .iter()
+        .filter(|h| !h.starts_with('*'))
+        .map(|h| h.len())
+        .max()
+        .unwrap_or(0);
+    let host_any = hostnames.iter().map(|h| h.len()).max().unwrap_or(0);
+    let annotated = match meta {
+        Some(m) => super::linkerd::route_layers(cx, m, grpc, facts)?,
+        None => Vec::new(),
+    };
+    if !annotated.is_empty() && services.is_empty() {
+        facts.note(
+            Some(cx.at(annotated[0].pos)),
+            format!("Linkerd reads retry and timeout annotations on a {kind} whose parentRef is a Service; this one's parents are not, so they are not applied"),
+        );
+    }
+    let mut reference = HttpRouteRef {
+        name: name.clone(),
+        namespace: namespace.clone(),
+        kind,
+        gateways,
+        ..HttpRouteRef::default()
+    };
+    let mut skipped_header_match = None;
+    for (ri, rule) in node::list(cx, spec, "rules")?.iter().enumerate() {
+        let mut hosts = services.clone();
+        if !reference.gateways.is_empty() || services.is_empty() {
+            for b in node::list(cx, rule, "backendRefs")? {
+                let Some((nk, n)) = entry(b, "name") else {
+                    return Err(cx
+                        .f
+                        .error(b.pos, "a backendRef without `name:`")
+                        .with_help("name the Service: `- name: ratings`"));
+                };
+                let ns = get(b, "namespace").and_then(str_at).map(str::to_owned);
+                let host = HostRef {
+                    host: cx.f.str(n, "`name`")?.to_owned(),
+                    namespace: ns.or_else(|| namespace.clone()),
+                    at: cx.at(nk.pos),
+                };
+                if !hosts.contains(&host) {
+                    hosts.push(host);
+                }
+            }
         }
         if hosts.is_empty() {
             continue;
         }
-        let matcher = matches(cx, rule)?;
-        let mut layers = Vec::new();
-        let timeouts = get(rule, "timeouts");
-        let request = timeouts
-            .and_then(|t| entry(t, "request"))
-            .map(|(k, v)| node::duration(cx, v, "request").map(|d| (d, k.pos)))
-            .transpose()?
-            .filter(|(d, _)| !d.is_zero());
-        let backend = timeouts
-            .and_then(|t| entry(t, "backendRequest"))
-            .map(|(k, v)| node::duration(cx, v, "backendRequest").map(|d| (d, k.pos)))
-            .transpose()?
-            .filter(|(d, _)| !d.is_zero());
-        if let Some((d, pos)) = request {
-            layers.push(LayerFact {
-                timeout_default: None,
-                name: ROUTE.into(),
-                file: cx.file,
-                pos,
-                timeout: Some((d, pos)),
-                policy: PolicyFact::None,
-                comment: "HTTPRoute timeouts.request: the request with all its retries".into(),
+        let layers = rule_layers(cx, rule, options.gateway, facts)?;
+        let own_retry = entry(rule, "retry").is_some();
+        let parsed = matches(cx, rule, grpc, &mut skipped_header_match)?;
+        for (mi, m) in parsed.into_iter().enumerate() {
+            let key = MatchKey {
+                host_exact: Reverse(host_exact),
+                host_any: Reverse(host_any),
+                path_rank: m.path_rank,
+                path_len: Reverse(m.path_len),
+                method: Reverse(m.method),
+                created: (created.is_none(), created.clone().unwrap_or_default()),
+                name: format!("{}/{name}", namespace.as_deref().unwrap_or("default")),
+                rule: ri,
+                matched: mi,
+            };
+            let matcher = Matcher { any: vec![m.rule] };
+            reference.routes.push(facts.routes.len());
+            reference.keys.push(key.clone());
+            reference.own_retry.push(own_retry);
+            facts.routes.push(RouteFact {
+                source: "gateway",
+                group,
+                hosts: hosts.clone(),
+                matcher: matcher.clone(),
+                layers: layers.clone(),
             });
-        }
-        match entry(rule, "retry") {
-            Some((rk, r)) => layers.push(retry(cx, rk.pos, r, backend.or(request), facts)?),
-            None => {
-                if let Some((d, pos)) = backend {
-                    layers.push(LayerFact {
-                        timeout_default: None,
-                        name: LAYER.into(),
-                        file: cx.file,
-                        pos,
-                        timeout: Some((d, pos)),
-                        policy: PolicyFact::None,
-                        comment: "HTTPRoute timeouts.backendRequest".into(),
-                    });
-                }
+            if !annotated.is_empty() && !services.is_empty() {
+                reference.routes.push(facts.routes.len());
+                reference.keys.push(key);
+                reference.own_retry.push(true);
+                facts.routes.push(RouteFact {
+                    source: super::linkerd::ANNOTATIONS,
+                    group,
+                    hosts: services.clone(),
+                    matcher,
+                    layers: annotated.clone(),
+                });
             }
         }
-        all_hosts.extend(hosts.iter().cloned());
-        // Pushed even without layers: an Envoy Gateway BackendTrafficPolicy
-        // may give it its retries.
-        indices.push(facts.routes.len());
-        facts.routes.push(RouteFact {
-            source: "gateway",
-            group,
-            hosts,
-            matcher,
-            layers,
-        });
     }
-    if let Some(name) = meta.and_then(|m| get(m, "name")).and_then(str_at) {
-        facts.http_routes.push(HttpRouteRef {
-            name: name.to_owned(),
-            namespace: namespace.clone(),
-            routes: indices,
-        });
+    if let Some(pos) = skipped_header_match {
+        facts.note(
+            Some(cx.at(pos)),
+            format!("{kind} `{name}`: a match on headers or query parameters is not taken by the topology's calls (they carry none); they take the route's other matches"),
+        );
     }
-    if let Some(m) = meta {
-        super::linkerd::annotations(cx, m, all_hosts, Matcher::default(), facts)?;
-    }
+    facts.http_routes.push(reference);
     Ok(())
 }
 
-fn matches(cx: Cx, rule: &Node) -> Result<Matcher, LoadError> {
-    let mut m = Matcher::default();
-    for x in node::list(cx, rule, "matches")? {
-        let mut r = MatchRule::default();
-        if let Some(method) = get(x, "method").and_then(str_at) {
-            r.method = Some(StrMatch::Exact(method.to_ascii_uppercase()));
-        }
-        if let Some(p) = get(x, "path") {
-            let value = get(p, "value").and_then(str_at).unwrap_or("/").to_owned();
-            r.path = Some(
-                match get(p, "type").and_then(str_at).unwrap_or("PathPrefix") {
-                    "Exact" => StrMatch::Exact(value),
-                    "RegularExpression" => StrMatch::Regex(value),
-                    _ => StrMatch::Prefix(value),
-                },
-            );
-        }
-        m.any.push(r);
+/// A rule's timeout and retry layers, outermost first.
+fn rule_layers(
+    cx: Cx,
+    rule: &Node,
+    implementation: Implementation,
+    facts: &mut Facts,
+) -> Result<Vec<LayerFact>, LoadError> {
+    let mut layers = Vec::new();
+    let timeouts = get(rule, "timeouts");
+    let request = timeouts
+        .and_then(|t| entry(t, "request"))
+        .map(|(k, v)| node::duration(cx, v, "request").map(|d| (d, k.pos)))
+        .transpose()?
+        .filter(|(d, _)| !d.is_zero());
+    let backend = timeouts
+        .and_then(|t| entry(t, "backendRequest"))
+        .map(|(k, v)| node::duration(cx, v, "backendRequest").map(|d| (d, k.pos)))
+        .transpose()?
+        .filter(|(d, _)| !d.is_zero());
+    if let Some((d, pos)) = request {
+        layers.push(LayerFact {
+            timeout_default: None,
+            name: ROUTE.into(),
+            file: cx.file,
+            pos,
+            timeout: Some((d, pos)),
+            policy: PolicyFact::None,
+            comment: "HTTPRoute timeouts.request: the request with all its retries".into(),
+        });
     }
-    Ok(m)
+    match entry(rule, "retry") {
+        Some((rk, r)) => layers.push(retry(
+            cx,
+            rk.pos,
+            r,
+            backend.or(request),
+            implementation,
+            facts,
+        )?),
+        None => {
+            if let Some((d, pos)) = backend {
+                layers.push(LayerFact {
+                    timeout_default: None,
+                    name: LAYER.into(),
+                    file: cx.file,
+                    pos,
+                    timeout: Some((d, pos)),
+                    policy: PolicyFact::None,
+                    comment: "HTTPRoute timeouts.backendRequest".into(),
+                });
+            }
+        }
+    }
+    Ok(layers)
+}
+
+fn matches(
+    cx: Cx,
+    rule: &Node,
+    grpc: bool,
+    skipped: &mut Option<crate::source::Pos>,
+) -> Result<Vec<Parsed>, LoadError> {
+    let written = node::list(cx, rule, "matches")?;
+    let mut out = Vec::new();
+    for x in written {
+        if !node::list(cx, x, "headers")?.is_empty()
+            || !node::list(cx, x, "queryParams")?.is_empty()
+        {
+            skipped.get_or_insert(x.pos);
+            continue;
+        }
+        out.push(if grpc {
+            grpc_match(cx, x)?
+        } else {
+            http_match(cx, x)?
+        });
+    }
+    if written.is_empty() {
+        // The default match: `PathPrefix /` (HTTPRoute), every method (GRPCRoute).
+        out.push(Parsed {
+            rule: MatchRule {
+                method: None,
+                path: (!grpc).then(|| StrMatch::Prefix("/".into())),
+            },
+            path_rank: if grpc { 2 } else { 1 },
+            path_len: usize::from(!grpc),
+            method: false,
+        });
+    }
+    Ok(out)
+}
+
+fn http_match(cx: Cx, x: &Node) -> Result<Parsed, LoadError> {
+    let mut r = MatchRule::default();
+    let method = match get(x, "method") {
+        Some(m) => {
+            r.method = Some(StrMatch::Exact(
+                cx.f.str(m, "`method`")?.to_ascii_uppercase(),
+            ));
+            true
+        }
+        None => false,
+    };
+    let p = get(x, "path");
+    let value = p
+        .and_then(|p| get(p, "value"))
+        .and_then(str_at)
+        .unwrap_or("/")
+        .to_owned();
+    let (path_rank, path_len) = (
+        match p
+            .and_then(|p| get(p, "type"))
+            .and_then(str_at)
+            .unwrap_or("PathPrefix")
+        {
+            "Exact" => 0,
+            "RegularExpression" => 2,
+            _ => 1,
+        },
+        value.len(),
+    );
+    r.path = Some(match path_rank {
+        0 => StrMatch::Exact(value),
+        // Implementation-specific; Envoy Gateway and Istio give it to
+        // Envoy's `safe_regex` (RE2), which matches the whole path.
+        2 => match regex::Regex::new(&format!("^(?:{value})$")) {
+            Ok(re) => StrMatch::Anchored(Pattern(re)),
+            Err(e) => {
+                let at = p.and_then(|p| get(p, "value")).map_or(x.pos, |v| v.pos);
+                return Err(cx
+                    .f
+                    .error(at, format!("not a regular expression: {e}"))
+                    .with_help("write an RE2 expression, e.g. `/v[0-9]+/.*`"));
+            }
+        },
+        // Gateway API's PathPrefix matches whole segments: `/v2` takes
+        // `/v2` and `/v2/x`, not `/v2x`.
+        _ => prefix(&value),
+    });
+    Ok(Parsed {
+        rule: r,
+        path_rank,
+        path_len,
+        method,
+    })
+}
+
+/// A `PathPrefix`: element-wise (`/foo` matches `/foo` and `/foo/bar`, not
+/// `/foobar`), trailing `/` ignored.
+fn prefix(value: &str) -> StrMatch {
+    let trimmed = value.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return StrMatch::Prefix("/".into());
+    }
+    let re = format!("^{}(?:/.*)?$", regex::escape(trimmed));
+    match regex::Regex::new(&re) {
+        Ok(re) => StrMatch::Anchored(Pattern(re)),
+        Err(_) => StrMatch::Prefix(value.to_owned()),
+    }
+}
+
+fn grpc_match(cx: Cx, x: &Node) -> Result<Parsed, LoadError> {
+    let Some(m) = get(x, "method") else {
+        return Ok(Parsed {
+            rule: MatchRule::default(),
+            path_rank: 2,
+            path_len: 0,
+            method: false,
+        });
+    };
+    let service = get(m, "service").and_then(str_at);
+    let method = get(m, "method").and_then(str_at);
+    let regex = get(m, "type").and_then(str_at) == Some("RegularExpression");
+    let part = |p: Option<&str>| match p {
+        Some(p) if regex => format!("(?:{p})"),
+        Some(p) => regex::escape(p),
+        None => "[^/]+".into(),
+    };
+    let path = match (service, method, regex) {
+        (Some(s), Some(m), false) => StrMatch::Exact(format!("/{s}/{m}")),
+        _ => {
+            let re = format!("^/{}/{}$", part(service), part(method));
+            StrMatch::Anchored(Pattern(regex::Regex::new(&re).map_err(|e| {
+                cx.f.error(m.pos, format!("not a regular expression: {e}"))
+                    .with_help("write an RE2 expression, e.g. `service: foo\\..*`")
+            })?))
+        }
+    };
+    Ok(Parsed {
+        rule: MatchRule {
+            method: None,
+            path: Some(path),
+        },
+        path_rank: if regex {
+            2
+        } else if method.is_some() && service.is_some() {
+            0
+        } else {
+            1
+        },
+        path_len: service.map_or(0, str::len) + method.map_or(0, str::len),
+        method: false,
+    })
 }
 
 fn retry(
@@ -166,6 +475,7 @@ fn retry(
     at: crate::source::Pos,
     r: &Node,
     timeout: Option<(Duration, crate::source::Pos)>,
+    implementation: Implementation,
     facts: &mut Facts,
 ) -> Result<LayerFact, LoadError> {
     let mut spans = Spans {
@@ -177,21 +487,36 @@ fn retry(
         None => {
             facts.note(
                 Some(cx.at(at)),
-                "HTTPRoute retry without `attempts`: the implementation decides; read as Envoy Gateway's 2",
+                format!(
+                    "HTTPRoute retry without `attempts`: the implementation decides; read as {}'s 2 retries (--gateway)",
+                    implementation.name()
+                ),
             );
             2
         }
     };
-    let mut retry_on = vec![Condition::Connect];
+    let base = match implementation {
+        Implementation::EnvoyGateway => ENVOY_GATEWAY_RETRY_ON,
+        Implementation::Istio => ISTIO_RETRY_ON,
+    };
+    let mut retry_on = super::istio::retry_on(base).unwrap_or_default();
     match entry(r, "codes") {
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
             for c in node::items(v) {
-                let code = node::int(cx, c, "codes", 400, 599)? as u16;
-                retry_on.push(Condition::Status(code));
+                let code = Condition::Status(node::int(cx, c, "codes", 400, 599)? as u16);
+                if !retry_on.contains(&code) {
+                    retry_on.push(code);
+                }
             }
         }
-        None => retry_on.push(Condition::Status(503)),
+        None => match implementation {
+            Implementation::EnvoyGateway => retry_on.push(Condition::Status(503)),
+            Implementation::Istio => facts.note(
+                Some(cx.at(at)),
+                "HTTPRoute retry without `codes`: Istio retries connection failures only (no status code)",
+            ),
+        },
     }
     let base = match entry(r, "backoff") {
         Some((k, v)) => {
@@ -206,7 +531,10 @@ fn retry(
         file: cx.file,
         pos: at,
         timeout,
-        comment: format!("HTTPRoute retry: attempts {retries} counts retries"),
+        comment: format!(
+            "HTTPRoute retry as {} translates it: attempts {retries} counts retries",
+            implementation.name()
+        ),
         policy: PolicyFact::Inline {
             policy: RetryPolicy {
                 max_attempts: retries + 1,
@@ -226,163 +554,70 @@ fn retry(
     })
 }
 
-/// An Envoy Gateway `BackendTrafficPolicy`: its retry layer, for the
-/// HTTPRoutes it targets (resolved once every document is read).
-pub fn read_backend_traffic_policy(
-    cx: Cx,
-    root: &Node,
-    facts: &mut Facts,
-) -> Result<(), LoadError> {
-    let namespace = get(root, "metadata")
-        .and_then(|m| get(m, "namespace"))
-        .and_then(str_at)
-        .map(str::to_owned);
-    let Some(spec) = get(root, "spec") else {
-        return Ok(());
-    };
-    let Some((rk, r)) = entry(spec, "retry") else {
-        return Ok(());
-    };
-    let mut targets: Vec<&Node> = node::list(cx, spec, "targetRefs")?.iter().collect();
-    targets.extend(get(spec, "targetRef"));
-    let mut spans = Spans {
-        policy: Some(rk.pos),
-        ..Spans::default()
-    };
-    let retries = match entry(r, "numRetries") {
-        Some(kv) => node::retries(cx, kv, "numRetries", &mut spans.max_attempts)?,
-        None => 2,
-    };
-    let mut retry_on = Vec::new();
-    match entry(r, "retryOn") {
-        Some((k, on)) => {
-            spans.retry_on = Some(k.pos);
-            let triggers = node::list(cx, on, "triggers")?;
-            if triggers.is_empty() {
-                // Envoy Gateway keeps its default retry_on (connect-failure,
-                // refused-stream, ...) when only codes are given.
-                retry_on.push(Condition::Connect);
-            }
-            for t in triggers {
-                let name = cx.f.str(t, "a retry trigger")?;
-                super::istio::note_grpc_only(cx, t.pos, name, facts);
-                let conditions = super::istio::retry_on(name).map_err(|bad| {
-                    cx.f.error(t.pos, format!("unknown retry trigger `{bad}`"))
-                        .with_help(format!(
-                            "use Envoy's conditions: {}",
-                            super::istio::KNOWN.join(", ")
-                        ))
-                })?;
-                for c in conditions {
-                    if !retry_on.contains(&c) {
-                        retry_on.push(c);
-                    }
-                }
-            }
-            for c in node::list(cx, on, "httpStatusCodes")? {
-                let code = Condition::Status(node::int(cx, c, "httpStatusCodes", 100, 599)? as u16);
-                if !retry_on.contains(&code) {
-                    retry_on.push(code);
-                }
-            }
-        }
-        None => retry_on.extend([Condition::Connect, Condition::Status(503)]),
-    }
-    let per_retry = get(r, "perRetry");
-    let timeout = per_retry
-        .and_then(|p| entry(p, "timeout"))
-        .map(|(k, v)| node::duration(cx, v, "timeout").map(|d| (d, k.pos)))
-        .transpose()?;
-    let (mut base, mut cap) = (Duration::from_millis(25), None);
-    if let Some((k, b)) = per_retry.and_then(|p| entry(p, "backOff")) {
-        spans.backoff = Some(k.pos);
-        if let Some(v) = get(b, "baseInterval") {
-            base = node::duration(cx, v, "baseInterval")?;
-        }
-        if let Some(v) = get(b, "maxInterval") {
-            cap = Some(node::duration(cx, v, "maxInterval")?);
+/// Puts the routes each Gateway API route made in precedence order among
+/// the slots of their source (the first that matches a call wins there);
+/// routes of the same source without a key (a Service's Linkerd
+/// annotations) come after, as route annotations override the Service's.
+pub(crate) fn order_routes(facts: &mut Facts) {
+    let mut keyed: Vec<(usize, MatchKey)> = Vec::new();
+    for r in &facts.http_routes {
+        for (i, k) in r.routes.iter().zip(&r.keys) {
+            keyed.push((*i, k.clone()));
         }
     }
-    let layer = LayerFact {
-        timeout_default: None,
-        name: LAYER.into(),
-        file: cx.file,
-        pos: rk.pos,
-        timeout,
-        comment: format!(
-            "Envoy Gateway BackendTrafficPolicy retry: numRetries {retries} counts retries"
-        ),
-        policy: PolicyFact::Inline {
-            policy: RetryPolicy {
-                max_attempts: retries + 1,
-                backoff: Backoff {
-                    kind: BackoffKind::Exponential,
-                    base,
-                    multiplier: 2.0,
-                    cap: Some(cap.unwrap_or(base * 10)),
-                    jitter: Jitter::Full,
-                },
-                retry_on: RetryOn(retry_on),
-                honor_retry_after: false,
-                budget: None,
-            },
-            spans,
-        },
-    };
-    for t in targets {
-        let kind = get(t, "kind").and_then(str_at).unwrap_or("");
-        let Some(name) = get(t, "name").and_then(str_at) else {
-            continue;
-        };
-        if kind != "HTTPRoute" {
-            facts.note(
-                Some(cx.at(t.pos)),
-                format!("a BackendTrafficPolicy targeting a {kind} is not followed; target the HTTPRoutes"),
-            );
+    // Routes to one backend told apart by hostnames: the request's Host
+    // decides, which a topology's call does not say.
+    // Per backend, its routes' most specific and least specific hostname
+    // keys (O(routes), not pairs).
+    type Extreme<'k> = (&'k MatchKey, At);
+    let mut by_host: std::collections::BTreeMap<String, (Extreme, Extreme)> = Default::default();
+    for (i, k) in &keyed {
+        let r = &facts.routes[*i];
+        if r.source != "gateway" {
             continue;
         }
-        let ns = get(t, "namespace").and_then(str_at).map(str::to_owned);
-        facts.traffic_policies.push(TrafficPolicy {
-            route: name.to_owned(),
-            namespace: ns.or_else(|| namespace.clone()),
-            layer: layer.clone(),
-            at: cx.at(t.pos),
-        });
-    }
-    Ok(())
-}
-
-/// Gives each targeted HTTPRoute the policy's retry layer.
-pub(crate) fn apply_traffic_policies(facts: &mut Facts) {
-    let policies = std::mem::take(&mut facts.traffic_policies);
-    for p in policies {
-        let Some(route) = facts.http_routes.iter().find(|r| {
-            let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".into());
-            r.name == p.route && ns(&r.namespace) == ns(&p.namespace)
-        }) else {
-            facts.warn(
-                Some(p.at),
-                format!(
-                    "BackendTrafficPolicy targets HTTPRoute `{}`, which is not among the sources",
-                    p.route
-                ),
-            );
-            continue;
-        };
-        for &i in &route.routes.clone() {
-            let layers = &mut facts.routes[i].layers;
-            match layers.iter_mut().find(|l| l.name == LAYER) {
-                Some(l) => {
-                    // The route's backendRequest timeout stays unless the policy sets one.
-                    let timeout = p.layer.timeout.or(l.timeout);
-                    *l = LayerFact {
-                        timeout_default: None,
-                        timeout,
-                        ..p.layer.clone()
-                    };
-                }
-                None => layers.push(p.layer.clone()),
+        for h in &r.hosts {
+            let e = by_host
+                .entry(h.host.clone())
+                .or_insert(((k, h.at), (k, h.at)));
+            if (k.host_exact, k.host_any) < (e.0.0.host_exact, e.0.0.host_any) {
+                e.0 = (k, h.at);
             }
+            if (k.host_exact, k.host_any) > (e.1.0.host_exact, e.1.0.host_any) {
+                e.1 = (k, h.at);
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    for (host, ((most, at), (least, _))) in &by_host {
+        if (most.host_exact, most.host_any) != (least.host_exact, least.host_any) {
+            notes.push((*at, format!(
+                "routes `{}` and `{}` both send to `{host}` and differ by hostnames; the request's Host decides which applies, so calls to it are read with the more specific hostname's rules first (Gateway API precedence)",
+                most.name, least.name
+            )));
+        }
+    }
+    notes.sort_by_key(|(at, _)| (at.file, at.pos.line, at.pos.column));
+    for (at, text) in notes {
+        facts.note(Some(at), text);
+    }
+    for source in ["gateway", super::linkerd::ANNOTATIONS] {
+        let slots: Vec<usize> = (0..facts.routes.len())
+            .filter(|&i| facts.routes[i].source == source)
+            .collect();
+        let mut mine: Vec<&(usize, MatchKey)> = keyed
+            .iter()
+            .filter(|(i, _)| facts.routes[*i].source == source)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        mine.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut order: Vec<usize> = mine.iter().map(|(i, _)| *i).collect();
+        order.extend(slots.iter().filter(|i| !keyed.iter().any(|(k, _)| k == *i)));
+        let moved: Vec<RouteFact> = order.iter().map(|&i| facts.routes[i].clone()).collect();
+        for (slot, r) in slots.into_iter().zip(moved) {
+            facts.routes[slot] = r;
         }
     }
 }

@@ -21,6 +21,15 @@
 //! - `hedgingPolicy` is noted and not read; `waitForReady` and load
 //!   balancing are not retry settings.
 //!
+//! - `name` entries: `{service, method}` applies to the call whose path is
+//!   `/service/method` (a call that states no path does not take it),
+//!   `{service}` to the service's other calls, `{}` (or no `service`) is
+//!   the channel default — in that order, whatever the file's order, as
+//!   grpc-go's `getMethodConfig` looks them up. A name given twice, or a
+//!   `method` without a `service`, is an error, as gRPC rejects the config.
+//! - A `.json` file is strict JSON: a comment or a trailing comma is an
+//!   error at its line (gRPC's JSON parsers reject both).
+//!
 //! The config names gRPC services (`grpc.examples.echo.Echo`), not hosts:
 //! the last part, lowercased (`echo`), is the host, unless the `sources:`
 //! entry says `service:`.
@@ -57,7 +66,11 @@ pub fn read(
     service: Option<&str>,
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
+    if facts.files[cx.file].file.ends_with(".json") {
+        strict_json(cx, &facts.files[cx.file].text)?;
+    }
     let group = facts.read_kinds.len();
+    let first = facts.routes.len();
     let budget = match get(root, "retryThrottling") {
         Some((k, v)) => Some((throttling(cx, v)?, k.pos)),
         None => None,
@@ -67,6 +80,11 @@ pub fn read(
         Some((_, v)) => return Err(cx.f.expected(v, "a list for `methodConfig`")),
         None => &[],
     };
+    // Each route's specificity: 0 a method, 1 a service, 2 the channel
+    // default (grpc-go's getMethodConfig looks up `/service/method`, then
+    // `/service/`, then ``).
+    let mut rank: Vec<u8> = Vec::new();
+    let mut paths: Vec<(String, Pos)> = Vec::new();
     for mc in configs {
         if let Some((k, _)) = get(mc, "hedgingPolicy") {
             facts.note(
@@ -74,38 +92,82 @@ pub fn read(
                 "gRPC hedgingPolicy is not read; write `hedging:` on the call in the topology",
             );
         }
-        let mut hosts = Vec::new();
+        let mut targets: Vec<(HostRef, MatchRule, u8)> = Vec::new();
         if let Some((_, names)) = get(mc, "name") {
             for n in items(names) {
-                let Some((sk, sv)) = get(n, "service") else {
-                    continue;
+                let grpc_service = match get(n, "service") {
+                    Some((_, sv)) => cx.f.str(sv, "`service`")?,
+                    None => "",
                 };
-                let grpc_name = cx.f.str(sv, "`service`")?;
+                let method = match get(n, "method") {
+                    Some((_, mv)) => cx.f.str(mv, "`method`")?,
+                    None => "",
+                };
+                if grpc_service.is_empty() && !method.is_empty() {
+                    return Err(cx
+                        .f
+                        .error(n.pos, "a `name` with a `method` but no `service`")
+                        .with_help("name the service too: `{ \"service\": \"pkg.Service\", \"method\": \"Get\" }` (gRPC rejects this config)"));
+                }
+                let path = match (grpc_service, method) {
+                    ("", _) => String::new(),
+                    (s, "") => format!("/{s}/"),
+                    (s, m) => format!("/{s}/{m}"),
+                };
+                if let Some((_, at)) = paths.iter().find(|(p, _)| *p == path) {
+                    return Err(cx
+                        .f
+                        .error(n.pos, "this `name` is already configured")
+                        .with_help(format!(
+                            "gRPC rejects a config that names a method twice (first at line {}); merge the two methodConfigs",
+                            at.line
+                        )));
+                }
+                paths.push((path.clone(), n.pos));
                 let host = match service {
                     Some(s) => s.to_owned(),
-                    None if grpc_name.is_empty() => {
+                    None if grpc_service.is_empty() => {
                         facts.warn(
-                            Some(cx.at(sk.pos)),
-                            "a gRPC methodConfig for every service, but no target: name it with `sources: [{ path: ..., service: NAME }]`",
+                            Some(cx.at(n.pos)),
+                            "a gRPC methodConfig for every service (the channel default), but no target: name it with `sources: [{ path: ..., service: NAME }]`",
                         );
                         continue;
                     }
-                    None => grpc_name
+                    None => grpc_service
                         .rsplit('.')
                         .next()
-                        .unwrap_or(grpc_name)
+                        .unwrap_or(grpc_service)
                         .to_ascii_lowercase(),
                 };
-                if !hosts.iter().any(|h: &HostRef| h.host == host) {
-                    hosts.push(HostRef {
+                let (rule, r) = match (grpc_service, method) {
+                    ("", _) => (MatchRule::default(), 2),
+                    (_, "") => (
+                        MatchRule {
+                            method: None,
+                            path: Some(StrMatch::Prefix(path)),
+                        },
+                        1,
+                    ),
+                    _ => (
+                        MatchRule {
+                            method: None,
+                            path: Some(StrMatch::Method(path)),
+                        },
+                        0,
+                    ),
+                };
+                targets.push((
+                    HostRef {
                         host,
                         namespace: None,
-                        at: cx.at(sk.pos),
-                    });
-                }
+                        at: cx.at(n.pos),
+                    },
+                    rule,
+                    r,
+                ));
             }
         }
-        if hosts.is_empty() {
+        if targets.is_empty() {
             continue;
         }
         let mut layers = Vec::new();
@@ -141,18 +203,87 @@ pub fn read(
                 policy: PolicyFact::Inline { policy, spans },
             });
         }
-        if layers.is_empty() {
-            continue;
+        // Pushed without layers too: a method's config without retries
+        // still shadows its service's and the channel default.
+        for (host, rule, r) in targets {
+            rank.push(r);
+            facts.routes.push(RouteFact {
+                source: "grpc",
+                group,
+                hosts: vec![host],
+                matcher: Matcher { any: vec![rule] },
+                layers: layers.clone(),
+            });
         }
-        facts.routes.push(RouteFact {
-            source: "grpc",
-            group,
-            hosts,
-            matcher: Matcher::default(),
-            layers,
-        });
     }
+    let mut mine: Vec<(u8, RouteFact)> =
+        rank.into_iter().zip(facts.routes.drain(first..)).collect();
+    mine.sort_by_key(|(r, _)| *r);
+    facts.routes.extend(mine.into_iter().map(|(_, r)| r));
     Ok(())
+}
+
+/// A `.json` service config is JSON as gRPC parses it: no comments, no
+/// trailing commas (the located YAML reader would take both).
+fn strict_json(cx: Cx, text: &str) -> Result<(), LoadError> {
+    let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) else {
+        return Ok(());
+    };
+    let (line, column) = (e.line() as u32, e.column() as u32);
+    let lines: Vec<&str> = text.lines().collect();
+    let here = lines
+        .get((line as usize).saturating_sub(1))
+        .copied()
+        .unwrap_or("");
+    let mut pos = Pos { line, column };
+    // serde_json stops at the bracket after a trailing comma: point at the comma.
+    let upto: String = lines
+        .iter()
+        .take((line as usize).saturating_sub(1))
+        .map(|l| format!("{l}\n"))
+        .chain(std::iter::once(
+            here.chars()
+                .take((column as usize).saturating_sub(1))
+                .collect::<String>(),
+        ))
+        .collect();
+    let stop = here.chars().nth((column as usize).saturating_sub(1));
+    let before = upto.trim_end();
+    let trailing = matches!(stop, Some(']' | '}')) && before.ends_with(',');
+    if trailing {
+        let comma_line = before.lines().count() as u32;
+        let comma_col = before
+            .lines()
+            .last()
+            .map_or(1, |l| l.chars().count() as u32);
+        pos = Pos {
+            line: comma_line,
+            column: comma_col,
+        };
+    }
+    let (what, help) = if trailing || e.to_string().starts_with("trailing comma") {
+        (
+            "a trailing comma",
+            "remove the comma before the closing bracket (gRPC rejects the config)",
+        )
+    } else if here.trim_start().starts_with("//")
+        || here.trim_start().starts_with("/*")
+        || here.trim_start().starts_with('#')
+    {
+        (
+            "a comment",
+            "JSON has no comments: remove it (gRPC rejects the config)",
+        )
+    } else {
+        (
+            "not JSON",
+            "a .json service config must be strict JSON, as gRPC parses it",
+        )
+    };
+    Err(cx
+        .f
+        .error(pos, format!("{what} in a gRPC service config: {e}"))
+        .with_help(help))
 }
 
 fn required<'a>(

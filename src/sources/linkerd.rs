@@ -21,12 +21,13 @@ use std::time::Duration;
 
 use super::facts::*;
 use super::node::{self, Cx, entry, get, path, str_at};
-use crate::policy::{Backoff, BudgetSpec, Condition, RetryOn, RetryPolicy};
+use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
 use crate::source::Node;
 use crate::source::error::LoadError;
 
 pub const LAYER: &str = "linkerd";
 pub const TIMEOUT: &str = "linkerd-timeout";
+pub const RESPONSE_TIMEOUT: &str = "linkerd-response-timeout";
 /// The source name of annotation routes: a ServiceProfile for the same
 /// Service wins over them, as in the proxy ("Retries configured in this way
 /// are incompatible with ServiceProfiles").
@@ -64,8 +65,8 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
             if let Some(m) = get(c, "method").and_then(str_at) {
                 rule.method = Some(StrMatch::Exact(m.to_ascii_uppercase()));
             }
-            if let Some(p) = get(c, "pathRegex").and_then(str_at) {
-                rule.path = Some(StrMatch::Regex(p.to_owned()));
+            if let Some(p) = get(c, "pathRegex") {
+                rule.path = Some(path_regex(cx, p)?);
             }
         }
         let mut layers = Vec::new();
@@ -116,9 +117,8 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
                         .into(),
             });
         }
-        if layers.is_empty() {
-            continue;
-        }
+        // Pushed without layers too: the first route that matches a request
+        // is the one the proxy uses, retryable or not.
         facts.routes.push(RouteFact {
             source: "linkerd",
             group,
@@ -134,8 +134,10 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
     Ok(())
 }
 
-/// The `retry.linkerd.io/*` annotations of `meta`, as a layer on calls to
-/// `hosts`; nothing when there are none.
+/// The `retry.linkerd.io/*` and `timeout.linkerd.io/*` annotations of a
+/// Service's `meta`, as layers on calls to `hosts`; nothing when there are
+/// none. A Service's `retry.linkerd.io/grpc` is for its gRPC calls, which a
+/// topology does not tell apart: it is noted, not applied.
 pub fn annotations(
     cx: Cx,
     meta: &Node,
@@ -143,48 +145,164 @@ pub fn annotations(
     matcher: Matcher,
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
-    let Some(ann) = get(meta, "annotations") else {
+    if let Some((k, _)) = get(meta, "annotations").and_then(|a| entry(a, "retry.linkerd.io/grpc")) {
+        facts.note(
+            Some(cx.at(k.pos)),
+            "a Service's retry.linkerd.io/grpc applies to its gRPC calls; calls in a topology are read as HTTP, so it is not applied (put it on a GRPCRoute)",
+        );
+    }
+    let layers = route_layers(cx, meta, false, facts)?;
+    if layers.is_empty() {
         return Ok(());
-    };
-    let http = entry(ann, "retry.linkerd.io/http");
-    let limit = entry(ann, "retry.linkerd.io/limit");
-    let timeout = entry(ann, "retry.linkerd.io/timeout");
-    let Some(at) = http.or(limit).or(timeout).map(|(k, _)| k.pos) else {
-        return Ok(());
-    };
-    let mut spans = Spans {
-        policy: Some(at),
-        ..Spans::default()
-    };
-    let retries = match limit {
-        Some(kv) => node::retries(cx, kv, "retry.linkerd.io/limit", &mut spans.max_attempts)?,
-        None => 1,
-    };
-    let mut retry_on = match http {
-        Some((k, v)) => {
-            spans.retry_on = Some(k.pos);
-            http_conditions(cx.f.str(v, "`retry.linkerd.io/http`")?).ok_or_else(|| {
-                cx.f.error(
-                    v.pos,
-                    "not a list of status codes, ranges, `5xx` or `gateway-error`",
-                )
-                .with_help("write e.g. `retry.linkerd.io/http: 5xx` or `\"502,503,500-504\"`")
-            })?
-        }
-        None => vec![Condition::Class(5)],
-    };
-    let per_try = timeout
-        .map(|(k, v)| node::duration(cx, v, "retry.linkerd.io/timeout").map(|d| (d, k.pos)))
-        .transpose()?;
-    if per_try.is_some() && !retry_on.contains(&Condition::Timeout) {
-        retry_on.push(Condition::Timeout);
     }
     facts.routes.push(RouteFact {
         source: ANNOTATIONS,
         group: facts.read_kinds.len(),
         hosts,
         matcher,
-        layers: vec![LayerFact {
+        layers,
+    });
+    Ok(())
+}
+
+/// The layers Linkerd's annotations on a Service, an HTTPRoute or a
+/// GRPCRoute (`grpc`) make, outermost first
+/// (`policy-controller/k8s/index/src/outbound/index{,/http,/grpc}.rs`:
+/// `parse_timeouts`, `parse_http_retry`, `parse_grpc_retry`):
+///
+/// - `timeout.linkerd.io/request`: the whole request with its retries (an
+///   outer `linkerd-timeout` layer, not retried); `timeout.linkerd.io/response`:
+///   the backend's response, not retried either (a timeout-only
+///   `linkerd-response-timeout` layer outside the retries: a bound no looser
+///   than Linkerd's); `timeout.linkerd.io/idle` is not a deadline of the request
+///   and is not read.
+/// - `retry.linkerd.io/limit` counts RETRIES (default 1; `0` is absent);
+///   `retry.linkerd.io/timeout` is each attempt's, and a timed-out attempt
+///   is retried; `retry.linkerd.io/http` (HTTPRoute, Service): `5xx`,
+///   `gateway-error`, codes and ranges, default `5xx`;
+///   `retry.linkerd.io/grpc` (GRPCRoute): `cancelled`, `deadline-exceeded`,
+///   `internal`, `resource-exhausted`, `unavailable`, read as the gRPC
+///   service config reads those statuses (UNAVAILABLE is 503, connect,
+///   reset), default `unavailable` (a note says so).
+/// - Backoff: the policy controller sends exponential 25 ms to 250 ms with
+///   `jitter_ratio: 1.0` (`policy-controller/grpc/src/outbound/http.rs`,
+///   `convert_retry`): read as exponential, cap 250 ms, full jitter.
+pub fn route_layers(
+    cx: Cx,
+    meta: &Node,
+    grpc: bool,
+    facts: &mut Facts,
+) -> Result<Vec<LayerFact>, LoadError> {
+    let Some(ann) = get(meta, "annotations") else {
+        return Ok(Vec::new());
+    };
+    let mut layers = Vec::new();
+    let timeout_of = |key: &str| -> Result<Option<(Duration, crate::source::Pos)>, LoadError> {
+        entry(ann, key)
+            .map(|(k, v)| node::duration(cx, v, key).map(|d| (d, k.pos)))
+            .transpose()
+            .map(|t| t.filter(|(d, _)| !d.is_zero()))
+    };
+    if let Some((d, pos)) = timeout_of("timeout.linkerd.io/request")? {
+        layers.push(LayerFact {
+            timeout_default: None,
+            name: TIMEOUT.into(),
+            file: cx.file,
+            pos,
+            timeout: Some((d, pos)),
+            policy: PolicyFact::None,
+            comment: "timeout.linkerd.io/request: the request with its retries".into(),
+        });
+    }
+    let (wrong, right) = if grpc {
+        ("retry.linkerd.io/http", "a GRPCRoute")
+    } else {
+        ("retry.linkerd.io/grpc", "an HTTPRoute")
+    };
+    let conditions = if grpc {
+        entry(ann, "retry.linkerd.io/grpc")
+    } else {
+        entry(ann, "retry.linkerd.io/http")
+    };
+    let limit = entry(ann, "retry.linkerd.io/limit");
+    let timeout = entry(ann, "retry.linkerd.io/timeout");
+    let retry_at = conditions.or(limit).or(timeout).map(|(k, _)| k.pos);
+    if let Some((d, pos)) = timeout_of("timeout.linkerd.io/response")? {
+        // Not retried: a response that takes longer fails the request, as
+        // a deadline outside the retry layer does (it is read per request,
+        // a bound no looser than Linkerd's per-response one).
+        layers.push(LayerFact {
+            timeout_default: None,
+            name: RESPONSE_TIMEOUT.into(),
+            file: cx.file,
+            pos,
+            timeout: Some((d, pos)),
+            policy: PolicyFact::None,
+            comment: "timeout.linkerd.io/response: the backend's response, not retried".into(),
+        });
+    }
+    if let Some((k, _)) = entry(ann, wrong) {
+        facts.warn(
+            Some(cx.at(k.pos)),
+            format!("`{wrong}` is not valid on {right} (Linkerd ignores it)"),
+        );
+    }
+    if let Some(at) = retry_at {
+        let mut spans = Spans {
+            policy: Some(at),
+            backoff: Some(at),
+            ..Spans::default()
+        };
+        let retries = match limit {
+            // `parse_*_retry` filters 0 out: then the default, 1.
+            Some(kv) => {
+                match node::retries(cx, kv, "retry.linkerd.io/limit", &mut spans.max_attempts)? {
+                    0 => 1,
+                    n => n,
+                }
+            }
+            None => 1,
+        };
+        let mut retry_on = match (conditions, grpc) {
+            (Some((k, v)), false) => {
+                spans.retry_on = Some(k.pos);
+                http_conditions(cx.f.str(v, "`retry.linkerd.io/http`")?).ok_or_else(|| {
+                    cx.f.error(
+                        v.pos,
+                        "not a list of status codes, ranges, `5xx` or `gateway-error`",
+                    )
+                    .with_help("write e.g. `retry.linkerd.io/http: 5xx` or `\"502,503,500-504\"`")
+                })?
+            }
+            (Some((k, v)), true) => {
+                spans.retry_on = Some(k.pos);
+                grpc_conditions(cx.f.str(v, "`retry.linkerd.io/grpc`")?).ok_or_else(|| {
+                    cx.f.error(
+                        v.pos,
+                        "not a list of cancelled, deadline-exceeded, internal, resource-exhausted, unavailable",
+                    )
+                    .with_help("write e.g. `retry.linkerd.io/grpc: unavailable,internal`")
+                })?
+            }
+            (None, false) => vec![Condition::Class(5)],
+            (None, true) => {
+                facts.note(
+                    Some(cx.at(at)),
+                    "GRPCRoute retry annotations without `retry.linkerd.io/grpc`: read as `unavailable`",
+                );
+                crate::sources::grpc_service_config::status("UNAVAILABLE")
+                    .unwrap_or_default()
+                    .to_vec()
+            }
+        };
+        let per_try = timeout
+            .map(|(k, v)| node::duration(cx, v, "retry.linkerd.io/timeout").map(|d| (d, k.pos)))
+            .transpose()?
+            .filter(|(d, _)| !d.is_zero());
+        if per_try.is_some() && !retry_on.contains(&Condition::Timeout) {
+            retry_on.push(Condition::Timeout);
+        }
+        layers.push(LayerFact {
             timeout_default: None,
             name: LAYER.into(),
             file: cx.file,
@@ -194,16 +312,59 @@ pub fn annotations(
             policy: PolicyFact::Inline {
                 policy: RetryPolicy {
                     max_attempts: retries + 1,
-                    backoff: Backoff::default(),
+                    backoff: Backoff {
+                        kind: BackoffKind::Exponential,
+                        base: Duration::from_millis(25),
+                        multiplier: 2.0,
+                        cap: Some(Duration::from_millis(250)),
+                        jitter: Jitter::Full,
+                    },
                     retry_on: RetryOn(retry_on),
                     honor_retry_after: false,
                     budget: None,
                 },
                 spans,
             },
-        }],
-    });
-    Ok(())
+        });
+    }
+    Ok(layers)
+}
+
+/// A ServiceProfile's `pathRegex`, anchored at both ends as the proxy
+/// matches it against the whole path (`linkerd profile --open-api` writes
+/// `/books/[^/]*` for `/books/{id}`, which only an anchored match keeps off
+/// `/books/1/edit`).
+fn path_regex(cx: Cx, p: &Node) -> Result<StrMatch, LoadError> {
+    let text = cx.f.str(p, "`pathRegex`")?;
+    let re = format!(
+        "^(?:{})$",
+        text.trim_start_matches('^').trim_end_matches('$')
+    );
+    regex::Regex::new(&re)
+        .map(|re| StrMatch::Anchored(Pattern(re)))
+        .map_err(|e| {
+            cx.f.error(
+                p.pos,
+                format!("`pathRegex` is not a regular expression: {e}"),
+            )
+            .with_help("write e.g. `pathRegex: /authors/[^/]*`")
+        })
+}
+
+fn grpc_conditions(text: &str) -> Option<Vec<Condition>> {
+    let mut out: Vec<Condition> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let name = part.to_ascii_lowercase();
+        if !super::istio::GRPC_ONLY.contains(&name.as_str()) {
+            return None;
+        }
+        for c in super::grpc_service_config::status(&name.replace('-', "_"))? {
+            if !out.contains(c) {
+                out.push(*c);
+            }
+        }
+    }
+    Some(out)
 }
 
 fn http_conditions(text: &str) -> Option<Vec<Condition>> {

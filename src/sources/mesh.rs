@@ -64,8 +64,11 @@ pub fn retry_free(group: &str, kind: &str) -> Option<bool> {
         ],
         "workload.linkerd.io" => &["ExternalWorkload"],
         // kuma.io/docs/policies/: MeshRetry, MeshTimeout and
-        // MeshCircuitBreaker carry them; these do not.
+        // MeshCircuitBreaker carry them; these do not (MeshHTTPRoute and
+        // MeshTCPRoute route and split; the retry policies target them).
         "kuma.io" => &[
+            "MeshHTTPRoute",
+            "MeshTCPRoute",
             "Mesh",
             "Zone",
             "ZoneIngress",

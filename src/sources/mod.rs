@@ -12,6 +12,7 @@
 
 pub mod docs;
 pub mod envoy;
+pub mod envoy_gateway;
 pub mod facts;
 pub mod gateway_api;
 pub mod glob;
@@ -19,6 +20,7 @@ pub mod grpc_service_config;
 pub mod hosts;
 pub mod istio;
 pub mod kubernetes;
+pub mod kuma;
 pub mod linkerd;
 pub mod mesh;
 pub mod node;
@@ -49,6 +51,9 @@ pub struct Options {
     /// Paths in a topology's `sources:` may leave its directory
     /// (`--allow-outside`).
     pub allow_outside: bool,
+    /// Which Gateway API implementation translates an HTTPRoute's `retry`
+    /// (`--gateway`).
+    pub gateway: gateway_api::Implementation,
 }
 
 /// Paths a directory walk skips on purpose (`--exclude GLOB`), kept apart
@@ -62,6 +67,7 @@ impl Default for Options {
             max_files: MAX_FILES,
             max_total_bytes: MAX_TOTAL_BYTES,
             allow_outside: false,
+            gateway: gateway_api::Implementation::default(),
         }
     }
 }
@@ -102,7 +108,10 @@ pub enum Kind {
     IstioDestinationRule,
     Envoy,
     GatewayHttpRoute,
+    GatewayGrpcRoute,
     EnvoyGatewayBackendTrafficPolicy,
+    KumaMeshRetry,
+    KumaMeshTimeout,
     LinkerdServiceProfile,
     KubernetesService,
     KubernetesNamespace,
@@ -120,6 +129,9 @@ impl Kind {
             Kind::IstioDestinationRule => "Istio DestinationRule",
             Kind::Envoy => "Envoy configuration",
             Kind::GatewayHttpRoute => "Gateway API HTTPRoute",
+            Kind::GatewayGrpcRoute => "Gateway API GRPCRoute",
+            Kind::KumaMeshRetry => "Kuma MeshRetry",
+            Kind::KumaMeshTimeout => "Kuma MeshTimeout",
             Kind::EnvoyGatewayBackendTrafficPolicy => "Envoy Gateway BackendTrafficPolicy",
             Kind::LinkerdServiceProfile => "Linkerd ServiceProfile",
             Kind::KubernetesService => "Kubernetes Service",
@@ -253,9 +265,12 @@ fn read_document(
         Kind::IstioVirtualService => istio::read(cx, root, options, facts)?,
         Kind::IstioDestinationRule => istio::read_destination_rule(cx, root, facts)?,
         Kind::Envoy => envoy::read(cx, root, facts)?,
-        Kind::GatewayHttpRoute => gateway_api::read(cx, root, facts)?,
+        Kind::GatewayHttpRoute => gateway_api::read(cx, root, options, false, facts)?,
+        Kind::GatewayGrpcRoute => gateway_api::read(cx, root, options, true, facts)?,
+        Kind::KumaMeshRetry => kuma::read_retry(cx, root, facts)?,
+        Kind::KumaMeshTimeout => kuma::read_timeout(cx, root, facts)?,
         Kind::EnvoyGatewayBackendTrafficPolicy => {
-            gateway_api::read_backend_traffic_policy(cx, root, facts)?
+            envoy_gateway::read_backend_traffic_policy(cx, root, facts)?
         }
         Kind::LinkerdServiceProfile => linkerd::read_profile(cx, root, facts)?,
         Kind::KubernetesService | Kind::KubernetesNamespace | Kind::KubernetesWorkload => {
@@ -342,6 +357,9 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
             ("networking.istio.io", "VirtualService") => Some(Kind::IstioVirtualService),
             ("networking.istio.io", "DestinationRule") => Some(Kind::IstioDestinationRule),
             ("gateway.networking.k8s.io", "HTTPRoute") => Some(Kind::GatewayHttpRoute),
+            ("gateway.networking.k8s.io", "GRPCRoute") => Some(Kind::GatewayGrpcRoute),
+            ("kuma.io", "MeshRetry") => Some(Kind::KumaMeshRetry),
+            ("kuma.io", "MeshTimeout") => Some(Kind::KumaMeshTimeout),
             ("gateway.envoyproxy.io", "BackendTrafficPolicy") => {
                 Some(Kind::EnvoyGatewayBackendTrafficPolicy)
             }
@@ -356,6 +374,13 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
         return Some(Kind::Envoy);
     }
     match &root.value {
+        // Kuma's universal form: `type: MeshRetry`, `mesh:`, `spec:`.
+        Value::Map(_) if get(root, "type").and_then(str_at) == Some("MeshRetry") => {
+            Some(Kind::KumaMeshRetry)
+        }
+        Value::Map(_) if get(root, "type").and_then(str_at) == Some("MeshTimeout") => {
+            Some(Kind::KumaMeshTimeout)
+        }
         Value::Map(_) if get(root, "methodConfig").is_some() => Some(Kind::GrpcServiceConfig),
         Value::Map(_) if get(root, "retryThrottling").is_some() => Some(Kind::GrpcServiceConfig),
         Value::Map(_) if get(root, "resourceSpans").is_some() => Some(Kind::Otlp),

@@ -443,7 +443,15 @@ fn add_traced(
 
 /// Which service each route host names, warned about once each.
 fn resolve_hosts(t: &Topology, facts: &Facts, notes: &mut Vec<String>) -> Vec<Vec<Option<usize>>> {
+    // One warning per host as written: a ServiceProfile's routes share its name.
+    let mut warned: Vec<crate::sources::At> = Vec::new();
     let mut warn = |h: &crate::sources::HostRef, r: &Resolved, names: &[&str]| {
+        if !matches!(r, Resolved::One(_)) {
+            if warned.contains(&h.at) {
+                return;
+            }
+            warned.push(h.at);
+        }
         match r {
         Resolved::Unknown => notes.push(format!(
             "{}: warning: host `{}` is not a service of the topology; its retry policy is not applied",
@@ -507,6 +515,7 @@ fn attach_layers(
                 "gateway",
                 "linkerd",
                 "linkerd-annotations",
+                "kuma",
             ] {
                 if source == crate::sources::linkerd::ANNOTATIONS
                     && facts
@@ -521,7 +530,12 @@ fn attach_layers(
                     .routes
                     .iter()
                     .enumerate()
-                    .filter(|(i, r)| r.source == source && resolved[*i].contains(&Some(to)))
+                    .filter(|(i, r)| {
+                        r.source == source
+                            && (resolved[*i].contains(&Some(to))
+                                // Kuma's `to: { kind: Mesh }`: every destination.
+                                || (r.source == "kuma" && r.hosts.is_empty()))
+                    })
                     .find(|(_, r)| r.matcher.matches(&method, path.as_deref()));
                 if let Some((_, r)) = chosen {
                     istio_seen |= source == "istio";

@@ -1,0 +1,445 @@
+//! Kuma / Kong Mesh `MeshRetry` and `MeshTimeout` (`kuma.io/v1alpha1`, or
+//! the universal form `type: MeshRetry`), as Kuma's xDS configurers
+//! translate them (`pkg/plugins/policies/meshretry/plugin/xds/configurer.go`,
+//! `meshtimeout/plugin/xds/configurer.go`), on the calls to each `to`
+//! entry's destination.
+//!
+//! - `to[].targetRef`: a `MeshService` (by `name`, or by the label
+//!   `kuma.io/display-name`) is that service; `Mesh` is every destination.
+//!   A MeshService entry wins over a Mesh one field by field (Kuma merges
+//!   the `default` confs, the more specific last: a field the MeshService
+//!   entry leaves out comes from the Mesh entry). A top-level `targetRef`
+//!   other than `Mesh` (a subset of the callers) is noted, and read as all
+//!   callers.
+//! - `default.http` (the calls of a topology are HTTP; `grpc` and `tcp` are
+//!   noted): `numRetries` counts RETRIES (Envoy's `num_retries`; absent, 1;
+//!   `0` is no retry policy); `perTryTimeout` is each attempt's timeout;
+//!   `backOff` is Envoy's `retry_back_off` (`baseInterval` default 25 ms,
+//!   `maxInterval` default 10 × base; full jitter); `retryOn` maps
+//!   `5xx`, `GatewayError`, `Reset`, `Retriable4xx`, `ConnectFailure`,
+//!   `EnvoyRatelimited`, `RefusedStream`, `Http3PostConnectFailure` to
+//!   Envoy's conditions (read as `istio::retry_on` reads them), status codes
+//!   to retriable status codes, and `HttpMethodGet` … to the methods that
+//!   may be retried at all (`retriable_request_headers` on `:method`); absent
+//!   (or only codes and methods), Kuma's `gateway-error,connect-failure,
+//!   refused-stream`. `rateLimitedBackOff.resetHeaders` makes the wait the
+//!   header's (`honor_retry_after`; its `maxInterval`, default 300 s, is not
+//!   modelled).
+//! - MeshTimeout `default.http.requestTimeout` is Envoy's route timeout: the
+//!   request with all its retries (an outer `kuma-timeout` layer);
+//!   connection and idle timeouts are not deadlines of a request.
+
+use std::time::Duration;
+
+use super::facts::*;
+use super::node::{self, Cx, entry, get, str_at};
+use crate::policy::{Backoff, BackoffKind, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::source::error::LoadError;
+use crate::source::{Node, Pos};
+
+pub const LAYER: &str = "kuma";
+pub const TIMEOUT: &str = "kuma-timeout";
+/// Kuma's `retry_on` when `retryOn` names no condition.
+pub const HTTP_RETRY_ON_DEFAULT: &str = "gateway-error,connect-failure,refused-stream";
+
+/// One `to` entry of a MeshRetry or MeshTimeout: the fields it sets, each
+/// with its position.
+#[derive(Debug, Clone, Default)]
+pub struct Entry {
+    /// `None`: every destination (`kind: Mesh`).
+    host: Option<HostRef>,
+    file: usize,
+    /// The policy's name, for Kuma's order among equals.
+    name: String,
+    /// Where the entry's `default` is, for the layer.
+    at: Option<Pos>,
+    num_retries: Option<(u32, Pos)>,
+    per_try: Option<(Duration, Pos)>,
+    backoff: Option<(Duration, Option<Duration>, Pos)>,
+    retry_on: Option<(Vec<Condition>, Vec<String>, Pos)>,
+    rate_limited: Option<Pos>,
+    request_timeout: Option<(Duration, Pos)>,
+}
+
+pub fn read_retry(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+    read(cx, root, true, facts)
+}
+
+pub fn read_timeout(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+    read(cx, root, false, facts)
+}
+
+fn read(cx: Cx, root: &Node, retry: bool, facts: &mut Facts) -> Result<(), LoadError> {
+    let what = if retry { "MeshRetry" } else { "MeshTimeout" };
+    let meta = get(root, "metadata");
+    let name = meta
+        .and_then(|m| get(m, "name"))
+        .or_else(|| get(root, "name"))
+        .and_then(str_at)
+        .unwrap_or("")
+        .to_owned();
+    let namespace = meta
+        .and_then(|m| get(m, "namespace"))
+        .and_then(str_at)
+        .map(str::to_owned);
+    let Some(spec) = get(root, "spec") else {
+        return Err(cx
+            .f
+            .error(root.pos, format!("a {what} without `spec:`"))
+            .with_help(format!("a {what} has `spec: {{ to: [...] }}`")));
+    };
+    if let Some((k, t)) = entry(spec, "targetRef")
+        && get(t, "kind").and_then(str_at).is_some_and(|k| k != "Mesh")
+    {
+        facts.note(
+            Some(cx.at(k.pos)),
+            format!("{what} `{name}` applies to a subset of the callers; read as applying to every caller"),
+        );
+    }
+    for to in node::list(cx, spec, "to")? {
+        let Some((tk, target)) = entry(to, "targetRef") else {
+            return Err(cx
+                .f
+                .error(to.pos, format!("a {what} `to` entry without `targetRef`"))
+                .with_help("write `targetRef: { kind: MeshService, name: backend }`"));
+        };
+        let kind = get(target, "kind").and_then(str_at).unwrap_or("");
+        let host = match kind {
+            "Mesh" => None,
+            "MeshService" => {
+                let named = get(target, "name")
+                    .or_else(|| get(target, "labels").and_then(|l| get(l, "kuma.io/display-name")));
+                let Some(n) = named else {
+                    return Err(cx
+                        .f
+                        .error(tk.pos, "a MeshService targetRef without `name` or the `kuma.io/display-name` label")
+                        .with_help("write `targetRef: { kind: MeshService, name: backend }`"));
+                };
+                let ns = get(target, "namespace")
+                    .and_then(str_at)
+                    .map(str::to_owned)
+                    .or_else(|| namespace.clone());
+                Some(HostRef {
+                    host: cx.f.str(n, "the MeshService name")?.to_owned(),
+                    namespace: ns,
+                    at: cx.at(n.pos),
+                })
+            }
+            other => {
+                facts.note(
+                    Some(cx.at(tk.pos)),
+                    format!(
+                        "a {what} `to` a {other} is not followed; target a MeshService or the Mesh"
+                    ),
+                );
+                continue;
+            }
+        };
+        let mut e = Entry {
+            host,
+            file: cx.file,
+            name: name.clone(),
+            ..Entry::default()
+        };
+        let Some((dk, conf)) = entry(to, "default") else {
+            continue;
+        };
+        e.at = Some(dk.pos);
+        if retry {
+            read_retry_conf(cx, conf, &mut e, facts)?;
+        } else if let Some((k, v)) = get(conf, "http").and_then(|h| entry(h, "requestTimeout")) {
+            let d = node::duration(cx, v, "requestTimeout")?;
+            e.request_timeout = Some((d, k.pos));
+        }
+        facts.kuma.push(e);
+    }
+    Ok(())
+}
+
+fn read_retry_conf(cx: Cx, conf: &Node, e: &mut Entry, facts: &mut Facts) -> Result<(), LoadError> {
+    for other in ["grpc", "tcp"] {
+        if let Some((k, _)) = entry(conf, other) {
+            facts.note(
+                Some(cx.at(k.pos)),
+                format!("MeshRetry `{other}` applies to {other} traffic; calls in a topology are HTTP, so it is not applied"),
+            );
+        }
+    }
+    let Some(http) = get(conf, "http") else {
+        return Ok(());
+    };
+    if let Some(kv) = entry(http, "numRetries") {
+        let mut at = None;
+        let n = node::retries(cx, kv, "numRetries", &mut at)?;
+        e.num_retries = Some((n, kv.0.pos));
+    }
+    if let Some((k, v)) = entry(http, "perTryTimeout") {
+        let d = node::duration(cx, v, "perTryTimeout")?;
+        e.per_try = Some((d, k.pos));
+    }
+    if let Some((k, b)) = entry(http, "backOff") {
+        let base = match get(b, "baseInterval") {
+            Some(v) => node::duration(cx, v, "baseInterval")?,
+            None => Duration::from_millis(25),
+        };
+        let max = get(b, "maxInterval")
+            .map(|v| node::duration(cx, v, "maxInterval"))
+            .transpose()?;
+        e.backoff = Some((base, max, k.pos));
+    }
+    if let Some((k, on)) = entry(http, "retryOn") {
+        let mut envoy: Vec<&str> = Vec::new();
+        let mut codes = Vec::new();
+        let mut methods = Vec::new();
+        for item in node::items(on) {
+            let text = match &item.value {
+                crate::source::Value::Int(n) => n.to_string(),
+                _ => cx.f.str(item, "a retryOn condition")?.to_owned(),
+            };
+            if let Ok(code) = text.parse::<u16>() {
+                codes.push(Condition::Status(code));
+                continue;
+            }
+            if let Some(m) = text.strip_prefix("HttpMethod") {
+                methods.push(m.to_ascii_uppercase());
+                continue;
+            }
+            let mapped = match text.as_str() {
+                "5xx" | "5XX" | "All5xx" => "5xx",
+                "GatewayError" => "gateway-error",
+                "Reset" => "reset",
+                "Retriable4xx" => "retriable-4xx",
+                "ConnectFailure" => "connect-failure",
+                "EnvoyRatelimited" => "envoy-ratelimited",
+                "RefusedStream" => "refused-stream",
+                "Http3PostConnectFailure" => "http3-post-connect-failure",
+                _ => {
+                    return Err(cx
+                        .f
+                        .error(item.pos, format!("unknown MeshRetry retryOn `{text}`"))
+                        .with_help("use 5xx, GatewayError, Reset, Retriable4xx, ConnectFailure, EnvoyRatelimited, RefusedStream, Http3PostConnectFailure, HttpMethodGet (…) or a status code"));
+                }
+            };
+            envoy.push(mapped);
+        }
+        let base = if envoy.is_empty() {
+            HTTP_RETRY_ON_DEFAULT.to_owned()
+        } else {
+            envoy.join(",")
+        };
+        let mut conditions = super::istio::retry_on(&base).unwrap_or_default();
+        for c in codes {
+            if !conditions.contains(&c) {
+                conditions.push(c);
+            }
+        }
+        e.retry_on = Some((conditions, methods, k.pos));
+    }
+    if let Some((k, r)) = entry(http, "rateLimitedBackOff") {
+        let headers: Vec<&str> = get(r, "resetHeaders")
+            .map(node::items)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|h| get(h, "name").and_then(str_at))
+            .collect();
+        if !headers.is_empty() {
+            if headers
+                .iter()
+                .any(|h| !h.eq_ignore_ascii_case("retry-after"))
+            {
+                facts.note(
+                    Some(cx.at(k.pos)),
+                    format!("rateLimitedBackOff waits as its reset headers say ({}): read as honouring Retry-After; its maxInterval is not modelled", headers.join(", ")),
+                );
+            }
+            e.rate_limited = Some(k.pos);
+        }
+    }
+    Ok(())
+}
+
+/// Later fields win: `over` on top of `base`. A field inherited from
+/// another file is located at `over`'s `default:` (positions are per file).
+fn merged(base: &Entry, over: &Entry) -> Entry {
+    let here = over.at.unwrap_or_default();
+    let same = base.file == over.file;
+    let moved = |p: Pos| if same { p } else { here };
+    Entry {
+        host: over.host.clone(),
+        file: over.file,
+        name: over.name.clone(),
+        at: over.at.or(base.at),
+        num_retries: over
+            .num_retries
+            .or(base.num_retries.map(|(n, p)| (n, moved(p)))),
+        per_try: over.per_try.or(base.per_try.map(|(d, p)| (d, moved(p)))),
+        backoff: over
+            .backoff
+            .or(base.backoff.map(|(b, m, p)| (b, m, moved(p)))),
+        retry_on: over
+            .retry_on
+            .clone()
+            .or_else(|| base.retry_on.clone().map(|(c, m, p)| (c, m, moved(p)))),
+        rate_limited: over.rate_limited.or(base.rate_limited.map(moved)),
+        request_timeout: over
+            .request_timeout
+            .or(base.request_timeout.map(|(d, p)| (d, moved(p)))),
+    }
+}
+
+/// Merges the entries (Mesh first, then each MeshService's, in policy name
+/// order) and turns them into routes: each MeshService's, then the Mesh's
+/// for every other destination.
+pub(crate) fn finish(facts: &mut Facts) {
+    let mut entries = std::mem::take(&mut facts.kuma);
+    if entries.is_empty() {
+        return;
+    }
+    entries.sort_by(|a, b| {
+        a.host
+            .is_some()
+            .cmp(&b.host.is_some())
+            .then(a.name.cmp(&b.name))
+    });
+    let mut mesh = Entry::default();
+    let mut mesh_seen = false;
+    let mut services: Vec<Entry> = Vec::new();
+    for e in &entries {
+        match &e.host {
+            None => {
+                mesh = merged(&mesh, e);
+                mesh_seen = true;
+            }
+            Some(h) => match services.iter_mut().find(|s| {
+                s.host
+                    .as_ref()
+                    .is_some_and(|x| x.host == h.host && x.namespace == h.namespace)
+            }) {
+                Some(s) => *s = merged(s, e),
+                None => services.push(merged(&mesh, e)),
+            },
+        }
+    }
+    let group = facts.read_kinds.len();
+    for e in services.iter().chain(mesh_seen.then_some(&mesh)) {
+        let layers = layers(e);
+        let (matcher, hosts) = match (&e.retry_on, &e.host) {
+            (Some((_, methods, _)), h) if !methods.is_empty() => (
+                Matcher {
+                    any: methods
+                        .iter()
+                        .map(|m| MatchRule {
+                            method: Some(StrMatch::Exact(m.clone())),
+                            path: None,
+                        })
+                        .collect(),
+                },
+                h.iter().cloned().collect(),
+            ),
+            (_, h) => (Matcher::default(), h.iter().cloned().collect::<Vec<_>>()),
+        };
+        if !matches!(matcher.any.len(), 0) {
+            // Methods not listed are not retried, but the timeouts still
+            // apply to them: a route of the timeouts alone after this one.
+            let timeouts: Vec<LayerFact> = layers
+                .iter()
+                .filter(|l| l.name == TIMEOUT)
+                .cloned()
+                .collect();
+            facts.routes.push(RouteFact {
+                source: LAYER,
+                group,
+                hosts: hosts.clone(),
+                matcher,
+                layers,
+            });
+            facts.routes.push(RouteFact {
+                source: LAYER,
+                group,
+                hosts,
+                matcher: Matcher::default(),
+                layers: timeouts,
+            });
+        } else {
+            facts.routes.push(RouteFact {
+                source: LAYER,
+                group,
+                hosts,
+                matcher,
+                layers,
+            });
+        }
+    }
+}
+
+fn layers(e: &Entry) -> Vec<LayerFact> {
+    let mut out = Vec::new();
+    if let Some((d, pos)) = e.request_timeout {
+        out.push(LayerFact {
+            timeout_default: None,
+            name: TIMEOUT.into(),
+            file: e.file,
+            pos,
+            timeout: Some((d, pos)),
+            policy: PolicyFact::None,
+            comment: "Kuma MeshTimeout http.requestTimeout: the request with all its retries"
+                .into(),
+        });
+    }
+    let retry_at = e
+        .num_retries
+        .map(|(_, p)| p)
+        .or(e.retry_on.as_ref().map(|r| r.2));
+    let Some(at) = retry_at
+        .or(e.backoff.map(|b| b.2))
+        .or(e.per_try.map(|p| p.1))
+    else {
+        return out;
+    };
+    let retries = e.num_retries.map_or(1, |(n, _)| n);
+    if retries == 0 {
+        // `numRetries: 0`: Kuma configures no retry policy.
+        return out;
+    }
+    let (base, max) = match e.backoff {
+        Some((b, m, _)) => (b, m.unwrap_or(b * 10)),
+        None => (Duration::from_millis(25), Duration::from_millis(250)),
+    };
+    let retry_on = match &e.retry_on {
+        Some((c, _, _)) => c.clone(),
+        None => super::istio::retry_on(HTTP_RETRY_ON_DEFAULT).unwrap_or_default(),
+    };
+    let spans = Spans {
+        policy: Some(at),
+        max_attempts: e.num_retries.map(|(_, p)| p),
+        backoff: e.backoff.map(|b| b.2),
+        retry_on: e.retry_on.as_ref().map(|r| r.2),
+        honor_retry_after: e.rate_limited,
+        ..Spans::default()
+    };
+    out.push(LayerFact {
+        timeout_default: None,
+        name: LAYER.into(),
+        file: e.file,
+        pos: at,
+        timeout: e.per_try,
+        comment: format!("Kuma MeshRetry: numRetries {retries} counts retries"),
+        policy: PolicyFact::Inline {
+            policy: RetryPolicy {
+                max_attempts: retries + 1,
+                backoff: Backoff {
+                    kind: BackoffKind::Exponential,
+                    base,
+                    multiplier: 2.0,
+                    cap: Some(max),
+                    jitter: Jitter::Full,
+                },
+                retry_on: RetryOn(retry_on),
+                honor_retry_after: e.rate_limited.is_some(),
+                budget: None,
+            },
+            spans,
+        },
+    });
+    out
+}

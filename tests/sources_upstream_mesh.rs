@@ -1,0 +1,694 @@
+//! Gateway API, Envoy Gateway, Linkerd and gRPC service configs read from
+//! the projects' own files (tests/data/README.md says where each comes
+//! from), against the semantics their code and docs state.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use retrylint::policy::{BackoffKind, BudgetSpec, Condition, Jitter};
+use retrylint::sources::{self, Options, Request, gateway_api::Implementation};
+use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
+
+mod common;
+
+const DATA: &str = "tests/data";
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sources-upstream-mesh");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn merged_with(topology: &str, from: &[&str], options: Options) -> Merged {
+    // Named by its content: tests run in parallel, and two may read the
+    // same sources with different topologies.
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&(topology, from), &mut h);
+    let topo = temp_file(
+        &format!("topo-{:x}.yaml", std::hash::Hasher::finish(&h)),
+        topology,
+    );
+    let from: Vec<PathBuf> = from
+        .iter()
+        .map(|f| PathBuf::from(format!("{DATA}/{f}")))
+        .collect();
+    topology::load_with_sources(Some(Path::new(&topo)), &from, options, &Presets::embedded())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn merged(topology: &str, from: &[&str]) -> Merged {
+    merged_with(topology, from, Options::default())
+}
+
+fn call<'a>(t: &'a Topology, from: &str, to: &str) -> &'a Call {
+    let (f, to) = (t.id_of(from).unwrap(), t.id_of(to).unwrap());
+    t.services[f].calls.iter().find(|c| c.to == to).unwrap()
+}
+
+fn names(c: &Call) -> Vec<&str> {
+    c.layers.iter().map(|l| l.name.as_str()).collect()
+}
+
+fn layer<'a>(c: &'a Call, name: &str) -> &'a Layer {
+    c.layers
+        .iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("no layer {name}: {:?}", names(c)))
+}
+
+fn conditions(text: &str) -> Vec<Condition> {
+    text.split(',').map(|c| c.trim().parse().unwrap()).collect()
+}
+
+/// `(file, line)` of a located position.
+fn at(t: &Topology, pos: Option<retrylint::source::Pos>) -> (String, u32) {
+    let (file, p) = t.locate(pos.expect("located"));
+    (file.to_owned(), p.line)
+}
+
+/// The 1-based line of the `nth` (0-based) line of `file` containing `needle`.
+fn line_of(file: &str, needle: &str, nth: usize) -> u32 {
+    let text = std::fs::read_to_string(format!("{DATA}/{file}")).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth)
+        .map(|(i, _)| i as u32 + 1)
+        .unwrap_or_else(|| panic!("{needle} #{nth} not in {file}"))
+}
+
+// ---- Gateway API and Envoy Gateway ----
+
+/// Envoy Gateway's own translator test (`httproute-retry.in.yaml`, whose
+/// `.out.yaml` is the expected IR): the `/v2` rule outranks `/` although
+/// listed second (longest prefix), and each rule's own `retry` wins over the
+/// BackendTrafficPolicy on the route (`GetRetry()`: `h.Retry` first). Before,
+/// `/v2/x` took the `/` rule and the policy's `numRetries: 5` replaced both.
+#[test]
+fn envoy_gateway_rule_retry_wins_over_its_policy_and_the_longest_prefix_first() {
+    let f = "envoy-gateway/httproute-retry.yaml";
+    let m = merged(
+        "version: 1\nentry: gw\nservices:\n  gw: { calls: [a, b] }\n  a: { calls: [{ to: service-1, path: /v2/x }] }\n  b: { calls: [{ to: service-1, path: /login }] }\n  service-1: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let v2 = layer(call(t, "a", "service-1"), "gateway");
+    assert_eq!(v2.policy.max_attempts, 4, "attempts: 3 counts retries");
+    assert_eq!(
+        v2.policy.retry_on.0,
+        conditions("connect, 503"),
+        "no codes: EG's 503"
+    );
+    assert_eq!(v2.policy.backoff.base, Duration::from_millis(25));
+    assert_eq!(
+        v2.timeout.unwrap().value,
+        Duration::from_secs(3),
+        "backendRequest"
+    );
+    assert_eq!(
+        at(t, v2.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "attempts: 3", 1))
+    );
+    let root = layer(call(t, "b", "service-1"), "gateway");
+    assert_eq!(root.policy.max_attempts, 4);
+    assert_eq!(root.policy.retry_on.0, conditions("connect, 500"));
+    assert_eq!(root.policy.backoff.base, Duration::from_millis(200));
+    assert_eq!(root.policy.backoff.cap, Some(Duration::from_secs(2)));
+    assert_eq!(
+        at(t, root.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "attempts: 3", 0))
+    );
+    // The policy on Gateway gateway-1: no route here attaches to it.
+    let warned: Vec<&String> = m.notes.iter().filter(|n| n.contains("gateway-1")).collect();
+    assert_eq!(
+        warned,
+        [&format!(
+            "{DATA}/{f}:{}:5: warning: BackendTrafficPolicy targets Gateway `gateway-1`, to which no route among the sources attaches",
+            line_of(f, "targetRef:", 0) + 1
+        )]
+    );
+}
+
+/// GEP-1731 leaves the defaults to the implementation: the same upstream
+/// `retry: { attempts: 3 }` (conformance `httproute-retry-connection-error`)
+/// retries 503 under Envoy Gateway (`retryDefaultRetriableStatusCode`) and
+/// no status at all under Istio (`conversion.go`: `connect-failure,
+/// refused-stream,unavailable,cancelled` plus the codes, none here).
+#[test]
+fn retry_without_codes_per_implementation() {
+    let topo = "version: 1\nentry: gw\nservices:\n  gw: { calls: [{ to: infra-backend-v3, path: /retry/no-status-code-attempts-3 }] }\n  infra-backend-v3: {}\n";
+    let f = "gateway-api/httproute-retry-connection-error.yaml";
+    let eg = merged(topo, &[f]);
+    let l = layer(call(&eg.topology, "gw", "infra-backend-v3"), "gateway");
+    assert_eq!(l.policy.max_attempts, 4);
+    assert_eq!(l.policy.retry_on.0, conditions("connect, 503"));
+    let istio = merged_with(
+        topo,
+        &[f],
+        Options {
+            gateway: Implementation::Istio,
+            ..Options::default()
+        },
+    );
+    let l = layer(call(&istio.topology, "gw", "infra-backend-v3"), "gateway");
+    assert_eq!(l.policy.max_attempts, 4);
+    assert_eq!(l.policy.retry_on.0, conditions("connect"));
+    assert!(
+        istio.notes.iter().any(|n| n
+            == &format!("{DATA}/{f}:14:7: note: HTTPRoute retry without `codes`: Istio retries connection failures only (no status code)")),
+        "{:#?}",
+        istio.notes
+    );
+}
+
+/// `check --gateway istio` reads the route as Istio translates it: the
+/// same upstream file, and a note on standard error says what it did (the
+/// default, Envoy Gateway, does not); `--gateway nginx` is a usage error
+/// naming the choices.
+#[test]
+fn check_takes_the_gateway_flag() {
+    let topo = temp_file(
+        "cli-gateway.yaml",
+        "version: 1\nentry: gw\nservices:\n  gw: { calls: [{ to: infra-backend-v3, path: /retry/no-status-code-attempts-3 }] }\n  infra-backend-v3: {}\n",
+    );
+    let f = format!("{DATA}/gateway-api/httproute-retry-connection-error.yaml");
+    let t = topo.to_str().unwrap();
+    let (_, _, err) = common::run::retrylint(&["check", t, "--from", &f, "--gateway", "istio"]);
+    let note = format!(
+        "{f}:14:7: note: HTTPRoute retry without `codes`: Istio retries connection failures only (no status code)"
+    );
+    assert!(err.contains(&note), "{err}");
+    let (_, _, err) = common::run::retrylint(&["check", t, "--from", &f]);
+    assert!(!err.contains(&note), "{err}");
+    let (code, _, err) = common::run::retrylint(&["check", t, "--from", &f, "--gateway", "nginx"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "`nginx` is not a known Gateway API implementation; write one of envoy-gateway, istio"
+        ),
+        "{err}"
+    );
+}
+
+/// `--gateway` names the implementation; an unknown one is refused with
+/// the choices.
+#[test]
+fn the_gateway_flag_is_parsed() {
+    assert_eq!(Implementation::parse("istio"), Ok(Implementation::Istio));
+    assert_eq!(
+        Implementation::parse("envoy-gateway"),
+        Ok(Implementation::EnvoyGateway)
+    );
+    assert_eq!(
+        Implementation::parse("nginx"),
+        Err(
+            "`nginx` is not a known Gateway API implementation; write one of envoy-gateway, istio"
+                .into()
+        )
+    );
+}
+
+/// Conformance `httproute-retry-with-timeouts`: `timeouts.request` is the
+/// outer bound, `backendRequest` each attempt's.
+#[test]
+fn retry_with_timeouts_nests_request_outside_backend_request() {
+    let f = "gateway-api/httproute-retry-with-timeouts.yaml";
+    let m = merged(
+        "version: 1\nentry: gw\nservices:\n  gw: { calls: [{ to: infra-backend-v3, path: /retry/request-timeout-200ms }] }\n  infra-backend-v3: {}\n",
+        &[f],
+    );
+    let c = call(&m.topology, "gw", "infra-backend-v3");
+    assert_eq!(names(c), ["app", "gateway-route", "gateway"]);
+    assert_eq!(
+        layer(c, "gateway-route").timeout.unwrap().value,
+        Duration::from_millis(400)
+    );
+    let g = layer(c, "gateway");
+    assert_eq!(g.timeout.unwrap().value, Duration::from_millis(200));
+    assert_eq!(g.policy.max_attempts, 6);
+    assert_eq!(g.policy.retry_on.0, conditions("connect, 500"));
+}
+
+/// A BackendTrafficPolicy on a Gateway retries the GRPCRoute attached to
+/// it (Envoy Gateway's `backendtrafficpolicy-with-retries` test: the
+/// GRPCRoute's IR gets `cancelled, reset-before-request`); on a gRPC call
+/// `cancelled` is the service config's CANCELLED (reset), not nothing.
+#[test]
+fn a_policy_on_a_gateway_retries_its_grpc_route_with_grpc_conditions() {
+    let f = "envoy-gateway/backendtrafficpolicy-with-retries-grpc.yaml";
+    let m = merged(
+        "version: 1\nentry: gw\nservices:\n  gw: { calls: [{ to: service-1, method: POST, path: /helloworld.Greeter/SayHello }] }\n  service-1: {}\n",
+        &[f],
+    );
+    let g = layer(call(&m.topology, "gw", "service-1"), "gateway");
+    assert_eq!(g.policy.max_attempts, 3, "numRetries absent: 2 retries");
+    assert_eq!(g.policy.retry_on.0, conditions("reset, connect"));
+    assert_eq!(g.timeout.unwrap().value, Duration::from_millis(250));
+    assert_eq!(g.policy.backoff.base, Duration::from_millis(100));
+    assert_eq!(g.policy.backoff.cap, Some(Duration::from_secs(10)));
+    assert_eq!(
+        at(&m.topology, g.spans.policy),
+        (format!("{DATA}/{f}"), line_of(f, "retry:", 0))
+    );
+    assert!(
+        !m.notes.iter().any(|n| n.contains("retries nothing here")),
+        "{:#?}",
+        m.notes
+    );
+}
+
+/// Envoy Gateway's `backendtrafficpolicy-with-circuitbreakers` test: the
+/// route's policy has `retryBudget: { percent: { numerator: 10 } }` beside
+/// `maxParallelRetries: 24`; the budget wins ("RetryBudget take precedence
+/// over maxParallelRetries"). Read with the `httproute-retry` test's route
+/// of the same name, whose rules retry.
+#[test]
+fn circuit_breaker_retry_budget_is_read() {
+    let cb = "envoy-gateway/backendtrafficpolicy-with-circuitbreakers.yaml";
+    let m = merged(
+        "version: 1\nentry: gw\nservices:\n  gw: { calls: [{ to: service-1, path: /v2 }] }\n  service-1: {}\n",
+        &["envoy-gateway/httproute-retry.yaml", cb],
+    );
+    let g = layer(call(&m.topology, "gw", "service-1"), "gateway");
+    assert_eq!(g.policy.max_attempts, 4, "the rule's own retry");
+    let Some(BudgetSpec::Ratio { ratio, .. }) = g.policy.budget else {
+        panic!("{:?}", g.policy.budget)
+    };
+    assert!((ratio - 0.1).abs() < 1e-12, "{ratio}");
+    assert!(
+        m.notes.iter().any(|n| *n == format!("{DATA}/{cb}:{}:5: note: Envoy Gateway's retryBudget (10 % of requests in flight) is read as a ratio budget of 0.1; minRetryConcurrency (default 3) is not modelled", line_of(cb, "retryBudget:", 0))),
+        "{:#?}",
+        m.notes
+    );
+}
+
+/// Conformance `grpcroute-exact-method-matching`: `Echo` and `EchoTwo` of
+/// one service go to different backends; a GRPCRoute is read (before it was
+/// not a known kind) and matches the call's path `/service/method`.
+#[test]
+fn a_grpc_route_is_read_and_matches_methods() {
+    let f = "gateway-api/grpcroute-exact-method-matching.yaml";
+    let facts =
+        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+    assert_eq!(facts.read_kinds, [sources::Kind::GatewayGrpcRoute]);
+    assert_eq!(facts.routes.len(), 2);
+    let svc = "/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho";
+    for (method, backend) in [
+        ("Echo", "grpc-infra-backend-v1"),
+        ("EchoTwo", "grpc-infra-backend-v2"),
+    ] {
+        let path = format!("{svc}/{method}");
+        let taking: Vec<&str> = facts
+            .routes
+            .iter()
+            .filter(|r| r.matcher.matches("POST", Some(&path)))
+            .map(|r| r.hosts[0].host.as_str())
+            .collect();
+        assert_eq!(taking, [backend], "{path}");
+    }
+}
+
+/// Conformance `httproute-path-match-order`: its requests and the rule each
+/// must reach, in the order the precedence puts the rules (each rule sends
+/// to a backend; here, which route a path takes first).
+#[test]
+fn path_match_order_follows_the_conformance_test() {
+    let f = "gateway-api/httproute-path-match-order.yaml";
+    let facts =
+        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+    // (request path, backend) from httproute-path-match-order.go.
+    let cases = [
+        ("/match/exact/one", "infra-backend-v3"),
+        ("/match/exact", "infra-backend-v2"),
+        ("/match", "infra-backend-v1"),
+        ("/match/prefix/one/any", "infra-backend-v2"),
+        ("/match/prefix/any", "infra-backend-v1"),
+        ("/match/any", "infra-backend-v3"),
+    ];
+    for (path, backend) in cases {
+        let first = facts
+            .routes
+            .iter()
+            .find(|r| r.matcher.matches("GET", Some(path)))
+            .unwrap();
+        assert_eq!(first.hosts[0].host, backend, "{path}");
+    }
+}
+
+// ---- Linkerd ----
+
+/// Linkerd's reference (`reference/retries.md`): annotations on an
+/// HTTPRoute whose parentRef is the Service, no backendRefs. Before, the
+/// route had no backendRefs and was dropped: no findings.
+#[test]
+fn linkerd_route_annotations_on_a_service_parent() {
+    let f = "linkerd/retries-httproute.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: schlep, path: /any }] }\n  schlep: {}\n",
+        &[f],
+    );
+    let l = layer(call(&m.topology, "web", "schlep"), "linkerd");
+    assert_eq!(l.policy.max_attempts, 3, "limit: 2 counts retries");
+    assert_eq!(l.policy.retry_on.0, conditions("5xx, timeout"));
+    assert_eq!(l.timeout.unwrap().value, Duration::from_millis(300));
+    assert_eq!(l.policy.backoff.kind, BackoffKind::Exponential);
+    assert_eq!(l.policy.backoff.base, Duration::from_millis(25));
+    assert_eq!(l.policy.backoff.cap, Some(Duration::from_millis(250)));
+    assert_eq!(l.policy.backoff.jitter, Jitter::Full);
+    assert_eq!(
+        at(&m.topology, l.spans.max_attempts),
+        (
+            format!("{DATA}/{f}"),
+            line_of(f, "retry.linkerd.io/limit", 0)
+        )
+    );
+}
+
+/// `reference/timeouts.md`: `timeout.linkerd.io/request` bounds the request,
+/// `/response` the backend's answer; neither is retried.
+#[test]
+fn linkerd_timeout_annotations() {
+    let f = "linkerd/timeouts-httproute.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [schlep] }\n  schlep: {}\n",
+        &[f],
+    );
+    let c = call(&m.topology, "web", "schlep");
+    assert_eq!(
+        names(c),
+        ["app", "linkerd-timeout", "linkerd-response-timeout"]
+    );
+    assert_eq!(
+        layer(c, "linkerd-timeout").timeout.unwrap().value,
+        Duration::from_secs(2)
+    );
+    let r = layer(c, "linkerd-response-timeout");
+    assert_eq!(r.timeout.unwrap().value, Duration::from_secs(1));
+    assert_eq!(r.policy.max_attempts, 1);
+}
+
+/// `reference/retries.md`'s GRPCRoute: `retry.linkerd.io/grpc: internal` on
+/// `schlep.Schlep/Get` only (INTERNAL is 500, as in a service config).
+#[test]
+fn linkerd_grpc_route_annotations_apply_to_its_method() {
+    let f = "linkerd/retries-grpcroute.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [a, b] }\n  a: { calls: [{ to: schlep, method: POST, path: /schlep.Schlep/Get }] }\n  b: { calls: [{ to: schlep, method: POST, path: /schlep.Schlep/Put }] }\n  schlep: {}\n",
+        &[f],
+    );
+    let l = layer(call(&m.topology, "a", "schlep"), "linkerd");
+    assert_eq!(l.policy.max_attempts, 3);
+    assert_eq!(l.policy.retry_on.0, conditions("500, timeout"));
+    assert_eq!(l.timeout.unwrap().value, Duration::from_millis(400));
+    assert_eq!(names(call(&m.topology, "b", "schlep")), ["app"]);
+}
+
+/// The booksapp tutorial's generated profile (one route made retryable, as
+/// the tutorial does for authors): `pathRegex` is matched, anchored, so
+/// `POST /authors` takes its own route (not retryable) and only `POST
+/// /authors/7/delete` the retryable one, cited at its line. Before, any POST
+/// took the first retryable route.
+#[test]
+fn linkerd_service_profile_path_regex_is_evaluated() {
+    let f = "linkerd/webapp-booksapp-profile.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [a, b] }\n  a: { calls: [{ to: webapp, method: POST, path: /authors }] }\n  b: { calls: [{ to: webapp, method: POST, path: /authors/7/delete }] }\n  webapp: {}\n",
+        &[f],
+    );
+    assert_eq!(names(call(&m.topology, "a", "webapp")), ["app"]);
+    let l = layer(call(&m.topology, "b", "webapp"), "linkerd");
+    assert_eq!(
+        at(&m.topology, l.spans.policy),
+        (format!("{DATA}/{f}"), line_of(f, "isRetryable", 0))
+    );
+}
+
+/// A profile for a Service the topology does not have: one warning, not one
+/// per route (the profile has nine).
+#[test]
+fn one_warning_per_profile() {
+    let f = "linkerd/webapp-booksapp-profile.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [books] }\n  books: {}\n",
+        &[f],
+    );
+    let warned: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("not a service"))
+        .collect();
+    assert_eq!(
+        warned,
+        [&format!(
+            "{DATA}/{f}:5:3: warning: host `webapp.booksapp.svc.cluster.local` is not a service of the topology; its retry policy is not applied"
+        )]
+    );
+}
+
+// ---- gRPC service config ----
+
+fn grpc_merged(file: &str, service: Option<&str>, topology: &str) -> Merged {
+    let facts = sources::import(
+        &[Request {
+            path: PathBuf::from(format!("{DATA}/grpc/{file}")),
+            service: service.map(str::to_owned),
+            named_at: None,
+        }],
+        Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let base = topology::load_str(topology, "t.yaml", "t", &Presets::embedded()).unwrap();
+    topology::merge::merge(Some(base), &facts, &Presets::embedded()).unwrap()
+}
+
+/// grpc-java's `test_retry_service_config.json`: `SimpleService1/Foo1` has
+/// its own config (5 attempts) listed after the service's (3 attempts); the
+/// method's wins (grpc-go `getMethodConfig`: `/service/method`, then
+/// `/service/`). `SimpleService2` has no retry; its `Foo2` does.
+#[test]
+fn grpc_method_names_win_over_service_names() {
+    let m = grpc_merged(
+        "test_retry_service_config.json",
+        None,
+        "version: 1\nentry: c\nservices:\n  c: { calls: [a, b, d, e] }\n  a: { calls: [{ to: simpleservice1, method: POST, path: /SimpleService1/Foo1 }] }\n  b: { calls: [{ to: simpleservice1, method: POST, path: /SimpleService1/Bar }] }\n  d: { calls: [{ to: simpleservice2, method: POST, path: /SimpleService2/Foo2 }] }\n  e: { calls: [{ to: simpleservice2, method: POST }] }\n  simpleservice1: {}\n  simpleservice2: {}\n",
+    );
+    let t = &m.topology;
+    let foo1 = layer(call(t, "a", "simpleservice1"), "grpc");
+    assert_eq!(foo1.policy.max_attempts, 5);
+    assert_eq!(foo1.policy.retry_on.0, conditions("connect, reset, 503"));
+    let bar = layer(call(t, "b", "simpleservice1"), "grpc");
+    assert_eq!(bar.policy.max_attempts, 3);
+    assert_eq!(
+        bar.policy.retry_on.0,
+        conditions("connect, reset, 503, 429")
+    );
+    assert_eq!(
+        layer(call(t, "d", "simpleservice2"), "grpc")
+            .policy
+            .max_attempts,
+        5
+    );
+    assert_eq!(
+        names(call(t, "e", "simpleservice2")),
+        ["app"],
+        "the service's config: no retry"
+    );
+}
+
+/// `name: [{}]` is the channel default: it applies to methods no other
+/// entry names (the same file with SimpleService2's name written `{}`).
+#[test]
+fn grpc_empty_name_is_the_channel_default() {
+    let m = grpc_merged(
+        "test_retry_service_config-channel-default.json",
+        Some("ledger"),
+        "version: 1\nentry: c\nservices:\n  c: { calls: [a, b] }\n  a: { calls: [{ to: ledger, method: POST, path: /Other/Get }] }\n  b: { calls: [{ to: ledger, method: POST, path: /SimpleService1/Get }] }\n  ledger: {}\n",
+    );
+    assert_eq!(
+        names(call(&m.topology, "a", "ledger")),
+        ["app"],
+        "the default: no retry"
+    );
+    assert_eq!(
+        layer(call(&m.topology, "b", "ledger"), "grpc")
+            .policy
+            .max_attempts,
+        3
+    );
+}
+
+/// A `.json` service config is strict JSON: a trailing comma or a comment
+/// is an error at its line (the same file with one added), as gRPC rejects
+/// it; before, the YAML reader took both.
+#[test]
+fn grpc_json_is_strict() {
+    for (file, want) in [
+        (
+            "test_retry_service_config-trailing-comma.json",
+            "tests/data/grpc/test_retry_service_config-trailing-comma.json:18:31: a trailing comma in a gRPC service config",
+        ),
+        (
+            "test_retry_service_config-comment.json",
+            "tests/data/grpc/test_retry_service_config-comment.json:54:3: a comment in a gRPC service config: key must be a string at line 54 column 3",
+        ),
+    ] {
+        let e = sources::import(
+            &[Request::path(format!("{DATA}/grpc/{file}"))],
+            Options::default(),
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with(want), "{text}");
+    }
+}
+
+// ---- Kuma ----
+
+/// Kuma's e2e `meshretry/outbound` input, whose golden Envoy config has
+/// `numRetries: 2`, `retryBackOff: { baseInterval: 3s, maxInterval: 240s }`,
+/// `retryOn: 5xx` on the route to test-server.
+#[test]
+fn kuma_mesh_retry_to_a_mesh_service() {
+    let f = "kuma/meshretry-outbound.input.yaml";
+    let m = merged(
+        "version: 1\nentry: demo-client\nservices:\n  demo-client: { calls: [test-server] }\n  test-server: {}\n",
+        &[f],
+    );
+    let l = layer(call(&m.topology, "demo-client", "test-server"), "kuma");
+    assert_eq!(l.policy.max_attempts, 3, "numRetries counts retries");
+    assert_eq!(l.policy.backoff.base, Duration::from_secs(3));
+    assert_eq!(l.policy.backoff.cap, Some(Duration::from_secs(240)));
+    assert_eq!(
+        l.policy.retry_on.0,
+        conditions("5xx, timeout, reset, connect")
+    );
+    assert!(!l.policy.honor_retry_after);
+    assert_eq!(
+        at(&m.topology, l.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "numRetries", 0))
+    );
+}
+
+/// Kuma's e2e `meshretry/outbound-mix`: the MeshService entry (6 retries,
+/// 5xx) wins over the Mesh one (3, Retriable4xx) for test-server, as the
+/// golden config says; every other destination gets the Mesh entry.
+#[test]
+fn kuma_mesh_service_entry_wins_over_the_mesh_entry() {
+    let f = "kuma/meshretry-outbound-mix.input.yaml";
+    let m = merged(
+        "version: 1\nentry: demo-client\nservices:\n  demo-client: { calls: [test-server, other] }\n  test-server: {}\n  other: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let l = layer(call(t, "demo-client", "test-server"), "kuma");
+    assert_eq!(l.policy.max_attempts, 7);
+    assert_eq!(
+        l.policy.retry_on.0,
+        conditions("5xx, timeout, reset, connect")
+    );
+    assert_eq!(l.policy.backoff.base, Duration::from_millis(25));
+    assert_eq!(l.policy.backoff.cap, Some(Duration::from_millis(250)));
+    let o = layer(call(t, "demo-client", "other"), "kuma");
+    assert_eq!(o.policy.max_attempts, 4);
+    assert_eq!(o.policy.retry_on.0, conditions("409"));
+    assert_eq!(
+        at(t, o.spans.retry_on),
+        (format!("{DATA}/{f}"), line_of(f, "retryOn:", 1))
+    );
+}
+
+/// Kuma's e2e `meshtimeout/outbound`: `http.requestTimeout: 52s` is the
+/// route timeout (golden: `"timeout": "52s"`), the request with its retries.
+#[test]
+fn kuma_mesh_timeout_request_timeout() {
+    let f = "kuma/meshtimeout-outbound.input.yaml";
+    let m = merged(
+        "version: 1\nentry: demo-client\nservices:\n  demo-client: { calls: [test-server] }\n  test-server: {}\n",
+        &[f],
+    );
+    let c = call(&m.topology, "demo-client", "test-server");
+    assert_eq!(names(c), ["app", "kuma-timeout"]);
+    let l = layer(c, "kuma-timeout");
+    assert_eq!(l.timeout.unwrap().value, Duration::from_secs(52));
+    assert_eq!(l.policy.max_attempts, 1);
+}
+
+/// Conformance `httproute-matching`: each rule matches a path prefix or a
+/// header. A topology's calls carry no headers, so the header matches are
+/// not taken — said once per route — and `/v2/x` takes the `/v2` rule.
+#[test]
+fn header_matches_are_not_taken_and_said_so() {
+    let f = "gateway-api/httproute-matching.yaml";
+    let facts =
+        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+    assert_eq!(facts.routes.len(), 2, "the two path matches");
+    let first = facts
+        .routes
+        .iter()
+        .find(|r| r.matcher.matches("GET", Some("/v2/x")))
+        .unwrap();
+    assert_eq!(first.hosts[0].host, "infra-backend-v2");
+    let notes: Vec<String> = facts
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", facts.show(n.at.unwrap()), n.text))
+        .collect();
+    assert_eq!(
+        notes,
+        [format!(
+            "{DATA}/{f}:{}:7: HTTPRoute `matching`: a match on headers or query parameters is not taken by the topology's calls (they carry none); they take the route's other matches",
+            line_of(f, "- headers:", 0)
+        )]
+    );
+}
+
+/// Conformance `httproute-hostname-intersection`: two routes send to
+/// infra-backend-v1, one for `very.specific.com`, one for
+/// `*.anotherwildcard.io`. The Host decides, which a call does not say: the
+/// precise hostname's route is read first (most characters of a
+/// non-wildcard hostname), and a note says so.
+#[test]
+fn routes_told_apart_by_hostnames_are_said_so() {
+    let f = "gateway-api/httproute-hostname-intersection.yaml";
+    let facts =
+        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+    let notes: Vec<String> = facts
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", facts.show(n.at.unwrap()), n.text))
+        .collect();
+    let say = |line: u32, a: &str, b: &str, backend: &str| {
+        format!(
+            "{DATA}/{f}:{line}:7: routes `gateway-conformance-infra/{a}` and `gateway-conformance-infra/{b}` both send to `{backend}` and differ by hostnames; the request's Host decides which applies, so calls to it are read with the more specific hostname's rules first (Gateway API precedence)"
+        )
+    };
+    assert_eq!(
+        notes,
+        [
+            say(
+                65,
+                "specific-host-matches-listener-specific-host",
+                "wildcard-host-matches-listener-wildcard-host",
+                "infra-backend-v1"
+            ),
+            say(
+                // `specific.but.wrong.com` has the most characters.
+                151,
+                "no-intersecting-hosts",
+                "httproute-hostname-intersection-all",
+                "infra-backend-v2"
+            ),
+        ]
+    );
+    let first = facts
+        .routes
+        .iter()
+        .find(|r| r.hosts.iter().any(|h| h.host == "infra-backend-v1"))
+        .unwrap();
+    assert_eq!(
+        first.hosts[0].at.pos.line, 65,
+        "the precise hostname's route first"
+    );
+}
