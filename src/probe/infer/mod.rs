@@ -748,12 +748,6 @@ fn refused_verdict(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let retried = sorted.iter().filter(|&&c| c >= 2).count();
-        let confidence = if (retried == 0 || retried == sorted.len()) && sorted.len() >= 2 {
-            Confidence::High
-        } else {
-            Confidence::Medium
-        };
         if sorted[sorted.len() - 1] == 0 {
             return mk(
                 None,
@@ -761,7 +755,30 @@ fn refused_verdict(
                 "the client made no connection attempt to the closed port".into(),
             );
         }
-        return mk(Some(retried > 0), confidence, text);
+        // Whether a client retries a refused connection does not vary from
+        // run to run: a lone run that disagrees is a stray SYN (another
+        // process on the port's number, a kernel retransmission), so the
+        // majority decides and a split is unknown.
+        let (retrying, n) = (sorted.iter().filter(|&&c| c >= 2).count(), sorted.len());
+        let retried = match (2 * retrying).cmp(&n) {
+            std::cmp::Ordering::Greater => Some(true),
+            std::cmp::Ordering::Less => Some(false),
+            std::cmp::Ordering::Equal => None,
+        };
+        let dissent = retrying.min(n - retrying);
+        let confidence = if dissent == 0 && n >= 2 {
+            Confidence::High
+        } else if 4 * dissent <= n && retried.is_some() {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        };
+        let text = if dissent == 0 {
+            text
+        } else {
+            format!("{text}; {dissent} of {n} runs disagree, read as noise")
+        };
+        return mk(retried, confidence, text);
     }
     let Some(overhead) = overhead_ms(records) else {
         return mk(
