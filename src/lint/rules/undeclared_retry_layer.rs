@@ -70,8 +70,13 @@ pub(super) fn call_of<'t>(cx: &'t Context, o: &Observed) -> Option<(usize, &'t C
 /// `up to 9 attempts per call (3.00 on average, over 20 calls)`.
 pub(super) fn seen_text(o: &Observed) -> String {
     let calls = if o.calls == 1 { "call" } else { "calls" };
+    let attempts = if o.attempts_max == 1 {
+        "attempt"
+    } else {
+        "attempts"
+    };
     format!(
-        "up to {} attempts per call ({:.2} on average, over {} {calls})",
+        "up to {} {attempts} per call ({:.2} on average, over {} {calls})",
         o.attempts_max, o.attempts_mean, o.calls
     )
 }
