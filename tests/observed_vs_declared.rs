@@ -423,3 +423,41 @@ fn the_upstream_otlp_example_is_read() {
     assert!(code == 0 || code == 2, "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn the_three_trace_formats_give_the_same_finding() {
+    // The shop demo's traces: two of ten POSTs to payments are sent twice
+    // (two client spans under one parent; in OTLP the second carries
+    // resend_count 1), and nothing declares a retry.
+    let mut messages = Vec::new();
+    for format in ["otlp", "jaeger", "zipkin"] {
+        let file = format!("tests/data/traces/{format}.json");
+        let (code, out, err) = retrylint(&["check", "--from", &file, "--format", "json"]);
+        assert_ne!(code, 0, "{format}: {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let all = v["findings"].as_array().unwrap();
+        let rl021 = of(all, "RL021");
+        assert_eq!(rl021.len(), 1, "{format}: {all:#?}");
+        let message = rl021[0]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("checkout → payments"), "{message}");
+        assert!(
+            message.contains("up to 2 attempts per call (1.20 on average, over 10 calls)"),
+            "{message}"
+        );
+        let likely = if format == "otlp" {
+            "the SDK/HTTP client"
+        } else {
+            "the caller itself"
+        };
+        assert!(message.contains(likely), "{message}");
+        assert!(
+            rl021[0]["file"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("{format}.json"))
+        );
+        let figures = message.split(": a retry layer").next().unwrap().to_owned();
+        messages.push(figures);
+    }
+    assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:#?}");
+}

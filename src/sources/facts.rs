@@ -358,6 +358,9 @@ pub struct CallFact {
     /// The most attempts the caller's client made for one logical call
     /// (client spans, or `resend_count` + 1).
     pub client_max: u32,
+    /// The most attempts the spans' own numbers say (`resend_count` + 1,
+    /// gRPC's previous attempts + 1).
+    pub resend_max: u32,
     /// Logical calls whose callee failed (an error status).
     pub failed_calls: u64,
 }

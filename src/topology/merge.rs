@@ -360,6 +360,7 @@ fn add_observed(t: &mut Topology, facts: &Facts, places: &Places) {
                 attempts_max: c.attempts_max,
                 proxy_max: c.proxy_max,
                 client_max: c.client_max,
+                resend_max: c.resend_max,
                 failed_calls: c.failed_calls,
                 pos: places.at(c.at),
             })

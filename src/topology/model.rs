@@ -59,6 +59,8 @@ pub struct Observed {
     pub proxy_max: u32,
     /// The most attempts the caller's client made (spans or resend_count + 1).
     pub client_max: u32,
+    /// The most attempts the spans' own numbers say (resend_count + 1).
+    pub resend_max: u32,
     /// Logical calls whose callee failed.
     pub failed_calls: u64,
     /// The first client span of the call, in its trace file.

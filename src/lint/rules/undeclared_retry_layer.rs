@@ -11,7 +11,8 @@ declare_rule! {
     /// *a sidecar/proxy* when several server spans sit under one client span
     /// (or Envoy's `x-envoy-attempt-count` says so), *the SDK/HTTP client*
     /// when `http.request.resend_count` goes past the application's declared
-    /// attempts. Redirects, authentication resends and gRPC transparent
+    /// attempts, *the caller itself* when it sent more client spans than it
+    /// declares attempts. Redirects, authentication resends and gRPC transparent
     /// retries are not counted (see docs/sources.md).
     ///
     /// ## Why it matters
@@ -98,8 +99,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             .map_or(1, |l| l.policy.max_attempts.max(1));
         let likely = if o.proxy_max > 1 {
             "likely a sidecar/proxy: several server spans sit under one client span"
-        } else if o.client_max > app {
+        } else if o.resend_max > app {
             "likely the SDK/HTTP client: its resend count goes past the application's declared attempts"
+        } else if o.client_max > app {
+            "likely the caller itself: more client spans under one parent span than its declared attempts"
         } else {
             "the traces do not say which"
         };

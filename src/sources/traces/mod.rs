@@ -221,6 +221,7 @@ impl Acc {
                 attempts_max: seen.iter().map(|g| g.attempts).max().unwrap_or(1),
                 proxy_max: seen.iter().map(|g| g.proxy).max().unwrap_or(1),
                 client_max: seen.iter().map(|g| g.client).max().unwrap_or(1),
+                resend_max: seen.iter().map(|g| g.numbered).max().unwrap_or(1),
                 failed_calls: seen.iter().filter(|g| g.failed).count() as u64,
             });
         }
@@ -255,6 +256,9 @@ struct Seen {
     proxy: u32,
     /// The attempts the caller's client made (spans or resend_count + 1).
     client: u32,
+    /// The attempts the spans' own numbers (resend_count + 1, gRPC's
+    /// previous attempts + 1) say.
+    numbered: u32,
     failed: bool,
 }
 
@@ -283,6 +287,7 @@ impl Group {
             attempts: client.max(below).max(1),
             proxy,
             client,
+            numbered: numbered.saturating_sub(not_retries).max(1),
             failed: sent().any(|c| c.failed),
         }
     }
