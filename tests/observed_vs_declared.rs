@@ -461,3 +461,50 @@ fn the_three_trace_formats_give_the_same_finding() {
     }
     assert!(messages.windows(2).all(|w| w[0] == w[1]), "{messages:#?}");
 }
+
+#[test]
+fn grpc_attempt_spans_count_and_transparent_retries_do_not() {
+    // gRPC A72: a call span with one attempt span per attempt, each with
+    // `previous-rpc-attempts`; the second is a transparent retry (the RPC
+    // never left the client), not counted against the retry limit.
+    let mut x = Export::default();
+    let root = x.request(0);
+    let call = x.client(0, &root, &[]);
+    for n in 0..3 {
+        let attempt = x.client(
+            0,
+            &call,
+            &[
+                ("previous-rpc-attempts", json!(n)),
+                ("transparent-retry", json!(n == 1)),
+            ],
+        );
+        x.server(0, &attempt, &[("rpc.grpc.status_code", json!(14))], true);
+    }
+    let traces = x.write("grpc-attempts.json");
+    let t = topology("grpc-attempts.yaml", &retry(1), "");
+    let (_, all) = findings(&t, &traces);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}");
+    let message = rl021[0]["message"].as_str().unwrap();
+    assert!(message.contains("up to 2 attempts per call"), "{message}");
+    // Declared, the two attempts are what gRPC's retry policy allows.
+    let t = topology("grpc-attempts-declared.yaml", &retry(2), "");
+    let (_, all) = findings(&t, &traces);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}");
+}
+
+#[test]
+fn github_and_markdown_carry_the_finding() {
+    let traces = sidecar_traces();
+    let t = topology("sidecar-formats.yaml", &retry(3), "");
+    let (_, out, _) = retrylint(&["check", &t, "--from", &traces, "--format", "github"]);
+    let line = out
+        .lines()
+        .find(|l| l.contains("RL021"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.starts_with("::error "), "{line}");
+    assert!(line.contains(&format!("line={CALL_LINE}")), "{line}");
+    let (_, out, _) = retrylint(&["check", &t, "--from", &traces, "--format", "markdown"]);
+    assert!(out.contains("RL021"), "{out}");
+}
