@@ -125,7 +125,7 @@ fn the_fixed_rules_are_exactly_those_whose_findings_carry_a_fix() {
             continue;
         }
         let fires = format!("tests/fixtures/rules/{}_fires.yaml", rule.code);
-        let t = common::load_file(&fires);
+        let t = common::load_file_with_sources(&fires);
         let r = common::check(&t);
         let of_rule: Vec<_> = r.findings.iter().filter(|f| f.code == rule.code).collect();
         assert!(!of_rule.is_empty(), "{fires}");

@@ -351,6 +351,18 @@ pub struct CallFact {
     /// Attempts seen per logical call: mean and most.
     pub attempts_mean: f64,
     pub attempts_max: u32,
+    /// The most attempts one request of the caller became below it: more
+    /// than one server span under one client span, or Envoy's
+    /// `x-envoy-attempt-count`, is a proxy retrying.
+    pub proxy_max: u32,
+    /// The most attempts the caller's client made for one logical call
+    /// (client spans, or `resend_count` + 1).
+    pub client_max: u32,
+    /// The most attempts the spans' own numbers say (`resend_count` + 1,
+    /// gRPC's previous attempts + 1).
+    pub resend_max: u32,
+    /// Logical calls whose callee failed (an error status).
+    pub failed_calls: u64,
 }
 
 /// A host a route's policy applies to, as written.

@@ -231,6 +231,7 @@ pub fn merge(
                 sources: Vec::new(),
                 origins: Vec::new(),
                 located: None,
+                observed: Vec::new(),
             }
         }
     };
@@ -253,6 +254,7 @@ pub fn merge(
     }
     let places = Places { first };
     add_traced(&mut t, facts, &places, has_base, &mut notes);
+    add_observed(&mut t, facts, &places);
     attach_layers(&mut t, facts, &places, presets, &mut notes)?;
     super::graph::check_acyclic(&t).map_err(|e| relocate(&t, e))?;
     if !has_base {
@@ -335,6 +337,36 @@ fn no_retry_app_layer(pos: Pos) -> Layer {
         breaker: None,
         hedging: None,
     }
+}
+
+/// What traces showed of each call, for the rules that compare it with the
+/// declared layers.
+fn add_observed(t: &mut Topology, facts: &Facts, places: &Places) {
+    let ids: HashMap<&str, usize> = t
+        .services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let observed: Vec<super::model::Observed> = facts
+        .calls
+        .iter()
+        .filter_map(|c| {
+            Some(super::model::Observed {
+                from: *ids.get(c.from.as_str())?,
+                to: *ids.get(c.to.as_str())?,
+                calls: c.calls,
+                attempts_mean: c.attempts_mean,
+                attempts_max: c.attempts_max,
+                proxy_max: c.proxy_max,
+                client_max: c.client_max,
+                resend_max: c.resend_max,
+                failed_calls: c.failed_calls,
+                pos: places.at(c.at),
+            })
+        })
+        .collect();
+    t.observed.extend(observed);
 }
 
 /// Services and calls from traces.

@@ -41,6 +41,30 @@ pub struct Topology {
     /// fixes are resolved on it without reading the file a second time;
     /// `None` for a topology not read from YAML text.
     pub located: Option<std::sync::Arc<crate::source::yaml::Node>>,
+    /// Attempts per call seen in traces, for the rules that compare them
+    /// with the declared layers (RL021, RL022).
+    pub observed: Vec<Observed>,
+}
+
+/// What traces showed of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    pub from: ServiceId,
+    pub to: ServiceId,
+    /// Logical calls seen.
+    pub calls: u64,
+    pub attempts_mean: f64,
+    pub attempts_max: u32,
+    /// The most attempts one request of the caller became below it (a proxy).
+    pub proxy_max: u32,
+    /// The most attempts the caller's client made (spans or resend_count + 1).
+    pub client_max: u32,
+    /// The most attempts the spans' own numbers say (resend_count + 1).
+    pub resend_max: u32,
+    /// Logical calls whose callee failed.
+    pub failed_calls: u64,
+    /// The first client span of the call, in its trace file.
+    pub pos: Pos,
 }
 
 /// One `sources:` entry: a path relative to the topology file, and the

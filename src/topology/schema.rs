@@ -172,6 +172,7 @@ pub fn read(
             .unwrap_or_default(),
         origins: Vec::new(),
         located: None,
+        observed: Vec::new(),
     };
     super::graph::check_acyclic(&topology)?;
     if top.get("entry").is_none() {

@@ -16,6 +16,20 @@ pub fn load_file(path: &str) -> Topology {
         .unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// [`load_file`] with the topology's `sources:` merged in (the trace-based
+/// rules' fixtures name their traces there).
+#[allow(dead_code)]
+pub fn load_file_with_sources(path: &str) -> Topology {
+    topology::load_with_sources(
+        Some(std::path::Path::new(path)),
+        &[],
+        retrylint::sources::Options::default(),
+        &Presets::embedded(),
+    )
+    .unwrap_or_else(|e| panic!("{path}: {e}"))
+    .topology
+}
+
 pub fn check(t: &Topology) -> CheckReport {
     let config = Config::resolve(t, &CliLevels::default()).expect("levels");
     lint::check(t, &config)

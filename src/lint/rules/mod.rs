@@ -3,6 +3,7 @@
 
 mod breaker_inside_retry;
 mod deadline_overrun;
+mod declared_retry_unseen;
 mod excessive_attempts;
 mod hedging_delay_below_p50;
 mod ignores_retry_after;
@@ -20,6 +21,7 @@ mod synchronized_half_open;
 mod timeout_below_latency;
 mod unbounded_retry;
 mod uncapped_backoff;
+mod undeclared_retry_layer;
 mod unreachable_attempts;
 
 use super::rule::Rule;
@@ -45,6 +47,8 @@ pub static RULES: &[&Rule] = &[
     &non_idempotent_hedging::RULE,
     &hedging_delay_below_p50::RULE,
     &missing_circuit_breaker::RULE,
+    &undeclared_retry_layer::RULE,
+    &declared_retry_unseen::RULE,
 ];
 
 /// The index in `RULES` of a rule by code (any case) or name.

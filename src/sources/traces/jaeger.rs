@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::attempts::{self, Attr};
 use super::{Span, SpanKind, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
@@ -70,11 +71,17 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                 .and_then(|r| get(r, "spanID"))
                 .and_then(str_at)
                 .map(str::to_owned);
-            let resend = tag(tags, "http.request.resend_count").and_then(|v| match &v.value {
-                Value::Int(n) => u32::try_from(*n).ok(),
-                Value::Str(s) => s.parse().ok(),
-                _ => None,
-            });
+            let signals = attempts::read(
+                |k| {
+                    tag(tags, k).and_then(|v| match &v.value {
+                        Value::Int(n) => Some(Attr::Int(*n)),
+                        Value::Bool(b) => Some(Attr::Bool(*b)),
+                        Value::Str(s) => Some(Attr::Str(s.as_str())),
+                        _ => None,
+                    })
+                },
+                false,
+            );
             let pushed = facts.traces.push(Span {
                 trace: cx
                     .f
@@ -89,7 +96,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                 kind,
                 duration: Duration::from_micros(micros as u64),
                 method: method_of(|k| tag(tags, k).and_then(str_at)),
-                resend,
+                signals,
                 at: cx.at(span.pos),
             });
             if !pushed {

@@ -9,10 +9,15 @@
 //! - A service's latency (its own work, as the topology means it): each
 //!   server span's duration minus the durations of the client spans under
 //!   it, p50 and p99 by nearest rank.
-//! - Attempts seen: the client spans to one callee, with one method, under one
-//!   parent span, or `http.request.resend_count` + 1 when larger: the
-//!   amplification production showed, printed beside the prediction.
+//! - Attempts seen, per logical call (the client spans to one callee, with
+//!   one method, under one parent span): the larger of the client spans
+//!   (or their resend_count + 1, see [`attempts`]) and the attempts that
+//!   reached the callee: each client span's server spans, or the proxy's
+//!   `x-envoy-attempt-count` when larger. Several server spans under one
+//!   client span are a proxy retrying below the application. Redirects,
+//!   authentication resends and gRPC transparent retries are not counted.
 
+pub mod attempts;
 pub mod jaeger;
 pub mod otlp;
 pub mod zipkin;
@@ -39,8 +44,8 @@ pub struct Span {
     pub kind: SpanKind,
     pub duration: Duration,
     pub method: Option<String>,
-    /// `http.request.resend_count`.
-    pub resend: Option<u32>,
+    /// What the span says about attempts (see [`attempts`]).
+    pub signals: attempts::Signals,
     pub at: At,
 }
 
@@ -102,16 +107,16 @@ impl Acc {
             to: String,
             at: At,
             method: Option<String>,
-            groups: HashMap<(String, Option<String>), (u32, u32)>,
+            groups: HashMap<(String, Option<String>), Group>,
         }
         let mut edges: Vec<Edge> = Vec::new();
         let mut edge_ix: HashMap<(String, String), usize> = HashMap::new();
-        let mut add_edge = |from: &str, to: &str, client: &Span, edges: &mut Vec<Edge>| {
-            let key = (from.to_owned(), to.to_owned());
+        let mut add_edge = |client: &Span, callee: &Span, edges: &mut Vec<Edge>| {
+            let key = (client.service.clone(), callee.service.clone());
             let i = *edge_ix.entry(key).or_insert_with(|| {
                 edges.push(Edge {
-                    from: from.to_owned(),
-                    to: to.to_owned(),
+                    from: client.service.clone(),
+                    to: callee.service.clone(),
                     at: client.at,
                     method: None,
                     groups: HashMap::new(),
@@ -126,9 +131,25 @@ impl Acc {
             let g = e
                 .groups
                 .entry((format!("{}/{parent}", client.trace), client.method.clone()))
-                .or_insert((0, 0));
-            g.0 += 1;
-            g.1 = g.1.max(client.resend.map_or(1, |r| r.saturating_add(1)));
+                .or_default();
+            // Without span kinds, each callee span is an attempt of its own.
+            let id = if client.kind == SpanKind::Client {
+                client.id.clone()
+            } else {
+                format!("{}\u{0}{}", client.id, callee.id)
+            };
+            let c = g.clients.entry(id).or_insert_with(|| Sent {
+                signals: client.signals,
+                ..Sent::default()
+            });
+            c.reached += 1;
+            if let Some(p) = callee.signals.proxy_attempt {
+                c.proxy_attempt = c.proxy_attempt.max(p);
+            }
+            if let Some(a) = callee.signals.attempt {
+                c.callee_attempt = c.callee_attempt.max(a);
+            }
+            c.failed |= callee.signals.failed || client.signals.failed;
         };
         for s in &spans {
             if s.kind == SpanKind::Client
@@ -160,7 +181,7 @@ impl Acc {
                 SpanKind::Client => None,
             };
             if let Some(c) = caller {
-                add_edge(&c.service, &s.service, c, &mut edges);
+                add_edge(c, s, &mut edges);
             }
         }
         // Client spans with no server span under them still call someone we
@@ -188,8 +209,8 @@ impl Acc {
         }
         for e in edges {
             let calls = e.groups.len() as u64;
-            let attempts: u64 = e.groups.values().map(|g| u64::from(g.0.max(g.1))).sum();
-            let max = e.groups.values().map(|g| g.0.max(g.1)).max().unwrap_or(1);
+            let seen: Vec<Seen> = e.groups.values().map(Group::seen).collect();
+            let attempts: u64 = seen.iter().map(|g| u64::from(g.attempts)).sum();
             facts.calls.push(CallFact {
                 from: e.from,
                 to: e.to,
@@ -197,8 +218,77 @@ impl Acc {
                 method: e.method.map(|m| m.to_ascii_uppercase()),
                 calls,
                 attempts_mean: attempts as f64 / calls.max(1) as f64,
-                attempts_max: max,
+                attempts_max: seen.iter().map(|g| g.attempts).max().unwrap_or(1),
+                proxy_max: seen.iter().map(|g| g.proxy).max().unwrap_or(1),
+                client_max: seen.iter().map(|g| g.client).max().unwrap_or(1),
+                resend_max: seen.iter().map(|g| g.numbered).max().unwrap_or(1),
+                failed_calls: seen.iter().filter(|g| g.failed).count() as u64,
             });
+        }
+    }
+}
+
+/// One request a caller sent (a client span), and what reached the callee.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sent {
+    signals: attempts::Signals,
+    /// Callee spans under it.
+    reached: u32,
+    /// The largest `x-envoy-attempt-count` among them.
+    proxy_attempt: u32,
+    /// The largest attempt number the callee's spans carry (gRPC metadata).
+    callee_attempt: u32,
+    failed: bool,
+}
+
+/// One logical call: the requests one parent span sent to one callee with
+/// one method.
+#[derive(Debug, Clone, Default)]
+struct Group {
+    clients: HashMap<String, Sent>,
+}
+
+/// What one logical call showed.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    attempts: u32,
+    /// The most attempts one client span became below the caller.
+    proxy: u32,
+    /// The attempts the caller's client made (spans or resend_count + 1).
+    client: u32,
+    /// The attempts the spans' own numbers (resend_count + 1, gRPC's
+    /// previous attempts + 1) say.
+    numbered: u32,
+    failed: bool,
+}
+
+impl Group {
+    fn seen(&self) -> Seen {
+        let sent = || self.clients.values();
+        // Requests followed by a redirect or an authentication resend, and
+        // gRPC's transparent retries, are no retries.
+        let not_retries = sent().filter(|c| c.signals.not_retry).count() as u32;
+        let spans = self.clients.len() as u32;
+        let numbered = sent()
+            .filter_map(|c| c.signals.attempt)
+            .max()
+            .unwrap_or(1)
+            .max(sent().map(|c| c.callee_attempt).max().unwrap_or(1));
+        let client = spans.max(numbered).saturating_sub(not_retries).max(1);
+        let proxy = sent()
+            .map(|c| c.reached.max(c.proxy_attempt).max(1))
+            .max()
+            .unwrap_or(1);
+        let below: u32 = sent()
+            .filter(|c| !c.signals.not_retry)
+            .map(|c| c.reached.max(c.proxy_attempt).max(1))
+            .sum();
+        Seen {
+            attempts: client.max(below).max(1),
+            proxy,
+            client,
+            numbered: numbered.saturating_sub(not_retries).max(1),
+            failed: sent().any(|c| c.failed),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::attempts::{self, Attr};
 use super::{Span, SpanKind, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
@@ -27,17 +28,47 @@ fn attr<'a>(attrs: Option<&'a Node>, key: &str) -> Option<&'a str> {
     })
 }
 
-fn int_attr(attrs: Option<&Node>, key: &str) -> Option<u32> {
+/// `key` in an OTLP attribute list as an attempt signal: a string, an
+/// integer (a number or its text), a boolean, or an array's first value
+/// (request headers are string arrays).
+fn signal_attr<'a>(attrs: Option<&'a Node>, key: &str) -> Option<Attr<'a>> {
     let a = attrs
         .map(items)
         .unwrap_or(&[])
         .iter()
         .find(|a| get(a, "key").and_then(str_at) == Some(key))?;
-    let v = get(get(a, "value")?, "intValue")?;
-    match &v.value {
-        Value::Int(n) => u32::try_from(*n).ok(),
-        Value::Str(s) => s.parse().ok(),
-        _ => None,
+    let mut v = get(a, "value")?;
+    if let Some(first) = get(v, "arrayValue")
+        .and_then(|a| get(a, "values"))
+        .and_then(|vs| items(vs).first())
+    {
+        v = first;
+    }
+    if let Some(n) = get(v, "intValue") {
+        return match &n.value {
+            Value::Int(n) => Some(Attr::Int(*n)),
+            Value::Str(s) => s.parse().ok().map(Attr::Int),
+            _ => None,
+        };
+    }
+    if let Some(b) = get(v, "boolValue") {
+        return match &b.value {
+            Value::Bool(b) => Some(Attr::Bool(*b)),
+            _ => None,
+        };
+    }
+    get(v, "stringValue").and_then(str_at).map(Attr::Str)
+}
+
+/// OTLP's own status: `status.code` 2 (`STATUS_CODE_ERROR`).
+fn status_error(span: &Node) -> bool {
+    match get(span, "status")
+        .and_then(|s| get(s, "code"))
+        .map(|c| &c.value)
+    {
+        Some(Value::Int(2)) => true,
+        Some(Value::Str(s)) => s == "STATUS_CODE_ERROR" || s == "2",
+        _ => false,
     }
 }
 
@@ -98,7 +129,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     kind,
                     duration: Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX)),
                     method: method_of(|k| attr(sattrs, k)),
-                    resend: int_attr(sattrs, "http.request.resend_count"),
+                    signals: attempts::read(|k| signal_attr(sattrs, k), status_error(span)),
                     at: cx.at(span.pos),
                 });
                 if !pushed {

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::attempts::{self, Attr};
 use super::{Span, SpanKind, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
@@ -59,7 +60,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             kind,
             duration: Duration::from_micros(micros as u64),
             method: method_of(tag),
-            resend: tag("http.request.resend_count").and_then(|s| s.parse().ok()),
+            signals: attempts::read(|k| tag(k).map(Attr::Str), false),
             at: cx.at(span.pos),
         });
         if !pushed {

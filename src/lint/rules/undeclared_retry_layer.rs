@@ -1,0 +1,129 @@
+use crate::declare_rule;
+use crate::lint::rule::{Context, Diagnostic, edge};
+use crate::topology::{Call, Observed};
+
+declare_rule! {
+    /// ## What it finds
+    /// A call on which traces show more attempts per logical call than the
+    /// product of its declared layers' attempts allows: a layer retries that
+    /// nobody declared. The message gives the figure seen (the most attempts
+    /// on one call, the mean, over how many calls) and the likely layer:
+    /// *a sidecar/proxy* when several server spans sit under one client span
+    /// (or Envoy's `x-envoy-attempt-count` says so), *the SDK/HTTP client*
+    /// when `http.request.resend_count` goes past the application's declared
+    /// attempts, *the caller itself* when it sent more client spans than it
+    /// declares attempts. Redirects, authentication resends and gRPC transparent
+    /// retries are not counted (see docs/sources.md).
+    ///
+    /// ## Why it matters
+    /// Every figure the linter gives (amplification, worst-case time, the
+    /// simulation) multiplies the declared layers. A layer that retries
+    /// unseen (a mesh default, an SDK's built-in retries) multiplies the load
+    /// on a failing service while the topology says it is fine.
+    ///
+    /// ## Example
+    /// ```yaml
+    /// calls:
+    ///   - to: api
+    ///     retry: { max_attempts: 3 }   # traces show up to 9 attempts per call:
+    ///                                  # 3 server spans under each client span
+    /// ```
+    ///
+    /// ## Fix
+    /// Declare the layer where it retries, with the attempts it makes: a
+    /// sidecar or proxy as a `via:` layer (`via: [{ name: istio-sidecar,
+    /// retry: istio-default }]`), an SDK's retries as a `via:` layer named
+    /// after the SDK; or turn that layer's retries off.
+    pub static RULE = {
+        code: "RL021",
+        name: "undeclared-retry-layer",
+        default: Error,
+        summary: "traces show more attempts on a call than its declared layers allow",
+        check: check,
+    };
+}
+
+/// The attempts a call's declared layers allow together; `None` when one
+/// of them is unlimited.
+pub(super) fn declared(call: &Call) -> Option<u64> {
+    let mut n: u64 = 1;
+    for l in &call.layers {
+        let a = crate::analysis::LayerAttempts::of_layer(l, None);
+        if l.hedging.is_none() && l.policy.is_unlimited() {
+            return None;
+        }
+        n = n.saturating_mul(u64::from(a.count.max(1)));
+    }
+    Some(n)
+}
+
+/// The call `o` is about, with its index in the caller's calls.
+pub(super) fn call_of<'t>(cx: &'t Context, o: &Observed) -> Option<(usize, &'t Call)> {
+    cx.topology
+        .services
+        .get(o.from)?
+        .calls
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.to == o.to)
+}
+
+/// `up to 9 attempts per call (3.00 on average, over 20 calls)`.
+pub(super) fn seen_text(o: &Observed) -> String {
+    let calls = if o.calls == 1 { "call" } else { "calls" };
+    let attempts = if o.attempts_max == 1 {
+        "attempt"
+    } else {
+        "attempts"
+    };
+    format!(
+        "up to {} {attempts} per call ({:.2} on average, over {} {calls})",
+        o.attempts_max, o.attempts_mean, o.calls
+    )
+}
+
+fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
+    for o in &cx.topology.observed {
+        let Some((i, call)) = call_of(cx, o) else {
+            continue;
+        };
+        let Some(allowed) = declared(call) else {
+            continue;
+        };
+        if u64::from(o.attempts_max) <= allowed {
+            continue;
+        }
+        let app = call
+            .layers
+            .first()
+            .map_or(1, |l| l.policy.max_attempts.max(1));
+        let likely = if o.proxy_max > 1 {
+            "likely a sidecar/proxy: several server spans sit under one client span"
+        } else if o.resend_max > app {
+            "likely the SDK/HTTP client: its resend count goes past the application's declared attempts"
+        } else if o.client_max > app {
+            "likely the caller itself: more client spans under one parent span than its declared attempts"
+        } else {
+            "the traces do not say which"
+        };
+        let help = if o.proxy_max > 1 {
+            "declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: istio-sidecar, retry: istio-default }]`), or turn its retries off"
+        } else {
+            "declare the layer that retries as a `via:` layer with its attempts (an SDK's built-in retries: `via: [{ name: sdk, retry: { max_attempts: N } }]`), or turn its retries off"
+        };
+        out.push(
+            Diagnostic::new(
+                call.pos,
+                o.from,
+                format!(
+                    "traces show {} on {}, more than its declared layers allow ({allowed}): a retry layer nobody declared, {likely}",
+                    seen_text(o),
+                    edge(cx.topology, call),
+                ),
+            )
+            .on_call(i)
+            .help(help)
+            .label(format!("{} attempts seen, {allowed} declared", o.attempts_max)),
+        );
+    }
+}
