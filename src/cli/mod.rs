@@ -14,6 +14,7 @@ mod run_args;
 mod serve;
 mod simulate;
 mod sources;
+mod sweep;
 mod token_args;
 mod values;
 

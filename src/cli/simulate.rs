@@ -39,9 +39,47 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "ATTEMPTS", default_value_t = sim::WorkBudget::DEFAULT.attempts,
           allow_negative_numbers = true, value_parser = whole(1u64, u64::MAX))]
     pub budget: u64,
+    /// Sweep a variable over a grid for the tipping point: `rate=LO..HI`
+    /// (the open-loop rate), `surge=LO..HI` (the surge's rate) or
+    /// `for=LO..HI` (its length, `2s..20s`); `--trials` per point.
+    #[arg(long, value_name = "VAR=LO..HI", allow_hyphen_values = true)]
+    pub sweep: Option<String>,
+    /// Points on the --sweep grid, LO and HI included.
+    #[arg(long, value_name = "N", default_value_t = 9, requires = "sweep",
+          allow_negative_numbers = true, value_parser = whole(2u32, 1000))]
+    pub steps: u32,
+    /// How a run's recovery after the fault is judged: `last-half` (the mean
+    /// goodput over the run's last half against the pre-fault mean:
+    /// recovered ≥ 0.80×, collapsed < 0.05×, degraded between) or
+    /// `within-tolerance` (some whole second after the fault back within
+    /// 10 % of the pre-fault mean).
+    #[arg(long, value_enum, default_value_t = RecoveryRule::LastHalf)]
+    pub recovery_rule: RecoveryRule,
 }
 
-pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
+/// `--recovery-rule`: the CLI's names for `run::goodput::RecoveryRule`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum RecoveryRule {
+    LastHalf,
+    WithinTolerance,
+}
+
+impl From<RecoveryRule> for retrylint::run::goodput::RecoveryRule {
+    fn from(r: RecoveryRule) -> Self {
+        match r {
+            RecoveryRule::LastHalf => Self::LastHalf,
+            RecoveryRule::WithinTolerance => Self::WithinTolerance,
+        }
+    }
+}
+
+pub fn simulate(mut args: SimulateArgs) -> Result<Outcome, Failure> {
+    // A sweep is gated on its boundary, not on one run's figures.
+    let sweep_gates = if args.sweep.is_some() {
+        std::mem::take(&mut args.run.expect)
+    } else {
+        Vec::new()
+    };
     let p = prepare(&args.run)?;
     if args.topologies.len() > 1 && !p.gates.is_empty() {
         return Err(Failure::Usage(
@@ -56,20 +94,23 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
             .map(|path| load_target(Some(path), &p))
             .collect::<Result<Vec<_>, _>>()?
     };
-    // Ctrl-C, SIGTERM or SIGHUP stops the trials; the ones completed are
-    // reported, exit 128 + the signal.
-    let interrupt = Arc::new(AtomicBool::new(false));
-    retrylint::stop_signal::set_on_stop(&interrupt);
-    let options = sim::SimOptions {
-        trials: args.trials,
-        threads: args.threads.map(usize::from),
-        budget: sim::WorkBudget {
-            attempts: args.budget,
-            ..sim::WorkBudget::DEFAULT
-        },
-        progress: std::io::stderr().is_terminal(),
-        interrupt: Some(interrupt),
-    };
+    if let Some(text) = &args.sweep {
+        let [t] = topologies.as_slice() else {
+            return Err(Failure::Usage(
+                "--sweep applies to one topology; sweep each on its own".into(),
+            ));
+        };
+        return super::sweep::sweep(
+            t,
+            &p,
+            text,
+            args.steps,
+            &sweep_gates,
+            options(&args),
+            args.run.format,
+        );
+    }
+    let options = options(&args);
     if let [t] = topologies.as_slice() {
         return match sim::run_with(t, &p.scenario, &p.load, &options) {
             Ok(report) => finish(report, &p.gates, args.run.format, false),
@@ -88,4 +129,22 @@ pub fn simulate(args: SimulateArgs) -> Result<Outcome, Failure> {
         p.load.seed,
     ));
     Ok(Outcome::Clean)
+}
+
+/// The simulation options the flags give; Ctrl-C, SIGTERM or SIGHUP stops
+/// the trials, the ones completed are reported, exit 128 + the signal.
+fn options(args: &SimulateArgs) -> sim::SimOptions {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    retrylint::stop_signal::set_on_stop(&interrupt);
+    sim::SimOptions {
+        trials: args.trials,
+        threads: args.threads.map(usize::from),
+        budget: sim::WorkBudget {
+            attempts: args.budget,
+            ..sim::WorkBudget::DEFAULT
+        },
+        progress: std::io::stderr().is_terminal(),
+        interrupt: Some(interrupt),
+        rule: args.recovery_rule.into(),
+    }
 }

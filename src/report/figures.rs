@@ -232,7 +232,7 @@ pub fn measured_outcome(
 ) -> Option<(bool, String)> {
     let run = sim?;
     let verdict = run.goodput.as_ref().and_then(|g| g.verdict.as_ref());
-    let collapsed = verdict.is_some_and(|v| v.recovered_at_ms.is_none());
+    let collapsed = verdict.is_some_and(|v| v.state != "recovered");
     let after = match verdict {
         Some(_) => format!(", {}", super::sim_compare_table::verdict(verdict)),
         None => String::new(),

@@ -28,13 +28,16 @@ pub mod sim_compare_json;
 pub mod sim_compare_markdown;
 pub mod sim_compare_table;
 pub mod snippet;
+pub mod sweep_json;
+pub mod sweep_markdown;
+pub mod sweep_table;
 pub mod table;
 
 use std::io::{self, Write};
 
 use crate::lint::CheckReport;
 
-pub use run_formats::{RunFormat, render_comparison, render_run};
+pub use run_formats::{RunFormat, render_comparison, render_run, render_sweep};
 
 /// How `check` results can be printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

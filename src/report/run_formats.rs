@@ -5,6 +5,7 @@
 use super::sim_compare_table;
 use super::{run_json, run_markdown, run_table, sim_compare_json, sim_compare_markdown};
 use crate::run::{ComparisonRow, RunReport};
+use crate::sim::sweep::SweepReport;
 
 /// How a run's report can be printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +47,24 @@ fn comparison_reporter(format: RunFormat) -> &'static dyn ComparisonReporter {
 /// Renders a run's report in `format`.
 pub fn render_run(format: RunFormat, report: &RunReport) -> String {
     run_reporter(format).render(report)
+}
+
+/// A format of a sweep (`simulate --sweep`).
+pub trait SweepReporter {
+    fn render(&self, report: &SweepReport) -> String;
+}
+
+fn sweep_reporter(format: RunFormat) -> &'static dyn SweepReporter {
+    match format {
+        RunFormat::Table => &super::sweep_table::SweepTable,
+        RunFormat::Markdown => &super::sweep_markdown::SweepMarkdown,
+        RunFormat::Json => &super::sweep_json::SweepJson,
+    }
+}
+
+/// Renders a sweep in `format`.
+pub fn render_sweep(format: RunFormat, report: &SweepReport) -> String {
+    sweep_reporter(format).render(report)
 }
 
 /// Renders a comparison in `format`.

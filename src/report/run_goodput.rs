@@ -43,21 +43,45 @@ pub(crate) fn lines(g: &Goodput) -> Vec<String> {
         ));
     }
     if let Some(v) = &g.verdict {
-        out.push(match v.recovered_at_ms {
-            Some(at) => format!(
-                "recovered: goodput back within 10 % of its {:.0}/s before the fault at {}, {} after the fault ended",
-                v.baseline_per_s,
-                ms(at),
-                ms(v.below_for_ms)
-            ),
-            None => format!(
-                "collapsed: goodput still below 90 % of its {:.0}/s before the fault {} after the fault ended, to the end of the run",
-                v.baseline_per_s,
-                ms(v.below_for_ms)
-            ),
-        });
+        out.push(verdict_line(v));
     }
     out
+}
+
+/// The verdict as a sentence, naming the rule it was judged by.
+pub(crate) fn verdict_line(v: &crate::run::goodput::Verdict) -> String {
+    if v.state == "collapsed-before-fault" {
+        return format!(
+            "collapsed before the fault: goodput {:.0}/s before it, under 5 % of the load offered then",
+            v.baseline_per_s
+        );
+    }
+    if v.rule == "last-half" {
+        return format!(
+            "{} (last-half rule): mean goodput over the run's last half {:.0}/s, {:.2}× its {:.0}/s before the fault (recovered at 0.80× or more, collapsed below 0.05×)",
+            v.state,
+            v.goodput_after_per_s,
+            if v.baseline_per_s > 0.0 {
+                v.goodput_after_per_s / v.baseline_per_s
+            } else {
+                0.0
+            },
+            v.baseline_per_s
+        );
+    }
+    match v.recovered_at_ms {
+        Some(at) => format!(
+            "recovered: goodput back within 10 % of its {:.0}/s before the fault at {}, {} after the fault ended",
+            v.baseline_per_s,
+            ms(at),
+            ms(v.below_for_ms)
+        ),
+        None => format!(
+            "collapsed: goodput still below 90 % of its {:.0}/s before the fault {} after the fault ended, to the end of the run",
+            v.baseline_per_s,
+            ms(v.below_for_ms)
+        ),
+    }
 }
 
 /// A row of blocks, one per value, scaled to the largest.

@@ -70,6 +70,16 @@ pub(crate) fn after_the_fault(r: &ComparisonRow) -> String {
 pub(crate) fn verdict(v: Option<&crate::run::goodput::Verdict>) -> String {
     match v {
         None => "–".into(),
+        Some(v) if v.state == "collapsed-before-fault" => "collapsed before the fault".into(),
+        Some(v) if v.rule == "last-half" => format!(
+            "{} ({:.2}× in the last half)",
+            v.state,
+            if v.baseline_per_s > 0.0 {
+                v.goodput_after_per_s / v.baseline_per_s
+            } else {
+                0.0
+            }
+        ),
         Some(v) => match v.recovered_at_ms {
             Some(_) if v.below_for_ms <= 0.0 => "recovered at once".into(),
             Some(_) => format!("recovered {} after", ms(v.below_for_ms)),

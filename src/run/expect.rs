@@ -49,7 +49,7 @@ pub enum Op {
 }
 
 impl Op {
-    fn holds(self, a: f64, b: f64) -> bool {
+    pub fn holds(self, a: f64, b: f64) -> bool {
         let eq = (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
         match self {
             Op::Lt => a < b && !eq,

@@ -158,8 +158,20 @@ pub struct Second {
 /// Did goodput come back after the fault?
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// `recovered` or `collapsed`.
+    /// `recovered` or `collapsed`; under the `last-half` rule also
+    /// `degraded`; under either, `collapsed-before-fault` when goodput before
+    /// the fault was already below 5 % of the offered load.
     pub state: String,
+    /// The rule the state was judged by: `within-tolerance` or `last-half`
+    /// (absent in reports written before the rule was named:
+    /// `within-tolerance`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rule: String,
+    /// Mean successful user requests per second over the judged window
+    /// after the fault (`last-half`: the run's second half, from the fault's
+    /// end if later; `within-tolerance`: from the fault's end to the end).
+    #[serde(default)]
+    pub goodput_after_per_s: f64,
     /// Successful user requests per second before the fault.
     pub baseline_per_s: f64,
     /// When the fault (the last phase) ended.
@@ -174,6 +186,50 @@ pub struct Verdict {
 
 /// Goodput within 10 % of the baseline counts as recovered.
 pub const RECOVERED_WITHIN: f64 = 0.1;
+
+/// `last-half`: the run's last half at or above this share of the
+/// baseline is recovered.
+pub const LAST_HALF_RECOVERED: f64 = 0.8;
+/// `last-half`: below this share of the baseline, collapsed (between the
+/// two, degraded); before the fault, goodput below this share of the
+/// offered load is `collapsed-before-fault`.
+pub const COLLAPSED_BELOW: f64 = 0.05;
+
+/// How a run's recovery is judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RecoveryRule {
+    /// Recovered when some whole second after the fault is back within 10 %
+    /// of the baseline (the first rule; chaos and the library default).
+    #[default]
+    WithinTolerance,
+    /// The published metastable experiment: the mean goodput over the run's
+    /// last half (from the fault's end if later) against the pre-fault mean:
+    /// recovered at 0.80× or above, collapsed below 0.05×, degraded between.
+    LastHalf,
+}
+
+impl RecoveryRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecoveryRule::WithinTolerance => "within-tolerance",
+            RecoveryRule::LastHalf => "last-half",
+        }
+    }
+}
+
+impl Goodput {
+    /// Judges the per-second series again under `rule`, for a run of
+    /// `horizon` whose fault is in force over `fault`.
+    pub fn rejudge(
+        &mut self,
+        horizon: Duration,
+        fault: Option<(Duration, Duration)>,
+        rule: RecoveryRule,
+    ) {
+        self.verdict =
+            fault.and_then(|(start, end)| judge(&self.per_second, start, end, horizon, rule));
+    }
+}
 
 /// The report of `c` (sums over `k` trials), over a run of `horizon`, whose
 /// fault is in force over `fault` (first start, last end), if any.
@@ -206,7 +262,15 @@ pub fn report(
             }
         })
         .collect();
-    let verdict = fault.and_then(|(start, end)| verdict(&per_second, start, end, horizon));
+    let verdict = fault.and_then(|(start, end)| {
+        judge(
+            &per_second,
+            start,
+            end,
+            horizon,
+            RecoveryRule::WithinTolerance,
+        )
+    });
     Goodput {
         bucket_ms: BUCKET.as_millis() as u64,
         offered: mean(&c.offered),
@@ -221,14 +285,20 @@ pub fn report(
 }
 
 /// The baseline is the mean goodput of the whole seconds before the fault
-/// (the first second left out when there are more: it starts cold); the
-/// system has recovered at the first whole second after the fault whose
-/// goodput is within 10 % of it.
-fn verdict(
+/// (the first second left out when there are more: it starts cold). When it
+/// is below 5 % of the load offered over those seconds, the run had
+/// collapsed before the fault: `collapsed-before-fault`. Otherwise, under
+/// `within-tolerance`, the system has recovered at the first whole second
+/// after the fault whose goodput is within 10 % of the baseline; under
+/// `last-half`, by the mean goodput over the whole seconds of the run's last
+/// half (from the fault's end if later) against the baseline. `None` without
+/// a whole second before the fault or without any load offered then.
+pub fn judge(
     seconds: &[Second],
     start: Duration,
     end: Duration,
     horizon: Duration,
+    rule: RecoveryRule,
 ) -> Option<Verdict> {
     let before = usize::try_from(start.as_secs()).ok()?.min(seconds.len());
     let warm = if before > 1 { 1 } else { 0 };
@@ -236,34 +306,57 @@ fn verdict(
     if pre.is_empty() {
         return None;
     }
-    let baseline = pre.iter().map(|s| s.goodput as f64).sum::<f64>() / pre.len() as f64;
-    if baseline <= 0.0 {
-        return None;
-    }
+    let mean = |s: &[Second], f: fn(&Second) -> u64| -> f64 {
+        if s.is_empty() {
+            0.0
+        } else {
+            s.iter().map(|x| f(x) as f64).sum::<f64>() / s.len() as f64
+        }
+    };
+    let baseline = mean(pre, |s| s.goodput);
+    let offered = mean(pre, |s| s.offered);
     let first_after = usize::try_from(end.as_nanos().div_ceil(1_000_000_000)).ok()?;
+    let end_ms = end.as_secs_f64() * 1e3;
+    let horizon_ms = horizon.as_secs_f64() * 1e3;
+    let judged_from = match rule {
+        RecoveryRule::WithinTolerance => first_after,
+        RecoveryRule::LastHalf => first_after.max(seconds.len().div_ceil(2)),
+    };
+    let after = mean(seconds.get(judged_from..).unwrap_or(&[]), |s| s.goodput);
     let back = seconds
         .iter()
         .enumerate()
         .skip(first_after)
-        .find(|(_, s)| s.goodput as f64 >= (1.0 - RECOVERED_WITHIN) * baseline)
+        .find(|(_, s)| baseline > 0.0 && s.goodput as f64 >= (1.0 - RECOVERED_WITHIN) * baseline)
         .map(|(i, _)| i);
-    let end_ms = end.as_secs_f64() * 1e3;
-    Some(match back {
-        Some(i) => Verdict {
-            state: "recovered".into(),
-            baseline_per_s: baseline,
-            fault_end_ms: end_ms,
-            recovered_at_ms: Some(i as f64 * 1e3),
-            below_for_ms: (i as f64 * 1e3 - end_ms).max(0.0),
+    let mut v = Verdict {
+        state: String::new(),
+        rule: rule.name().into(),
+        goodput_after_per_s: after,
+        baseline_per_s: baseline,
+        fault_end_ms: end_ms,
+        recovered_at_ms: back.map(|i| i as f64 * 1e3),
+        below_for_ms: match back {
+            Some(i) => (i as f64 * 1e3 - end_ms).max(0.0),
+            None => (horizon_ms - end_ms).max(0.0),
         },
-        None => Verdict {
-            state: "collapsed".into(),
-            baseline_per_s: baseline,
-            fault_end_ms: end_ms,
-            recovered_at_ms: None,
-            below_for_ms: (horizon.as_secs_f64() * 1e3 - end_ms).max(0.0),
-        },
-    })
+    };
+    if offered <= 0.0 {
+        return None;
+    }
+    v.state = if baseline < COLLAPSED_BELOW * offered {
+        "collapsed-before-fault"
+    } else {
+        match rule {
+            RecoveryRule::WithinTolerance if back.is_some() => "recovered",
+            RecoveryRule::WithinTolerance => "collapsed",
+            RecoveryRule::LastHalf if after >= LAST_HALF_RECOVERED * baseline => "recovered",
+            RecoveryRule::LastHalf if after < COLLAPSED_BELOW * baseline => "collapsed",
+            RecoveryRule::LastHalf => "degraded",
+        }
+    }
+    .into();
+    Some(v)
 }
 
 #[cfg(test)]
@@ -275,9 +368,40 @@ mod tests {
             .iter()
             .map(|&g| Second {
                 goodput: g,
+                offered: 100,
                 ..Second::default()
             })
             .collect()
+    }
+
+    fn verdict(s: &[Second], start: Duration, end: Duration, h: Duration) -> Option<Verdict> {
+        judge(s, start, end, h, RecoveryRule::WithinTolerance)
+    }
+
+    #[test]
+    fn the_last_half_rule_judges_the_mean_of_the_runs_second_half() {
+        let at = Duration::from_secs;
+        // 10 s, fault 2–4 s: the last half is 5–9 s.
+        let late = secs(&[100, 100, 100, 0, 0, 0, 0, 0, 95, 95]);
+        let within = judge(&late, at(3), at(4), at(10), RecoveryRule::WithinTolerance).unwrap();
+        assert_eq!(within.state, "recovered", "back within 10 % at 8 s");
+        let half = judge(&late, at(3), at(4), at(10), RecoveryRule::LastHalf).unwrap();
+        assert_eq!(
+            (half.state.as_str(), half.rule.as_str()),
+            ("degraded", "last-half")
+        );
+        assert_eq!(half.goodput_after_per_s, 38.0);
+        let gone = secs(&[100, 100, 100, 0, 0, 0, 0, 0, 0, 4]);
+        let v = judge(&gone, at(3), at(4), at(10), RecoveryRule::LastHalf).unwrap();
+        assert_eq!(v.state, "collapsed");
+        let fine = secs(&[100, 100, 100, 0, 0, 90, 80, 80, 80, 80]);
+        let v = judge(&fine, at(3), at(4), at(10), RecoveryRule::LastHalf).unwrap();
+        assert_eq!(v.state, "recovered");
+        let before = secs(&[1, 2, 3, 0, 0, 100, 100, 100, 100, 100]);
+        for rule in [RecoveryRule::LastHalf, RecoveryRule::WithinTolerance] {
+            let v = judge(&before, at(3), at(4), at(10), rule).unwrap();
+            assert_eq!(v.state, "collapsed-before-fault");
+        }
     }
 
     #[test]

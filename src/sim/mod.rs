@@ -43,6 +43,8 @@ mod trials;
 mod users;
 
 mod progress;
+pub mod sweep;
+mod wilson;
 
 pub use compare::{compare, compare_with};
 pub use estimate::{Estimate, OverBudget, WorkBudget};
@@ -69,6 +71,9 @@ pub struct SimOptions {
     /// Set to stop early: the trials completed are reported, marked
     /// interrupted.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// How `goodput.verdict` judges recovery (default `within-tolerance`;
+    /// the `simulate` command defaults to `last-half`).
+    pub rule: crate::run::goodput::RecoveryRule,
 }
 
 impl Default for SimOptions {
@@ -79,6 +84,7 @@ impl Default for SimOptions {
             budget: WorkBudget::DEFAULT,
             progress: false,
             interrupt: None,
+            rule: crate::run::goodput::RecoveryRule::default(),
         }
     }
 }
@@ -159,12 +165,9 @@ pub fn run_over_time(
     let (mut report, merged) = simulate(t, scenario, load, options)?;
     if report.goodput.is_none() {
         let load = load.in_virtual_time();
-        report.goodput = Some(crate::run::build::goodput(
-            &merged.sums.goodput,
-            merged.k(),
-            &load,
-            scenario,
-        ));
+        let mut g = crate::run::build::goodput(&merged.sums.goodput, merged.k(), &load, scenario);
+        g.rejudge(load.horizon(), scenario.window(), options.rule);
+        report.goodput = Some(g);
     }
     Ok(report)
 }
@@ -227,6 +230,9 @@ fn simulate(
     })?;
     let merged = aggregate::Merged::new(finished.parts, m.services.len(), m.layers.len());
     let mut report = aggregate::report(t, &m, scenario, load, &merged);
+    if let Some(g) = &mut report.goodput {
+        g.rejudge(load.horizon(), scenario.window(), options.rule);
+    }
     if !finished.interrupted && t.has_breakers() {
         // The same scenario, load and seeds without the breakers: what they
         // saved.

@@ -1,0 +1,19 @@
+//! `simulate --sweep --format json`: the sweep report as it is
+//! (docs/json.md, "simulate --sweep").
+
+use crate::sim::sweep::SweepReport;
+
+pub fn render(r: &SweepReport) -> String {
+    let mut out = serde_json::to_string_pretty(r).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// This format behind [`super::run_formats::SweepReporter`].
+pub struct SweepJson;
+
+impl super::run_formats::SweepReporter for SweepJson {
+    fn render(&self, r: &SweepReport) -> String {
+        render(r)
+    }
+}

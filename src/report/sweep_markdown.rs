@@ -1,0 +1,40 @@
+//! `simulate --sweep --format markdown`: the points as a table for a PR
+//! comment, the headroom sentence first.
+
+use std::fmt::Write;
+
+use super::sweep_table::{HEADERS, cells, footer, num};
+use crate::sim::sweep::SweepReport;
+
+pub fn render(r: &SweepReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "**retrylint simulate --sweep {}={}..{}** — `{}` under `{}`: {}\n",
+        r.sweep.variable,
+        num(r.sweep.lo),
+        num(r.sweep.hi),
+        r.topology,
+        r.fault,
+        r.headroom
+    );
+    let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(HEADERS.len()));
+    for p in &r.sweep.points {
+        let _ = writeln!(out, "| {} |", cells(r, p).join(" | "));
+    }
+    out.push('\n');
+    for l in footer(r) {
+        let _ = writeln!(out, "{l}  ");
+    }
+    out
+}
+
+/// This format behind [`super::run_formats::SweepReporter`].
+pub struct SweepMarkdown;
+
+impl super::run_formats::SweepReporter for SweepMarkdown {
+    fn render(&self, r: &SweepReport) -> String {
+        render(r)
+    }
+}
