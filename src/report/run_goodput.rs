@@ -56,6 +56,12 @@ pub(crate) fn verdict_line(v: &crate::run::goodput::Verdict) -> String {
             v.baseline_per_s
         );
     }
+    if v.state == "unjudged" {
+        return format!(
+            "unjudged: the run ends {} after the fault, without a whole second after it to judge recovery by; run longer (--duration)",
+            ms(v.below_for_ms)
+        );
+    }
     if v.rule == "last-half" {
         return format!(
             "{} (last-half rule): mean goodput over the run's last half {:.0}/s, {:.2}× its {:.0}/s before the fault (recovered at 0.80× or more, collapsed below 0.05×)",

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::sweep_table::{HEADERS, cells, footer, num};
+use super::sweep_table::{cells, footer, headers, num};
 use crate::sim::sweep::SweepReport;
 
 pub fn render(r: &SweepReport) -> String {
@@ -18,8 +18,9 @@ pub fn render(r: &SweepReport) -> String {
         r.fault,
         r.headroom
     );
-    let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
-    let _ = writeln!(out, "|{}", "---|".repeat(HEADERS.len()));
+    let heads = headers(r);
+    let _ = writeln!(out, "| {} |", heads.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(heads.len()));
     for p in &r.sweep.points {
         let _ = writeln!(out, "| {} |", cells(r, p).join(" | "));
     }

@@ -24,7 +24,15 @@ pub(crate) fn cells(r: &SweepReport, p: &Point) -> [String; 5] {
     ]
 }
 
-pub(crate) const HEADERS: [&str; 5] = ["load", "recovered", "95 % CI", "goodput after", "verdict"];
+/// The column heads; the first names what was swept.
+pub(crate) fn headers(r: &SweepReport) -> [&'static str; 5] {
+    let swept = match r.sweep.variable {
+        "surge" => "surge",
+        "for" => "surge length",
+        _ => "rate",
+    };
+    [swept, "recovered", "95 % CI", "goodput after", "verdict"]
+}
 
 pub(crate) fn num(v: f64) -> String {
     if v.fract() == 0.0 {
@@ -82,10 +90,11 @@ pub fn render(r: &SweepReport) -> String {
     let width = |i: usize| {
         rows.iter()
             .map(|row| row[i].chars().count())
-            .chain([HEADERS[i].chars().count()])
+            .chain([headers(r)[i].chars().count()])
             .max()
             .unwrap_or(0)
     };
+    let heads = headers(r);
     let widths: Vec<usize> = (0..5).map(width).collect();
     let line = |cells: &[String]| {
         cells
@@ -97,8 +106,8 @@ pub fn render(r: &SweepReport) -> String {
             .trim_end()
             .to_owned()
     };
-    let headers: Vec<String> = HEADERS.iter().map(|h| (*h).to_owned()).collect();
-    let _ = writeln!(out, "{}", line(&headers));
+    let heads: Vec<String> = heads.iter().map(|h| (*h).to_owned()).collect();
+    let _ = writeln!(out, "{}", line(&heads));
     for row in &rows {
         let _ = writeln!(out, "{}", line(row));
     }

@@ -160,7 +160,8 @@ pub struct Second {
 pub struct Verdict {
     /// `recovered` or `collapsed`; under the `last-half` rule also
     /// `degraded`; under either, `collapsed-before-fault` when goodput before
-    /// the fault was already below 5 % of the offered load.
+    /// the fault was already below 5 % of the offered load, and `unjudged`
+    /// when the run ends without a whole second after the fault.
     pub state: String,
     /// The rule the state was judged by: `within-tolerance` or `last-half`
     /// (absent in reports written before the rule was named:
@@ -291,8 +292,9 @@ pub fn report(
 /// `within-tolerance`, the system has recovered at the first whole second
 /// after the fault whose goodput is within 10 % of the baseline; under
 /// `last-half`, by the mean goodput over the whole seconds of the run's last
-/// half (from the fault's end if later) against the baseline. `None` without
-/// a whole second before the fault or without any load offered then.
+/// half (from the fault's end if later) against the baseline; `unjudged`
+/// when the run has no whole second after the fault. `None` without a whole
+/// second before the fault or without any load offered then.
 pub fn judge(
     seconds: &[Second],
     start: Duration,
@@ -322,7 +324,8 @@ pub fn judge(
         RecoveryRule::WithinTolerance => first_after,
         RecoveryRule::LastHalf => first_after.max(seconds.len().div_ceil(2)),
     };
-    let after = mean(seconds.get(judged_from..).unwrap_or(&[]), |s| s.goodput);
+    let judged = seconds.get(judged_from..).unwrap_or(&[]);
+    let after = mean(judged, |s| s.goodput);
     let back = seconds
         .iter()
         .enumerate()
@@ -346,6 +349,10 @@ pub fn judge(
     }
     v.state = if baseline < COLLAPSED_BELOW * offered {
         "collapsed-before-fault"
+    } else if judged.is_empty() {
+        // No whole second after the fault: nothing to judge recovery by,
+        // and "collapsed" would be a guess.
+        "unjudged"
     } else {
         match rule {
             RecoveryRule::WithinTolerance if back.is_some() => "recovered",
@@ -402,6 +409,18 @@ mod tests {
             let v = judge(&before, at(3), at(4), at(10), rule).unwrap();
             assert_eq!(v.state, "collapsed-before-fault");
         }
+    }
+
+    #[test]
+    fn a_run_that_ends_with_the_fault_is_unjudged_not_collapsed() {
+        let at = Duration::from_secs;
+        let s = secs(&[100, 100, 100, 0, 0]);
+        for rule in [RecoveryRule::LastHalf, RecoveryRule::WithinTolerance] {
+            let v = judge(&s, at(3), at(5), at(5), rule).unwrap();
+            assert_eq!(v.state, "unjudged", "{rule:?}");
+        }
+        let v = judge(&s, at(3), at(4), at(5), RecoveryRule::LastHalf).unwrap();
+        assert_eq!(v.state, "collapsed", "one whole second after the fault");
     }
 
     #[test]

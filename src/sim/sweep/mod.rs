@@ -135,6 +135,7 @@ pub fn run(
         return Err(SimError::NoTrials.into());
     }
     spec::fit(spec.variable, scenario, load)?;
+    spec::fit_after(spec, scenario, load)?;
     let grid = spec.grid();
     refuse_past_budget(t, scenario, load, spec, &grid, trials, options)?;
     let runner = Runner::new(t, scenario, load, spec.variable, trials, options);
@@ -414,6 +415,7 @@ fn point(
             "degraded",
             "collapsed",
             "collapsed-before-fault",
+            "unjudged",
             "no-verdict",
         ];
         order
@@ -443,7 +445,7 @@ fn point(
     }
 }
 
-/// `recovers from a 10 s surge to 2500/s up to 540/s (95 % CI 520–560)`.
+/// `recovers from a 10 s surge to 2500/s up to 540/s (95 % CI 520–560/s)`.
 fn headroom(variable: Variable, scenario: &Scenario, load: &LoadSettings, b: &Boundary) -> String {
     let num = |v: f64| {
         if v.fract() == 0.0 {
@@ -475,19 +477,23 @@ fn headroom(variable: Variable, scenario: &Scenario, load: &LoadSettings, b: &Bo
         }
         (Variable::For, None) => format!("at {rate}/s, recovers from a surge lasting"),
     };
-    let ci = |v: Option<f64>, missing: &str| {
-        v.map_or(missing.to_owned(), |v| format!("{}{unit}", num(v)))
-    };
     match (b.value, b.bracket) {
-        (Some(v), _) => format!(
-            "{what} up to {}{unit} (95 % CI {}–{})",
-            num(v),
-            ci(b.ci[0], "?"),
-            ci(b.ci[1], "?")
-        ),
-        (None, "above-hi") => format!("{what} at every point swept (boundary above the grid)"),
-        (None, _) => {
-            format!("no point swept recovered (boundary below the grid): it {what} at none")
+        (Some(v), _) => {
+            // Wilson's interval of k of n excludes one half only from n = 4
+            // on: with fewer trials a point, no side can be resolved.
+            let interval = match b.ci {
+                [Some(lo), Some(hi)] => format!("95 % CI {}–{}{unit}", num(lo), num(hi)),
+                [None, Some(hi)] => {
+                    format!("95 % CI up to {}{unit}, its lower side unresolved", num(hi))
+                }
+                [Some(lo), None] => {
+                    format!("95 % CI from {}{unit}, its upper side unresolved", num(lo))
+                }
+                [None, None] => "no 95 % interval: no point's trials are enough to be sure; more --trials, 8 or so, resolve it".to_owned(),
+            };
+            format!("{what} up to {}{unit} ({interval})", num(v))
         }
+        (None, "above-hi") => format!("{what} at every point swept (boundary above the grid)"),
+        (None, _) => format!("{what} at no point swept (boundary below the grid)"),
     }
 }

@@ -156,6 +156,41 @@ pub enum Unfit {
         "--sweep judges recovery against goodput before the fault, but `{0}` starts before a whole second has passed (or has no end); pick a scenario with a fault window starting at 1 s or later"
     )]
     NoBaseline(String),
+    #[error(
+        "--sweep judges recovery after the fault, but at {variable}={value} `{scenario}` ends at {end_s} s and each run ends at {horizon_s} s, leaving no whole second after it; use --duration {suggest_s}s or longer"
+    )]
+    NoAfter {
+        variable: &'static str,
+        value: String,
+        scenario: String,
+        end_s: String,
+        horizon_s: String,
+        suggest_s: u64,
+    },
+}
+
+/// Checks that every point of `spec` leaves a whole second of each run
+/// after the fault: without one there is nothing to judge recovery by, and
+/// a verdict would be a guess.
+pub fn fit_after(spec: &Spec, scenario: &Scenario, load: &LoadSettings) -> Result<(), Unfit> {
+    // The fault ends latest at the top of the grid (only `for` moves it).
+    let (s, l) = point(spec.variable, spec.hi, scenario, load);
+    let Some((_, end)) = s.window() else {
+        return Ok(());
+    };
+    let horizon = l.in_virtual_time().horizon();
+    let first_after = Duration::from_secs(end.as_nanos().div_ceil(1_000_000_000) as u64);
+    if first_after + Duration::from_secs(1) <= horizon {
+        return Ok(());
+    }
+    Err(Unfit::NoAfter {
+        variable: spec.variable.name(),
+        value: format!("{}", spec.hi),
+        scenario: s.name.clone(),
+        end_s: format!("{}", end.as_secs_f64()),
+        horizon_s: format!("{}", horizon.as_secs_f64()),
+        suggest_s: (first_after.as_secs() * 2).max(first_after.as_secs() + 10),
+    })
 }
 
 /// Checks that `scenario` and `load` can be swept over `variable`.
