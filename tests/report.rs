@@ -706,3 +706,87 @@ fn a_surge_page_runs_past_the_fault_and_says_whether_goodput_came_back() {
     assert!(!page.contains("un lasts"));
     assert!(page.contains("--duration 25s</pre>"));
 }
+
+/// The `<td>` texts of the outlined row of the `k`-th recovery map.
+fn own_row(html: &str, k: usize) -> Vec<String> {
+    let figure = html
+        .split("<figure class=\"recovery\">")
+        .nth(k + 1)
+        .expect("a recovery map");
+    let row = figure
+        .split("<tr class=\"own\">")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .expect("an outlined row");
+    row.split("<td")
+        .skip(1)
+        .filter_map(|c| {
+            let text = c.split_once('>')?.1;
+            Some(text.split("</td>").next()?.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_recovery_map_is_the_sweep_its_caption_names_and_the_fixes_move_the_boundary() {
+    let out = scratch("surge.html");
+    let path = out.to_str().unwrap();
+    let (code, _, stderr) = retrylint(&[
+        "report",
+        "examples/surge.yaml",
+        "--fault",
+        "surge",
+        "--rate",
+        "300",
+        "--trials",
+        "1",
+        "-o",
+        path,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<section id=\"recovery\">"));
+    assert!(html.contains("<a href=\"#recovery\">Headroom</a>"));
+    // The caption's command, run: its points are the outlined row's cells
+    // and its sentence is the page's.
+    let command = html
+        .split("The outlined row is <code>")
+        .nth(1)
+        .and_then(|c| c.split("</code>").next())
+        .expect("the row's command");
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    assert_eq!(
+        args[..4],
+        ["simulate", "examples/surge.yaml", "--fault", "surge"]
+    );
+    let mut with_json = args.clone();
+    with_json.extend(["--format", "json"]);
+    let (code, stdout, stderr) = retrylint(&with_json);
+    assert_eq!(code, 0, "{command}: {stderr}");
+    let sweep: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let points: Vec<String> = sweep["sweep"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p.get("bisection").is_none())
+        .map(|p| format!("{}/{}", p["recovered_trials"], p["trials"]))
+        .collect();
+    let written = own_row(&html, 0);
+    assert_eq!(written[..points.len()], points[..], "{command}");
+    let boundary = sweep["sweep"]["boundary"]["value"]
+        .as_f64()
+        .expect("the written topology tips over within the grid");
+    assert_eq!(written[points.len()], format!("{boundary}/s"));
+    let headroom = sweep["headroom"].as_str().unwrap().replace('\'', "&#39;");
+    assert!(html.contains(&headroom[1..]), "{headroom}");
+    // With the fixes (a retry budget) it tips over later, or not at all
+    // within the grid.
+    let fixed = own_row(&html, 1);
+    let limit = fixed.last().unwrap();
+    let later = limit.starts_with("above ")
+        || limit
+            .trim_end_matches("/s")
+            .parse::<f64>()
+            .is_ok_and(|b| b > boundary);
+    assert!(later, "as written {boundary}/s, with the fixes {limit}");
+}

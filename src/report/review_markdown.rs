@@ -78,6 +78,7 @@ pub fn render(r: &Review) -> String {
     sections.push(head);
     sections.push(before_after(r));
     sections.push(storm(r));
+    sections.push(headroom(r));
     sections.push(findings(r));
     let at = sections.len();
     for side in &r.sides {
@@ -244,6 +245,78 @@ fn before_after(r: &Review) -> String {
     if let Some(side) = r.sides.first() {
         let note = figures::response_note(&side.check);
         let _ = writeln!(out, "\n{}{}.", note[..1].to_uppercase(), &note[1..]);
+    }
+    out.push('\n');
+    out
+}
+
+/// The headroom sentence of each side with a recovery map, and the map of
+/// the scenario's own surge as a row per side (empty without a map).
+fn headroom(r: &Review) -> String {
+    let maps: Vec<(&str, &crate::review::recovery::RecoveryMap)> = r
+        .sides
+        .iter()
+        .filter_map(|s| match &s.recovery {
+            Some(Ok(m)) => Some((s.label.as_str(), m)),
+            _ => None,
+        })
+        .collect();
+    let notes: Vec<(&str, &str)> = r
+        .sides
+        .iter()
+        .filter_map(|s| match &s.recovery {
+            Some(Err(why)) => Some((s.label.as_str(), why.as_str())),
+            _ => None,
+        })
+        .collect();
+    if maps.is_empty() && notes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "### Headroom after a surge (simulated)
+
+",
+    );
+    for (label, m) in &maps {
+        let _ = writeln!(out, "- **{}**: {}.", cell(label), cell(m.headroom()));
+    }
+    for (label, why) in &notes {
+        let _ = writeln!(
+            out,
+            "- **{}**: the recovery map is {}.",
+            cell(label),
+            cell(why)
+        );
+    }
+    if let Some((_, first)) = maps.first() {
+        let _ = write!(
+            out,
+            "
+Trials recovered at the scenario's own surge, by load:
+
+| |"
+        );
+        for rate in &first.rates {
+            let _ = write!(out, " {rate}/s |");
+        }
+        let _ = writeln!(
+            out,
+            "
+|---|{}",
+            "---:|".repeat(first.rates.len())
+        );
+        for (label, m) in &maps {
+            let _ = write!(out, "| {} |", cell(label));
+            for k in &m.rows[m.own].recovered {
+                let _ = write!(out, " {k}/{} |", m.trials);
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "\nRule `{}`: recovered when the mean goodput over the run's last half is at least 0.80× its level before the surge.",
+            first.rule
+        );
     }
     out.push('\n');
     out

@@ -76,13 +76,14 @@ pub fn render(r: &SweepReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "retrylint simulate --sweep {}={}..{}: `{}` under `{}`, {} trials a point, seed {}, {} s each",
+        "retrylint simulate --sweep {}={}..{}: `{}` under `{}`, {} trial{} a point, seed {}, {} s each",
         r.sweep.variable,
         num(r.sweep.lo),
         num(r.sweep.hi),
         r.topology,
         r.fault,
         r.sweep.trials,
+        if r.sweep.trials == 1 { "" } else { "s" },
         r.seed,
         num(r.duration_s)
     );

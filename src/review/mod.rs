@@ -18,6 +18,7 @@
 pub mod findings;
 pub mod layout;
 pub mod measured;
+pub mod recovery;
 pub mod series;
 pub mod suggestions;
 
@@ -112,6 +113,9 @@ pub struct Side {
     pub sim_trials: u32,
     /// Why the simulation ran fewer trials, or did not run.
     pub sim_note: Option<String>,
+    /// Under a surge scenario on an open loop: the recovery map, or why it
+    /// is not drawn.
+    pub recovery: Option<Result<recovery::RecoveryMap, String>>,
 }
 
 /// A row of the amplification tables: a service and its row on each side.
@@ -230,6 +234,15 @@ fn side(t: &Topology, label: String, settings: &Settings) -> Result<Side, Review
     let graph = layout::view(t, &check, &analysis);
     let (findings, findings_omitted) = findings::group(&check);
     let (sim, sim_trials, sim_note) = simulate(t, settings);
+    let recovery = recovery::applies(&settings.scenario, &settings.load).then(|| {
+        recovery::map(
+            t,
+            &settings.scenario,
+            &settings.load,
+            settings.trials,
+            settings.threads,
+        )
+    });
     Ok(Side {
         label,
         check,
@@ -239,6 +252,7 @@ fn side(t: &Topology, label: String, settings: &Settings) -> Result<Side, Review
         sim,
         sim_trials,
         sim_note,
+        recovery,
     })
 }
 

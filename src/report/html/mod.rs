@@ -17,6 +17,7 @@
 mod charts;
 mod findings;
 mod graph;
+mod recovery;
 mod tables;
 
 use std::fmt::Write as _;
@@ -61,6 +62,9 @@ pub fn render(r: &Review) -> String {
         esc(r.version)
     );
     out.push_str("<nav><a href=\"#verdict\">Verdict</a><a href=\"#graph\">Call graph</a><a href=\"#tables\">Figures</a><a href=\"#storm\">The storm in time</a>");
+    if r.sides.iter().any(|s| s.recovery.is_some()) {
+        out.push_str("<a href=\"#recovery\">Headroom</a>");
+    }
     if r.measured.is_some() {
         out.push_str("<a href=\"#measured\">Measured</a>");
     }
@@ -71,6 +75,7 @@ pub fn render(r: &Review) -> String {
     graph::section(&mut out, r);
     tables::section(&mut out, r);
     charts::section(&mut out, r);
+    recovery::section(&mut out, r);
     if let Some(m) = &r.measured {
         tables::measured(&mut out, m);
     }

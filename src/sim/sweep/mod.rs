@@ -17,7 +17,7 @@ mod spec;
 
 pub use boundary::{Boundary, recovers};
 pub use gate::{BoundaryGate, GateError};
-pub use spec::{Spec, SyntaxError, Unfit, Variable};
+pub use spec::{Spec, SyntaxError, Unfit, Variable, point as scenario_at, surge_of};
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -159,7 +159,7 @@ pub fn run(
     }
     points.sort_by(|a, b| a.value.total_cmp(&b.value));
     let boundary = boundary::find(&points, spec.lo, spec.hi);
-    let headroom = headroom(spec.variable, scenario, load, &boundary);
+    let headroom = headroom(spec, scenario, load, &boundary);
     Ok(SweepReport {
         mode: "simulate",
         topology: t.name.clone(),
@@ -446,7 +446,8 @@ fn point(
 }
 
 /// `recovers from a 10 s surge to 2500/s up to 540/s (95 % CI 520–560/s)`.
-fn headroom(variable: Variable, scenario: &Scenario, load: &LoadSettings, b: &Boundary) -> String {
+fn headroom(spec: &Spec, scenario: &Scenario, load: &LoadSettings, b: &Boundary) -> String {
+    let variable = spec.variable;
     let num = |v: f64| {
         if v.fract() == 0.0 {
             format!("{v:.0}")
@@ -493,7 +494,13 @@ fn headroom(variable: Variable, scenario: &Scenario, load: &LoadSettings, b: &Bo
             };
             format!("{what} up to {}{unit} ({interval})", num(v))
         }
-        (None, "above-hi") => format!("{what} at every point swept (boundary above the grid)"),
-        (None, _) => format!("{what} at no point swept (boundary below the grid)"),
+        (None, "above-hi") => format!(
+            "{what} at every point swept, up to {}{unit} at least (the boundary is above the grid)",
+            num(spec.hi)
+        ),
+        (None, _) => format!(
+            "{what} at no point swept, not even {}{unit} (the boundary is below the grid)",
+            num(spec.lo)
+        ),
     }
 }
