@@ -44,7 +44,7 @@ declare_rule! {
         code: "RL021",
         name: "undeclared-retry-layer",
         default: Error,
-        summary: "traces show more attempts on a call than its declared layers allow",
+        summary: "traces or a proxy's counters show more attempts on a call than its declared layers allow",
         check: check,
     };
 }
