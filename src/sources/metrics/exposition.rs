@@ -153,7 +153,7 @@ fn comment(c: &mut Cursor) -> Result<(), Error> {
         return Ok(());
     }
     let mut words = args.split_whitespace();
-    let ok = words.next().is_some_and(|w| valid_name(w))
+    let ok = words.next().is_some_and(valid_name)
         && matches!(
             words.next(),
             Some("counter" | "gauge" | "histogram" | "summary" | "untyped")
@@ -223,7 +223,7 @@ fn sample(c: &mut Cursor) -> Result<Sample, Error> {
     }
     c.skip_space();
     let value_at = c.pos();
-    let value = parse_value(c.word(|b| !b.is_ascii_whitespace())).ok_or_else(|| Error {
+    let value = parse_value(c.word(|b| !b.is_ascii_whitespace())).ok_or(Error {
         pos: value_at,
         problem: Problem::Value,
     })?;
