@@ -335,3 +335,27 @@ envoy_cluster_upstream_rq_retry{envoy_cluster_name=\"api\"} 0
         "{err}"
     );
 }
+
+#[test]
+fn attempts_that_failed_waiting_for_a_connection_are_counted_too() {
+    // 100 requests; 90 first attempts fail to connect (not in
+    // upstream_rq_total, in upstream_rq_pending_failure_eject) and their
+    // retries succeed: 190 attempts, 1.90 per request, within the
+    // sidecar's 2. Without the correction it would read 100 / 10 = 10.
+    let text = "# TYPE envoy_cluster_upstream_rq_pending_failure_eject counter
+envoy_cluster_upstream_rq_pending_failure_eject{envoy_cluster_name=\"outbound|8080||api.default.svc.cluster.local\"} 90
+# TYPE envoy_cluster_upstream_rq_retry counter
+envoy_cluster_upstream_rq_retry{envoy_cluster_name=\"outbound|8080||api.default.svc.cluster.local\"} 90
+# TYPE envoy_cluster_upstream_rq_total counter
+envoy_cluster_upstream_rq_total{envoy_cluster_name=\"outbound|8080||api.default.svc.cluster.local\"} 100
+";
+    let prom = temp_file("eject", "web.prom", text);
+    let t = temp_file("eject", "t.yaml", &topology_text("", SIDECAR));
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "web"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("web.prom:6:1: note: Envoy counters: `web` → `api`: 1.90 attempts per request (190 upstream requests (90 of them failed waiting for a connection) for 100 requests, 90 retries), since the proxy started"),
+        "{err}"
+    );
+}

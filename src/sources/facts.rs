@@ -379,8 +379,12 @@ pub struct CountedFact {
     pub host: HostRef,
     /// The cluster's name as written.
     pub cluster: String,
-    /// `upstream_rq_total`: requests sent upstream, retries included.
+    /// Attempts the proxy made, retries included: `upstream_rq_total`,
+    /// plus `unattached` when the file has it.
     pub attempts: u64,
+    /// `upstream_rq_pending_failure_eject`: attempts that failed waiting for
+    /// a connection, which `upstream_rq_total` does not count.
+    pub unattached: Option<u64>,
     /// `upstream_rq_retry`.
     pub retries: u64,
     /// `upstream_rq_retry_overflow`, `upstream_rq_retry_limit_exceeded`,

@@ -441,12 +441,22 @@ fn add_counted(
             (None, Some(o)) => format!("; not retried: {o} for circuit breaking or the budget"),
             (None, None) => String::new(),
         };
+        let counted = super::model::Counted {
+            by: "Envoy",
+            cluster: c.cluster.clone(),
+            attempts: c.attempts,
+            unattached: c.unattached,
+            retries: c.retries,
+            limit_exceeded: c.limit_exceeded,
+            overflow: c.overflow,
+            window: c.window.clone(),
+        };
         notes.push(format!(
-            "{}: note: Envoy counters: `{}` → `{}`: {mean:.2} attempts per request ({} upstream requests for {requests} requests, {} retries{not_retried}), {}",
+            "{}: note: Envoy counters: `{}` → `{}`: {mean:.2} attempts per request ({} for {requests} requests, {} retries{not_retried}), {}",
             facts.show(c.at),
             names[from],
             names[to],
-            c.attempts,
+            counted.attempts_text(),
             c.retries,
             c.window
         ));
@@ -461,15 +471,7 @@ fn add_counted(
             resend_max: 1,
             failed_calls: 0,
             pos: places.at(c.at),
-            counted: Some(super::model::Counted {
-                by: "Envoy",
-                cluster: c.cluster.clone(),
-                attempts: c.attempts,
-                retries: c.retries,
-                limit_exceeded: c.limit_exceeded,
-                overflow: c.overflow,
-                window: c.window.clone(),
-            }),
+            counted: Some(counted),
         });
     }
     t.observed.extend(observed);

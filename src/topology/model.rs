@@ -81,8 +81,11 @@ pub struct Counted {
     pub by: &'static str,
     /// The cluster the counters are for.
     pub cluster: String,
-    /// Requests sent upstream, retries included (`upstream_rq_total`).
+    /// Attempts, retries included (`upstream_rq_total`, plus `unattached`).
     pub attempts: u64,
+    /// Attempts that failed waiting for a connection
+    /// (`upstream_rq_pending_failure_eject`), when the file has them.
+    pub unattached: Option<u64>,
     /// Retries among them (`upstream_rq_retry`).
     pub retries: u64,
     /// Requests not retried for the retry limit, and for circuit breaking
@@ -91,6 +94,19 @@ pub struct Counted {
     pub overflow: Option<u64>,
     /// What the counters cover: `since the proxy started`.
     pub window: String,
+}
+
+impl Counted {
+    /// `137 upstream requests (7 of them failed waiting for a connection)`.
+    pub fn attempts_text(&self) -> String {
+        match self.unattached {
+            Some(n) if n > 0 => format!(
+                "{} upstream requests ({n} of them failed waiting for a connection)",
+                self.attempts
+            ),
+            _ => format!("{} upstream requests", self.attempts),
+        }
+    }
 }
 
 /// One `sources:` entry: a path relative to the topology file, and the

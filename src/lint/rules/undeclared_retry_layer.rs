@@ -107,11 +107,11 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
             call.pos,
             o.from,
             format!(
-                "{}'s counters show {:.2} attempts per request on {} ({} upstream requests for {} requests, {} retries, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)",
+                "{}'s counters show {:.2} attempts per request on {} ({} for {} requests, {} retries, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)",
                 c.by,
                 o.attempts_mean,
                 edge(cx.topology, call),
-                c.attempts,
+                c.attempts_text(),
                 o.calls,
                 c.retries,
                 c.window,
