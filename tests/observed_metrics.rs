@@ -359,3 +359,34 @@ envoy_cluster_upstream_rq_total{envoy_cluster_name=\"outbound|8080||api.default.
         "{err}"
     );
 }
+
+#[test]
+fn a_range_query_is_read_at_its_last_point_and_an_error_answer_is_exit_2() {
+    let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
+{"metric":{"__name__":"envoy_cluster_upstream_rq_total","envoy_cluster_name":"api"},"values":[[1764752400,"10"],[1764756000,"120"]]},
+{"metric":{"__name__":"envoy_cluster_upstream_rq_retry","envoy_cluster_name":"api"},"values":[[1764752400,"0"],[1764756000,"20"]]}]}}"#;
+    let json = temp_file("api-range", "range.json", text);
+    let t = temp_file("api-range", "t.yaml", &topology_text("", ""));
+    let (code, all, err) = findings(&[&t, "--from", &json, "--metrics-caller", "web"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert!(
+        rl021[0]["message"].as_str().unwrap().contains(
+            "1.20 attempts per request on web → api (120 upstream requests for 100 requests, 20 retries, since the proxy started, as read at Unix time 1764756000)"
+        ),
+        "{}",
+        rl021[0]["message"]
+    );
+    assert_ne!(code, 0);
+
+    let text = r#"{"status":"error","errorType":"bad_data","error":"parse error at char 3"}"#;
+    let json = temp_file("api-range", "error.json", text);
+    let (code, _, err) = retrylint(&["check", &t, "--from", &json, "--metrics-caller", "web"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "error.json:1:1: a Prometheus API result with status `error`: parse error at char 3"
+        ),
+        "{err}"
+    );
+}

@@ -26,13 +26,18 @@ pub struct Read {
     pub result_type: String,
 }
 
-/// Whether a document is an API result: `status` and `data.resultType`.
+/// Whether a document is an API result: `status` and `data.resultType`,
+/// or an error answer (`status: error` with `errorType`), which is read to
+/// say so rather than skipped as not understood.
 pub fn detect(root: &Node) -> bool {
-    get(root, "status").and_then(str_at).is_some()
-        && get(root, "data")
-            .and_then(|d| get(d, "resultType"))
-            .and_then(str_at)
-            .is_some()
+    let Some(status) = get(root, "status").and_then(str_at) else {
+        return false;
+    };
+    let typed = get(root, "data")
+        .and_then(|d| get(d, "resultType"))
+        .and_then(str_at)
+        .is_some();
+    typed || (status == "error" && get(root, "errorType").is_some())
 }
 
 fn number(n: &Node) -> Option<f64> {
