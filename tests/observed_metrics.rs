@@ -225,7 +225,7 @@ fn a_prometheus_api_result_sums_the_callers_pods() {
     // upstream, 20 + 30 retries.
     assert_eq!(
         rl021[0]["message"],
-        "Envoy's counters show 1.33 attempts per request on web → api (200 upstream requests for 150 requests, 50 retries, since the proxy started, as read at Unix time 1764756000), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)"
+        "Envoy's counters show 1.33 attempts per request on web → api (200 upstream requests for 150 requests, 50 retries, since each proxy started, as read at Unix time 1764756000), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)"
     );
     assert!(
         err.contains("sources: 1 document(s) in 1 file(s): 1 × Prometheus API query result"),
@@ -372,7 +372,7 @@ fn a_range_query_is_read_at_its_last_point_and_an_error_answer_is_exit_2() {
     assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
     assert!(
         rl021[0]["message"].as_str().unwrap().contains(
-            "1.20 attempts per request on web → api (120 upstream requests for 100 requests, 20 retries, since the proxy started, as read at Unix time 1764756000)"
+            "1.20 attempts per request on web → api (120 upstream requests for 100 requests, 20 retries, since each proxy started, as read at Unix time 1764756000)"
         ),
         "{}",
         rl021[0]["message"]

@@ -396,6 +396,20 @@ mod tests {
     }
 
     #[test]
+    fn labels_are_bounded() {
+        let labels: Vec<String> = (0..=MAX_LABELS).map(|i| format!("l{i}=\"v\"")).collect();
+        let e = parse(&format!("m{{{}}} 1\n", labels.join(","))).unwrap_err();
+        assert_eq!(e.problem, Problem::TooManyLabels);
+        let ok: Vec<String> = (0..MAX_LABELS).map(|i| format!("l{i}=\"v\"")).collect();
+        assert_eq!(
+            parse(&format!("m{{{},}} 1\n", ok.join(","))).unwrap()[0]
+                .labels
+                .len(),
+            MAX_LABELS
+        );
+    }
+
+    #[test]
     fn what_looks_like_an_exposition() {
         assert!(looks_like("# HELP x y\n"));
         assert!(looks_like("\n# a comment\nenvoy_x{} 0\n"));

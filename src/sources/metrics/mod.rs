@@ -20,6 +20,8 @@ use crate::source::error::LoadError;
 
 /// What counters since start cover, said beside every figure.
 pub const SINCE_START: &str = "since the proxy started";
+/// The same, for a query that may hold several proxies' series.
+pub const SINCE_EACH_START: &str = "since each proxy started";
 
 /// Reads a text exposition (the whole file) for `caller`'s proxy.
 pub fn read_exposition(
@@ -49,9 +51,11 @@ pub fn read_query(
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
     let read = prom_api::read(cx, root)?;
+    // A query may add up several pods of the caller, each counting from
+    // its own start.
     let window = match read.evaluated_at {
-        Some(t) => format!("{SINCE_START}, as read at Unix time {t}"),
-        None => SINCE_START.to_owned(),
+        Some(t) => format!("{SINCE_EACH_START}, as read at Unix time {t}"),
+        None => SINCE_EACH_START.to_owned(),
     };
     let found = envoy::read(cx, &read.samples, caller, &window, facts)?;
     if found == 0 {
