@@ -1,5 +1,5 @@
 //! Configuration that lives elsewhere, read where it lives: mesh, gateway and
-//! gRPC configuration and trace exports. One file per kind; each turns its
+//! gRPC configuration, trace exports and proxy metrics. One file per kind; each turns its
 //! documents into plain facts (services, calls, retry layers to attach) with
 //! the file, line and column of every value, and nothing else. Merging the
 //! facts into a topology is `topology::merge`'s job.
@@ -8,7 +8,9 @@
 //! bounds, [`read_file`] splits a file into documents (multi-document YAML,
 //! or one JSON value — JSON is YAML flow syntax, so the located YAML reader
 //! gives JSON its positions too), [`detect`] names each document's kind from
-//! its content, and the kind's reader adds its facts to [`Facts`].
+//! its content, and the kind's reader adds its facts to [`Facts`]. A
+//! Prometheus text exposition is no YAML: [`read_text`] tells it apart by its
+//! content first and hands the whole file to `metrics`.
 
 pub mod docs;
 pub mod envoy;
