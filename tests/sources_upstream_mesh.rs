@@ -454,6 +454,7 @@ fn grpc_merged(file: &str, service: Option<&str>, topology: &str) -> Merged {
         &[Request {
             path: PathBuf::from(format!("{DATA}/grpc/{file}")),
             service: service.map(str::to_owned),
+            caller: None,
             named_at: None,
         }],
         Options::default(),

@@ -34,6 +34,12 @@ pub struct SourceArgs {
     /// [default: envoy-gateway].
     #[arg(long, value_name = "IMPL", value_parser = parse_gateway)]
     pub gateway: Option<sources::gateway_api::Implementation>,
+    /// The service whose sidecar or proxy wrote the metrics files that
+    /// --from names (an Envoy `/stats/prometheus` dump, a Prometheus query
+    /// result): a proxy's counters are one caller's, and they do not say
+    /// whose. Without it, counters with requests are an error.
+    #[arg(long, value_name = "SERVICE")]
+    pub metrics_caller: Option<String>,
     /// List the documents read and skipped from the sources.
     #[arg(long)]
     pub verbose: bool,
@@ -53,6 +59,17 @@ fn parse_istio(s: &str) -> Result<u32, String> {
 }
 
 impl SourceArgs {
+    /// Each `--from` path with the caller `--metrics-caller` names.
+    fn requests(&self) -> Vec<sources::Request> {
+        self.from
+            .iter()
+            .map(|p| sources::Request {
+                caller: self.metrics_caller.clone(),
+                ..sources::Request::path(p)
+            })
+            .collect()
+    }
+
     fn options(&self) -> sources::Options {
         sources::Options {
             allow_outside: self.allow_outside,
@@ -86,8 +103,7 @@ pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result
                 summary: String::new(),
             }
         } else {
-            let requests: Vec<sources::Request> =
-                args.from.iter().map(sources::Request::path).collect();
+            let requests = args.requests();
             let facts = sources::import_excluding(&requests, args.options(), &args.exclude)
                 .map_err(load_error)?;
             topology::merge::merge(Some(base), &facts, presets).map_err(load_error)?
@@ -100,7 +116,7 @@ pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result
         }
         topology::merge::load_with_sources_excluding(
             path,
-            &args.from,
+            &args.requests(),
             args.options(),
             &args.exclude,
             presets,

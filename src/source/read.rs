@@ -40,7 +40,8 @@ pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, Loa
 }
 
 /// Whether an error in `path` may quote its lines: only a document of a kind
-/// retrylint reads (YAML or JSON, by the name of the file a link leads to),
+/// retrylint reads (YAML, JSON or a `.prom` metrics exposition, by the name
+/// of the file a link leads to),
 /// and a regular file outside `/proc`, `/sys` and `/dev`. A topology that is
 /// a link to `/proc/self/environ` or `~/.aws/credentials` must not have its
 /// secrets shown in a CI log as "the line with the error".
@@ -53,7 +54,7 @@ pub fn may_quote(path: &Path) -> bool {
         .any(|d| real.starts_with(d));
     let document = matches!(
         real.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml" | "json")
+        Some("yaml" | "yml" | "json" | "prom")
     );
     !system && document && std::fs::metadata(&real).is_ok_and(|m| m.is_file())
 }

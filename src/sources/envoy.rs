@@ -289,7 +289,7 @@ pub fn internal_cluster(name: &str) -> bool {
 
 /// The service a cluster name names: Istio's `outbound|PORT|SUBSET|HOST`
 /// host, else the name.
-fn cluster_host(name: &str) -> String {
+pub(crate) fn cluster_host(name: &str) -> String {
     match name.split('|').collect::<Vec<_>>().as_slice() {
         ["outbound", _, _, host] => (*host).to_owned(),
         [_, _, _, host] => (*host).to_owned(),

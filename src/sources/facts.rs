@@ -32,6 +32,8 @@ pub struct Facts {
     pub services: Vec<ServiceFact>,
     /// Calls seen in traces.
     pub calls: Vec<CallFact>,
+    /// Calls a proxy's counters describe (metrics).
+    pub counted: Vec<CountedFact>,
     /// Retry layers to put on the calls to some hosts.
     pub routes: Vec<RouteFact>,
     /// Hosts whose callers go through an Istio sidecar (a Kubernetes Service
@@ -363,6 +365,36 @@ pub struct CallFact {
     pub resend_max: u32,
     /// Logical calls whose callee failed (an error status).
     pub failed_calls: u64,
+}
+
+/// A call one proxy's counters describe: the requests the caller's Envoy
+/// sent to one cluster, and the retries among them (see
+/// `sources::metrics::envoy`).
+#[derive(Debug, Clone)]
+pub struct CountedFact {
+    /// The service whose proxy counted (`--metrics-caller`, or `caller:`
+    /// in a `sources:` entry).
+    pub caller: String,
+    /// The callee, as the cluster names it.
+    pub host: HostRef,
+    /// The cluster's name as written.
+    pub cluster: String,
+    /// Attempts the proxy made, retries included: `upstream_rq_total`,
+    /// plus `unattached` when the file has it.
+    pub attempts: u64,
+    /// `upstream_rq_pending_failure_eject`: attempts that failed waiting for
+    /// a connection, which `upstream_rq_total` does not count.
+    pub unattached: Option<u64>,
+    /// `upstream_rq_retry`.
+    pub retries: u64,
+    /// `upstream_rq_retry_overflow`, `upstream_rq_retry_limit_exceeded`,
+    /// when the file has them.
+    pub overflow: Option<u64>,
+    pub limit_exceeded: Option<u64>,
+    /// What the counters cover (`since the proxy started`).
+    pub window: String,
+    /// The cluster's `upstream_rq_total` sample.
+    pub at: At,
 }
 
 /// A host a route's policy applies to, as written.

@@ -1,5 +1,5 @@
 //! Configuration that lives elsewhere, read where it lives: mesh, gateway and
-//! gRPC configuration and trace exports. One file per kind; each turns its
+//! gRPC configuration, trace exports and proxy metrics. One file per kind; each turns its
 //! documents into plain facts (services, calls, retry layers to attach) with
 //! the file, line and column of every value, and nothing else. Merging the
 //! facts into a topology is `topology::merge`'s job.
@@ -8,7 +8,9 @@
 //! bounds, [`read_file`] splits a file into documents (multi-document YAML,
 //! or one JSON value — JSON is YAML flow syntax, so the located YAML reader
 //! gives JSON its positions too), [`detect`] names each document's kind from
-//! its content, and the kind's reader adds its facts to [`Facts`].
+//! its content, and the kind's reader adds its facts to [`Facts`]. A
+//! Prometheus text exposition is no YAML: [`read_text`] tells it apart by its
+//! content first and hands the whole file to `metrics`.
 
 pub mod docs;
 pub mod envoy;
@@ -23,6 +25,7 @@ pub mod kubernetes;
 pub mod kuma;
 pub mod linkerd;
 pub mod mesh;
+pub mod metrics;
 pub mod node;
 pub mod template;
 pub mod traces;
@@ -120,6 +123,8 @@ pub enum Kind {
     Otlp,
     Jaeger,
     Zipkin,
+    PrometheusExposition,
+    PrometheusQuery,
 }
 
 impl Kind {
@@ -141,6 +146,8 @@ impl Kind {
             Kind::Otlp => "OTLP/JSON trace",
             Kind::Jaeger => "Jaeger JSON trace",
             Kind::Zipkin => "Zipkin v2 JSON trace",
+            Kind::PrometheusExposition => "Prometheus text exposition",
+            Kind::PrometheusQuery => "Prometheus API query result",
         }
     }
 }
@@ -153,6 +160,9 @@ pub struct Request {
     /// A gRPC service config's target service, when the `sources:` entry
     /// names it (`{ path: retry.json, service: echo }`).
     pub service: Option<String>,
+    /// The service whose proxy wrote a metrics file (`--metrics-caller`,
+    /// or `caller:` in the `sources:` entry): a stats dump is one proxy's.
+    pub caller: Option<String>,
     /// `(file, line, column)` of the `sources:` entry, if any.
     pub named_at: Option<(String, crate::source::Pos)>,
 }
@@ -162,9 +172,18 @@ impl Request {
         Request {
             path: path.into(),
             service: None,
+            caller: None,
             named_at: None,
         }
     }
+}
+
+/// A file to read, with what its request said of it.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub path: PathBuf,
+    pub service: Option<String>,
+    pub caller: Option<String>,
 }
 
 /// Reads every document under `requests` and returns their facts.
@@ -183,7 +202,12 @@ pub fn import_excluding(
         istio_minor: options.istio_minor,
         ..Facts::default()
     };
-    for (path, service) in files {
+    for Found {
+        path,
+        service,
+        caller,
+    } in files
+    {
         use crate::source::read::{FileKind, STDIN, read_stdin};
         let (shown, text) = if path.as_os_str() == STDIN_PATH {
             (STDIN.to_owned(), read_stdin(FileKind::Topology)?)
@@ -192,7 +216,11 @@ pub fn import_excluding(
             let text = crate::source::read::read_text(&path, &shown, FileKind::Topology)?;
             (shown, text)
         };
-        read_text(&shown, text, service.as_deref(), options, &mut facts)?;
+        let given = Given {
+            service: service.as_deref(),
+            caller: caller.as_deref(),
+        };
+        read_text(&shown, text, given, options, &mut facts)?;
     }
     facts.finish();
     Ok(facts)
@@ -201,14 +229,41 @@ pub fn import_excluding(
 /// `--from -`: standard input.
 pub const STDIN_PATH: &str = "-";
 
+/// What a request says of the file beside its path.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given<'a> {
+    /// A gRPC service config's target service.
+    pub service: Option<&'a str>,
+    /// The service whose proxy wrote a metrics file.
+    pub caller: Option<&'a str>,
+}
+
 /// Reads one file's text (already within its size limit) into `facts`.
 pub fn read_text(
     shown: &str,
     text: String,
-    service: Option<&str>,
+    given: Given,
     options: Options,
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
+    // A text exposition is not YAML: told apart by its content before the
+    // YAML reader sees it (its `{…}` label sets are no templates either).
+    if metrics::exposition::looks_like(&text) {
+        let file = facts.add_file(shown, text);
+        let text = facts.files[file].text.clone();
+        let cx = node::Cx {
+            f: crate::source::fields::Fields::new(shown, &text),
+            file,
+        };
+        let kind = Kind::PrometheusExposition;
+        facts.account(
+            file,
+            crate::source::Pos { line: 1, column: 1 },
+            Account::Read(kind),
+        );
+        facts.read_kinds.push(kind);
+        return metrics::read_exposition(cx, &text, given.caller, facts);
+    }
     template::refuse(shown, &text)?;
     let documents = docs::split(shown, &text)?;
     let file = facts.add_file(shown, text);
@@ -218,7 +273,7 @@ pub fn read_text(
             f: crate::source::fields::Fields::new(shown, &text),
             file,
         };
-        read_document(cx, &doc.root, service, options, facts, 0)?;
+        read_document(cx, &doc.root, given, options, facts, 0)?;
     }
     Ok(())
 }
@@ -228,7 +283,7 @@ pub fn read_text(
 fn read_document(
     cx: node::Cx,
     root: &crate::source::Node,
-    service: Option<&str>,
+    given: Given,
     options: Options,
     facts: &mut Facts,
     depth: u32,
@@ -238,7 +293,7 @@ fn read_document(
     {
         // `kubectl get … -o yaml|json`: a `List` reads as its items.
         for item in items {
-            read_document(cx, item, service, options, facts, depth + 1)?;
+            read_document(cx, item, given, options, facts, depth + 1)?;
         }
         return Ok(());
     }
@@ -276,10 +331,13 @@ fn read_document(
         Kind::KubernetesService | Kind::KubernetesNamespace | Kind::KubernetesWorkload => {
             kubernetes::read(cx, root, kind, facts)?
         }
-        Kind::GrpcServiceConfig => grpc_service_config::read(cx, root, service, facts)?,
+        Kind::GrpcServiceConfig => grpc_service_config::read(cx, root, given.service, facts)?,
         Kind::Otlp => traces::otlp::read(cx, root, facts)?,
         Kind::Jaeger => traces::jaeger::read(cx, root, facts)?,
         Kind::Zipkin => traces::zipkin::read(cx, root, facts)?,
+        Kind::PrometheusQuery => metrics::read_query(cx, root, given.caller, facts)?,
+        // Read in `read_text`, before the YAML reader.
+        Kind::PrometheusExposition => {}
     }
     Ok(())
 }
@@ -384,6 +442,7 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
         Value::Map(_) if get(root, "methodConfig").is_some() => Some(Kind::GrpcServiceConfig),
         Value::Map(_) if get(root, "retryThrottling").is_some() => Some(Kind::GrpcServiceConfig),
         Value::Map(_) if get(root, "resourceSpans").is_some() => Some(Kind::Otlp),
+        Value::Map(_) if metrics::prom_api::detect(root) => Some(Kind::PrometheusQuery),
         Value::Map(_) => {
             let data = get(root, "data")?;
             let Value::Seq(items) = &data.value else {
@@ -409,10 +468,7 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
 /// The files to read: each path, or every `.yaml`, `.yml` and `.json` under a
 /// directory (sorted, so the order and the first error are the same on every
 /// machine), within `options`' file and byte counts.
-pub fn collect(
-    requests: &[Request],
-    options: Options,
-) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
+pub fn collect(requests: &[Request], options: Options) -> Result<Vec<Found>, LoadError> {
     collect_excluding(requests, options, &[])
 }
 
@@ -423,7 +479,7 @@ pub fn collect_excluding(
     requests: &[Request],
     options: Options,
     exclude: &Excludes,
-) -> Result<Vec<(PathBuf, Option<String>)>, LoadError> {
+) -> Result<Vec<Found>, LoadError> {
     let mut out = Vec::new();
     let mut bytes = 0u64;
     let mut stdin = false;
@@ -437,7 +493,11 @@ pub fn collect_excluding(
                     "`--from -` (standard input) is given twice",
                 ));
             }
-            out.push((r.path.clone(), r.service.clone()));
+            out.push(Found {
+                path: r.path.clone(),
+                service: r.service.clone(),
+                caller: r.caller.clone(),
+            });
             continue;
         }
         let err = |msg: String| match &r.named_at {
@@ -463,7 +523,11 @@ pub fn collect_excluding(
         }
         for path in found {
             bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            out.push((path, r.service.clone()));
+            out.push(Found {
+                path,
+                service: r.service.clone(),
+                caller: r.caller.clone(),
+            });
             if out.len() > options.max_files || bytes > options.max_total_bytes {
                 return Err(err(format!(
                     "more than {} files or {} MiB to import under {}",

@@ -102,13 +102,15 @@ pub fn load_with_sources(
     options: crate::sources::Options,
     presets: &Presets,
 ) -> Result<Merged, LoadError> {
-    load_with_sources_excluding(path, from, options, &[], presets)
+    let from: Vec<Request> = from.iter().map(Request::path).collect();
+    load_with_sources_excluding(path, &from, options, &[], presets)
 }
 
-/// [`load_with_sources`], skipping the paths `exclude` names (`--exclude`).
+/// [`load_with_sources`] with each `--from` as a [`Request`] (a metrics
+/// file's caller), skipping the paths `exclude` names (`--exclude`).
 pub fn load_with_sources_excluding(
     path: Option<&Path>,
-    from: &[PathBuf],
+    from: &[Request],
     options: crate::sources::Options,
     exclude: &crate::sources::Excludes,
     presets: &Presets,
@@ -124,11 +126,12 @@ pub fn load_with_sources_excluding(
             requests.push(Request {
                 path: dir.join(&d.path),
                 service: d.service.clone(),
+                caller: d.caller.clone(),
                 named_at: Some((t.file.clone(), d.pos)),
             });
         }
     }
-    requests.extend(from.iter().map(Request::path));
+    requests.extend(from.iter().cloned());
     if requests.is_empty() {
         let Some(topology) = base else {
             return Err(LoadError::new(
@@ -255,6 +258,7 @@ pub fn merge(
     let places = Places { first };
     add_traced(&mut t, facts, &places, has_base, &mut notes);
     add_observed(&mut t, facts, &places);
+    add_counted(&mut t, facts, &places, &mut notes)?;
     attach_layers(&mut t, facts, &places, presets, &mut notes)?;
     super::graph::check_acyclic(&t).map_err(|e| relocate(&t, e))?;
     if !has_base {
@@ -363,10 +367,115 @@ fn add_observed(t: &mut Topology, facts: &Facts, places: &Places) {
                 resend_max: c.resend_max,
                 failed_calls: c.failed_calls,
                 pos: places.at(c.at),
+                counted: None,
             })
         })
         .collect();
     t.observed.extend(observed);
+}
+
+/// What proxies' counters showed of each call (metrics), beside what
+/// traces showed. The caller is the one the user named for the file; the
+/// callee is the cluster's host, resolved as route hosts are. A call the
+/// topology lacks is not added: counters say neither its method nor
+/// whether it is idempotent.
+fn add_counted(
+    t: &mut Topology,
+    facts: &Facts,
+    places: &Places,
+    notes: &mut Vec<String>,
+) -> Result<(), LoadError> {
+    let names: Vec<&str> = t.services.iter().map(|s| s.name.as_str()).collect();
+    let mut observed = Vec::new();
+    for c in &facts.counted {
+        let from = match hosts::resolve(&c.caller, None, names.iter().copied()) {
+            Resolved::One(i) => i,
+            _ => {
+                let near = crate::source::error::nearest(&c.caller, names.iter().copied())
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                return Err(error_at(
+                    facts,
+                    c.at,
+                    ErrorKind::Graph,
+                    format!(
+                        "the metrics' caller `{}` is not one service of the topology{near}",
+                        c.caller
+                    ),
+                )
+                .with_help("name the service whose proxy wrote the file with --metrics-caller (or `caller:` in `sources:`)"));
+            }
+        };
+        let to = match hosts::resolve(&c.host.host, None, names.iter().copied()) {
+            Resolved::One(i) => i,
+            _ => {
+                notes.push(format!(
+                    "{}: warning: Envoy cluster `{}` names no service of the topology: its {} requests are not compared",
+                    facts.show(c.at),
+                    c.cluster,
+                    c.attempts
+                ));
+                continue;
+            }
+        };
+        if !t.services[from].calls.iter().any(|k| k.to == to) {
+            notes.push(format!(
+                "{}: warning: Envoy counters show `{}` calling `{}` ({} requests), a call the topology does not have: not compared (add the call to compare it)",
+                facts.show(c.at),
+                names[from],
+                names[to],
+                c.attempts
+            ));
+            continue;
+        }
+        let requests = c.attempts - c.retries;
+        let mean = c.attempts as f64 / requests.max(1) as f64;
+        let least_max = u32::try_from(c.attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
+        let not_retried = match (c.limit_exceeded, c.overflow) {
+            (Some(l), Some(o)) => {
+                format!(
+                    "; not retried: {l} for the retry limit, {o} for circuit breaking or the budget"
+                )
+            }
+            (Some(l), None) => format!("; not retried: {l} for the retry limit"),
+            (None, Some(o)) => format!("; not retried: {o} for circuit breaking or the budget"),
+            (None, None) => String::new(),
+        };
+        let counted = super::model::Counted {
+            by: "Envoy",
+            cluster: c.cluster.clone(),
+            attempts: c.attempts,
+            unattached: c.unattached,
+            retries: c.retries,
+            limit_exceeded: c.limit_exceeded,
+            overflow: c.overflow,
+            window: c.window.clone(),
+        };
+        notes.push(format!(
+            "{}: note: Envoy counters: `{}` → `{}`: {mean:.2} attempts per request ({} for {requests} requests, {} retries{not_retried}), {}",
+            facts.show(c.at),
+            names[from],
+            names[to],
+            counted.attempts_text(),
+            c.retries,
+            c.window
+        ));
+        observed.push(super::model::Observed {
+            from,
+            to,
+            calls: requests,
+            attempts_mean: mean,
+            attempts_max: least_max,
+            proxy_max: least_max,
+            client_max: 1,
+            resend_max: 1,
+            failed_calls: 0,
+            pos: places.at(c.at),
+            counted: Some(counted),
+        });
+    }
+    t.observed.extend(observed);
+    Ok(())
 }
 
 /// Services and calls from traces.

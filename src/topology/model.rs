@@ -41,8 +41,9 @@ pub struct Topology {
     /// fixes are resolved on it without reading the file a second time;
     /// `None` for a topology not read from YAML text.
     pub located: Option<std::sync::Arc<crate::source::yaml::Node>>,
-    /// Attempts per call seen in traces, for the rules that compare them
-    /// with the declared layers (RL021, RL022).
+    /// Attempts per call seen in traces or counted by a proxy (metrics),
+    /// for the rules that compare them with the declared layers (RL021,
+    /// RL022).
     pub observed: Vec<Observed>,
 }
 
@@ -63,8 +64,49 @@ pub struct Observed {
     pub resend_max: u32,
     /// Logical calls whose callee failed.
     pub failed_calls: u64,
-    /// The first client span of the call, in its trace file.
+    /// The first client span of the call, in its trace file (for counters,
+    /// the cluster's request counter).
     pub pos: Pos,
+    /// Set when the figures come from a proxy's counters rather than
+    /// traces: then `calls` are the requests the proxy took, the mean is
+    /// the proxy's attempts per request, and the most per call is not
+    /// known (`attempts_max` is the least it can be, the mean rounded up).
+    pub counted: Option<Counted>,
+}
+
+/// What a proxy's counters said of one call (`sources::metrics`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counted {
+    /// Who counted: `Envoy`.
+    pub by: &'static str,
+    /// The cluster the counters are for.
+    pub cluster: String,
+    /// Attempts, retries included (`upstream_rq_total`, plus `unattached`).
+    pub attempts: u64,
+    /// Attempts that failed waiting for a connection
+    /// (`upstream_rq_pending_failure_eject`), when the file has them.
+    pub unattached: Option<u64>,
+    /// Retries among them (`upstream_rq_retry`).
+    pub retries: u64,
+    /// Requests not retried for the retry limit, and for circuit breaking
+    /// or the retry budget, when the file has them.
+    pub limit_exceeded: Option<u64>,
+    pub overflow: Option<u64>,
+    /// What the counters cover: `since the proxy started`.
+    pub window: String,
+}
+
+impl Counted {
+    /// `137 upstream requests (7 of them failed waiting for a connection)`.
+    pub fn attempts_text(&self) -> String {
+        match self.unattached {
+            Some(n) if n > 0 => format!(
+                "{} upstream requests ({n} of them failed waiting for a connection)",
+                self.attempts
+            ),
+            _ => format!("{} upstream requests", self.attempts),
+        }
+    }
 }
 
 /// One `sources:` entry: a path relative to the topology file, and the
@@ -73,6 +115,8 @@ pub struct Observed {
 pub struct SourceDecl {
     pub path: String,
     pub service: Option<String>,
+    /// The service whose proxy wrote a metrics file (`caller: web`).
+    pub caller: Option<String>,
     pub pos: Pos,
 }
 

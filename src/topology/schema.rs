@@ -277,10 +277,10 @@ fn unresolved_call(file: &str, ids: &Ids, from: &str, p: &PendingCall) -> LoadEr
 fn read_sources(f: Fields, node: &Node) -> Result<Vec<super::model::SourceDecl>, LoadError> {
     let mut out = Vec::new();
     for item in f.list(node) {
-        let (path, service) = match &item.value {
-            Value::Str(p) => (p.to_string(), None),
+        let (path, service, caller) = match &item.value {
+            Value::Str(p) => (p.to_string(), None, None),
             Value::Map(_) => {
-                let m = f.map(item, "a `sources:` entry", &["path", "service"])?;
+                let m = f.map(item, "a `sources:` entry", &["path", "service", "caller"])?;
                 let Some(p) = m.get("path") else {
                     return Err(f
                         .error(item.pos, "a `sources:` entry needs `path:`")
@@ -290,7 +290,11 @@ fn read_sources(f: Fields, node: &Node) -> Result<Vec<super::model::SourceDecl>,
                     .get("service")
                     .map(|s| f.str(s, "`service`").map(str::to_owned))
                     .transpose()?;
-                (f.str(p, "`path`")?.to_owned(), service)
+                let caller = m
+                    .get("caller")
+                    .map(|s| f.str(s, "`caller`").map(str::to_owned))
+                    .transpose()?;
+                (f.str(p, "`path`")?.to_owned(), service, caller)
             }
             _ => {
                 return Err(f.expected(
@@ -307,6 +311,7 @@ fn read_sources(f: Fields, node: &Node) -> Result<Vec<super::model::SourceDecl>,
         out.push(super::model::SourceDecl {
             path,
             service,
+            caller,
             pos: item.pos,
         });
     }

@@ -37,7 +37,8 @@ declare_rule! {
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for o in &cx.topology.observed {
-        if o.failed_calls == 0 || o.attempts_max > 1 {
+        // Counters say nothing of failures here: the rule is for traces.
+        if o.counted.is_some() || o.failed_calls == 0 || o.attempts_max > 1 {
             continue;
         }
         let Some((i, call)) = call_of(cx, o) else {

@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
-use crate::topology::{Call, Observed};
+use crate::topology::{Call, Counted, LayerKind, Observed};
 
 declare_rule! {
     /// ## What it finds
@@ -14,6 +14,12 @@ declare_rule! {
     /// attempts, *the caller itself* when it sent more client spans than it
     /// declares attempts. Redirects, authentication resends and gRPC transparent
     /// retries are not counted (see docs/sources.md).
+    ///
+    /// From metrics (the caller's Envoy counters, `upstream_rq_total` and
+    /// `upstream_rq_retry`), the figure is the proxy's attempts per request
+    /// on average, and it is held to the layers below the caller (its `via`
+    /// layers): a mean above their product means some request became more
+    /// attempts than they allow.
     ///
     /// ## Why it matters
     /// Every figure the linter gives (amplification, worst-case time, the
@@ -38,7 +44,7 @@ declare_rule! {
         code: "RL021",
         name: "undeclared-retry-layer",
         default: Error,
-        summary: "traces show more attempts on a call than its declared layers allow",
+        summary: "traces or a proxy's counters show more attempts on a call than its declared layers allow",
         check: check,
     };
 }
@@ -68,6 +74,58 @@ pub(super) fn call_of<'t>(cx: &'t Context, o: &Observed) -> Option<(usize, &'t C
         .find(|(_, c)| c.to == o.to)
 }
 
+/// The attempts a call's layers below the caller (its `via` layers) allow
+/// together, which is what a proxy's counters are held to: the proxy sees
+/// each of the caller's own attempts as a request of its own. `None` when
+/// one of them is unlimited.
+fn declared_below(call: &Call) -> Option<u64> {
+    let mut n: u64 = 1;
+    for l in call.layers.iter().filter(|l| l.kind == LayerKind::Via) {
+        let a = crate::analysis::LayerAttempts::of_layer(l, None);
+        if l.hedging.is_none() && l.policy.is_unlimited() {
+            return None;
+        }
+        n = n.saturating_mul(u64::from(a.count.max(1)));
+    }
+    Some(n)
+}
+
+/// RL021 from a proxy's counters: the mean against the layers below the
+/// caller.
+fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnostic>) {
+    let Some((i, call)) = call_of(cx, o) else {
+        return;
+    };
+    let Some(allowed) = declared_below(call) else {
+        return;
+    };
+    if o.attempts_mean <= allowed as f64 {
+        return;
+    }
+    out.push(
+        Diagnostic::new(
+            call.pos,
+            o.from,
+            format!(
+                "{}'s counters show {:.2} attempts per request on {} ({} for {} requests, {} retries, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)",
+                c.by,
+                o.attempts_mean,
+                edge(cx.topology, call),
+                c.attempts_text(),
+                o.calls,
+                c.retries,
+                c.window,
+            ),
+        )
+        .on_call(i)
+        .help("declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: envoy-sidecar, retry: { max_attempts: N } }]`), or turn its retries off")
+        .label(format!(
+            "{:.2} attempts per request counted, {allowed} declared below the caller",
+            o.attempts_mean
+        )),
+    );
+}
+
 /// `up to 9 attempts per call (3.00 on average, over 20 calls)`.
 pub(super) fn seen_text(o: &Observed) -> String {
     let calls = if o.calls == 1 { "call" } else { "calls" };
@@ -84,6 +142,10 @@ pub(super) fn seen_text(o: &Observed) -> String {
 
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for o in &cx.topology.observed {
+        if let Some(c) = &o.counted {
+            check_counted(cx, o, c, out);
+            continue;
+        }
         let Some((i, call)) = call_of(cx, o) else {
             continue;
         };

@@ -1,0 +1,68 @@
+//! Metrics, the other production record: counters a proxy keeps of the
+//! requests it sent and the retries among them, compared with the declared
+//! layers as traces are (RL021).
+//!
+//! Two containers hold the same samples: the Prometheus text exposition
+//! ([`exposition`], what Envoy's `/stats/prometheus` answers) and a
+//! Prometheus HTTP API query result ([`prom_api`], JSON). Each becomes
+//! [`exposition::Sample`]s with their line and column; [`envoy`] turns
+//! Envoy's cluster counters into [`CountedFact`](super::facts::CountedFact)s,
+//! which `topology::merge` adds to the topology's `observed`.
+
+pub mod envoy;
+pub mod exposition;
+pub mod prom_api;
+
+use super::facts::{Account, Facts};
+use super::node::Cx;
+use crate::source::Node;
+use crate::source::error::LoadError;
+
+/// What counters since start cover, said beside every figure.
+pub const SINCE_START: &str = "since the proxy started";
+/// The same, for a query that may hold several proxies' series.
+pub const SINCE_EACH_START: &str = "since each proxy started";
+
+/// Reads a text exposition (the whole file) for `caller`'s proxy.
+pub fn read_exposition(
+    cx: Cx,
+    text: &str,
+    caller: Option<&str>,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
+    let samples = exposition::parse(text).map_err(|e| {
+        cx.f.error(e.pos, format!("not a Prometheus text exposition: {e}"))
+            .with_help("save the proxy's answer as it came (`curl -s http://127.0.0.1:9901/stats/prometheus > envoy.prom`)")
+    })?;
+    let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?;
+    if found == 0 {
+        facts.reclassify(Account::NoRetry(
+            "a Prometheus exposition without requests counted by an Envoy cluster".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a Prometheus API query result for `caller`'s proxies.
+pub fn read_query(
+    cx: Cx,
+    root: &Node,
+    caller: Option<&str>,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
+    let read = prom_api::read(cx, root)?;
+    // A query may add up several pods of the caller, each counting from
+    // its own start.
+    let window = match read.evaluated_at {
+        Some(t) => format!("{SINCE_EACH_START}, as read at Unix time {t}"),
+        None => SINCE_EACH_START.to_owned(),
+    };
+    let found = envoy::read(cx, &read.samples, caller, &window, facts)?;
+    if found == 0 {
+        facts.reclassify(Account::NoRetry(format!(
+            "a Prometheus API result ({}) without requests counted by an Envoy cluster",
+            read.result_type
+        )));
+    }
+    Ok(())
+}

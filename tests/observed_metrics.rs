@@ -1,0 +1,392 @@
+//! Metrics against the declared layers (issue 31 item 3): a caller's Envoy
+//! counters (`upstream_rq_total`, `upstream_rq_retry`) give its proxy's
+//! attempts per request, and RL021 fires at the call's line when they are
+//! more than the layers below the caller allow. The files are in
+//! tests/data/metrics/ (see its README entry for which are upstream's and
+//! which are derived).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const DATA: &str = "tests/data/metrics";
+
+fn retrylint(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("observed-metrics")
+        .join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn temp_file(dir: &str, name: &str, text: &str) -> String {
+    let path = temp_dir(dir).join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// `web` calls `api` with the app layer retrying 3 times and the `via`
+/// layers given; the call's `- to: api` is on line 7 (line 9 with the
+/// two-line `sources:` prefix).
+fn topology_text(sources: &str, via: &str) -> String {
+    format!(
+        "version: 1
+{sources}entry: web
+services:
+  web:
+    latency: {{ p50: 5ms, p99: 20ms }}
+    calls:
+      - to: api
+        timeout: 1s
+        retry: {{ max_attempts: 3, backoff: {{ kind: exponential, base: 50ms, cap: 1s, jitter: full }}, budget: {{ kind: ratio, ratio: 0.1 }} }}
+{via}  api:
+    latency: {{ p50: 5ms, p99: 20ms }}
+"
+    )
+}
+
+const CALL_LINE: u64 = 7;
+
+const SIDECAR: &str = "        via:
+          - name: envoy-sidecar
+            timeout: 500ms
+            retry: { max_attempts: 2, backoff: { kind: exponential, base: 25ms, cap: 250ms, jitter: full }, budget: { kind: ratio, ratio: 0.2 } }
+";
+
+fn findings(args: &[&str]) -> (i32, Vec<Value>, String) {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let (code, out, err) = retrylint(&all);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    (
+        code,
+        v["findings"].as_array().cloned().unwrap_or_default(),
+        err,
+    )
+}
+
+fn of<'a>(findings: &'a [Value], code: &str) -> Vec<&'a Value> {
+    findings.iter().filter(|f| f["code"] == code).collect()
+}
+
+#[test]
+fn envoy_counters_of_an_undeclared_sidecar_are_rl021_at_the_calls_line() {
+    let t = temp_file("undeclared", "t.yaml", &topology_text("", ""));
+    let prom = format!("{DATA}/web-sidecar.prom");
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "web"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    let f = rl021[0];
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["line"], CALL_LINE, "{f}");
+    assert!(f["file"].as_str().unwrap().ends_with("t.yaml"), "{f}");
+    // The app's three attempts do not explain the proxy's: the counters
+    // are held to the layers below the caller, of which there are none.
+    assert_eq!(
+        f["message"],
+        "Envoy's counters show 1.37 attempts per request on web → api (137 upstream requests for 100 requests, 37 retries, since the proxy started), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)"
+    );
+    assert!(f["help"].as_str().unwrap().contains("via:"), "{f}");
+    assert_ne!(code, 0);
+    // Standard error says what was read and where each figure comes from;
+    // the internal clusters, an idle one and the inbound one are left out.
+    assert!(
+        err.contains("sources: 1 document(s) in 1 file(s): 1 × Prometheus text exposition"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "web-sidecar.prom:21:1: note: Envoy counters: `web` → `api`: 1.37 attempts per request (137 upstream requests for 100 requests, 37 retries; not retried: 5 for the retry limit, 0 for circuit breaking or the budget), since the proxy started"
+        ),
+        "{err}"
+    );
+    assert!(
+        !err.contains("xds-grpc") && !err.contains("reviews"),
+        "{err}"
+    );
+    assert!(of(&all, "RL022").is_empty(), "{all:#?}");
+}
+
+#[test]
+fn no_rl021_once_the_sidecars_retry_layer_is_declared() {
+    let t = temp_file("declared", "t.yaml", &topology_text("", SIDECAR));
+    let prom = format!("{DATA}/web-sidecar.prom");
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "web"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert!(all.iter().all(|f| f["severity"] != "error"), "{all:#?}");
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn the_caller_comes_from_the_sources_entry() {
+    let dir = temp_dir("sources-caller");
+    std::fs::copy(
+        format!("{DATA}/web-sidecar.prom"),
+        dir.join("web-sidecar.prom"),
+    )
+    .unwrap();
+    let sources = "sources:\n  - { path: web-sidecar.prom, caller: web }\n";
+    let t = temp_file("sources-caller", "t.yaml", &topology_text(sources, ""));
+    let (code, all, err) = findings(&[&t]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(rl021[0]["line"], CALL_LINE + 2);
+    assert_ne!(code, 0);
+}
+
+#[test]
+fn counters_without_a_caller_or_with_an_unknown_one_are_exit_2() {
+    let t = temp_file("no-caller", "t.yaml", &topology_text("", ""));
+    let prom = format!("{DATA}/web-sidecar.prom");
+    let (code, out, err) = retrylint(&["check", &t, "--from", &prom]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("web-sidecar.prom:21:1: counters of Envoy cluster `outbound|8080||api.default.svc.cluster.local` without a caller"),
+        "{err}"
+    );
+    assert!(err.contains("--metrics-caller SERVICE"), "{err}");
+    let (code, _, err) = retrylint(&["check", &t, "--from", &prom, "--metrics-caller", "webb"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "the metrics' caller `webb` is not one service of the topology; did you mean `web`?"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_malformed_exposition_is_exit_2_at_its_line_and_column_quoting_that_line_only() {
+    let good = std::fs::read_to_string(format!("{DATA}/web-sidecar.prom")).unwrap();
+    let bad = good.replacen(
+        "api.default.svc.cluster.local\"} 137",
+        "api.default.svc.cluster.local} 137",
+        1,
+    );
+    assert_ne!(good, bad);
+    let prom = temp_file("malformed", "bad.prom", &bad);
+    let t = temp_file("malformed", "t.yaml", &topology_text("", ""));
+    let (code, out, err) = retrylint(&["check", &t, "--from", &prom, "--metrics-caller", "web"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("bad.prom:21:52: not a Prometheus text exposition: a label value that is not closed by `\"` before the end of the line"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    // Of the file, only the offending line is shown.
+    let offending = bad.lines().nth(20).unwrap();
+    for (n, line) in bad.lines().enumerate() {
+        if n != 20 && !line.trim().is_empty() && line != offending {
+            assert!(!err.contains(line), "line {} quoted: {err}", n + 1);
+        }
+    }
+    assert!(err.contains(offending), "{err}");
+
+    // A bad value of a counter that is read: at the value's column.
+    let bad = good.replacen("cluster.local\"} 137", "cluster.local\"} -3", 1);
+    let prom = temp_file("malformed", "negative.prom", &bad);
+    let (code, _, err) = retrylint(&["check", &t, "--from", &prom, "--metrics-caller", "web"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "negative.prom:21:100: `envoy_cluster_upstream_rq_total` is -3: not a counter's value"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_prometheus_api_result_sums_the_callers_pods() {
+    let t = temp_file("api", "t.yaml", &topology_text("", ""));
+    let json = format!("{DATA}/web-sidecars-query.json");
+    let (code, all, err) = findings(&[&t, "--from", &json, "--metrics-caller", "web"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(rl021[0]["line"], CALL_LINE);
+    // Two pods of `web`, Istio's `cluster_name` label: 90 + 110 requests
+    // upstream, 20 + 30 retries.
+    assert_eq!(
+        rl021[0]["message"],
+        "Envoy's counters show 1.33 attempts per request on web → api (200 upstream requests for 150 requests, 50 retries, since each proxy started, as read at Unix time 1764756000), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)"
+    );
+    assert!(
+        err.contains("sources: 1 document(s) in 1 file(s): 1 × Prometheus API query result"),
+        "{err}"
+    );
+    assert!(
+        err.contains("web-sidecars-query.json:6:10: note: Envoy counters"),
+        "{err}"
+    );
+    assert_ne!(code, 0);
+    // Declared, no finding.
+    let t = temp_file("api", "declared.yaml", &topology_text("", SIDECAR));
+    let (code, all, _) = findings(&[&t, "--from", &json, "--metrics-caller", "web"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn an_api_series_that_lost_its_name_is_an_error() {
+    let text = r#"{"status":"success","data":{"resultType":"vector","result":[
+{"metric":{"envoy_cluster_name":"outbound|8080||api.default.svc.cluster.local"},"value":[1764756000,"1.37"]}]}}"#;
+    let json = temp_file("api-nameless", "ratio.json", text);
+    let t = temp_file("api-nameless", "t.yaml", &topology_text("", ""));
+    let (code, _, err) = retrylint(&["check", &t, "--from", &json, "--metrics-caller", "web"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ratio.json:2:11: an Envoy cluster series without `__name__`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rate(), increase() and sum() drop the name"),
+        "{err}"
+    );
+}
+
+#[test]
+fn upstream_files_without_envoy_request_counters_are_accounted_not_compared() {
+    let t = temp_file("upstream", "t.yaml", &topology_text("", ""));
+    for (file, what) in [
+        (
+            "envoy-prometheus-stats-test-sorted.prom",
+            "skipped a Prometheus exposition without requests counted by an Envoy cluster",
+        ),
+        (
+            "prometheus-api-query-up.json",
+            "skipped a Prometheus API result (vector) without requests counted by an Envoy cluster",
+        ),
+        (
+            "prometheus-api-query-range-up.json",
+            "skipped a Prometheus API result (matrix) without requests counted by an Envoy cluster",
+        ),
+    ] {
+        let path = format!("{DATA}/{file}");
+        let (code, all, err) = findings(&[&t, "--from", &path, "--verbose"]);
+        assert_eq!(code, 0, "{file}: {err}");
+        assert!(of(&all, "RL021").is_empty(), "{file}: {all:#?}");
+        assert!(
+            err.contains(&format!("{file}:1:1: {what}")),
+            "{file}: {err}"
+        );
+        assert!(
+            err.contains("1 document(s) in 1 file(s): nothing read; 1 carry no retry settings"),
+            "{file}: {err}"
+        );
+    }
+}
+
+#[test]
+fn clusters_and_calls_the_topology_lacks_are_warned_about() {
+    let text = "# TYPE envoy_cluster_upstream_rq_total counter
+envoy_cluster_upstream_rq_total{envoy_cluster_name=\"outbound|9080||ratings.default.svc.cluster.local\"} 40
+envoy_cluster_upstream_rq_total{envoy_cluster_name=\"outbound|8080||web.default.svc.cluster.local\"} 12
+# TYPE envoy_cluster_upstream_rq_retry counter
+envoy_cluster_upstream_rq_retry{envoy_cluster_name=\"outbound|9080||ratings.default.svc.cluster.local\"} 4
+envoy_cluster_upstream_rq_retry{envoy_cluster_name=\"outbound|8080||web.default.svc.cluster.local\"} 0
+";
+    let prom = temp_file("unknown", "api-sidecar.prom", text);
+    let t = temp_file("unknown", "t.yaml", &topology_text("", ""));
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "api"]);
+    assert_eq!(code, 0, "{all:#?}\n{err}");
+    assert!(
+        err.contains("api-sidecar.prom:2:1: warning: Envoy cluster `outbound|9080||ratings.default.svc.cluster.local` names no service of the topology: its 40 requests are not compared"),
+        "{err}"
+    );
+    assert!(
+        err.contains("api-sidecar.prom:3:1: warning: Envoy counters show `api` calling `web` (12 requests), a call the topology does not have: not compared"),
+        "{err}"
+    );
+}
+
+#[test]
+fn counters_without_retries_do_not_make_rl022() {
+    // RL022 needs failures, which these counters do not give.
+    let text = "envoy_cluster_upstream_rq_total{envoy_cluster_name=\"api\"} 50
+envoy_cluster_upstream_rq_retry{envoy_cluster_name=\"api\"} 0
+";
+    let prom = temp_file("no-retries", "web.prom", text);
+    let t = temp_file("no-retries", "t.yaml", &topology_text("", ""));
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "web"]);
+    assert!(
+        of(&all, "RL021").is_empty() && of(&all, "RL022").is_empty(),
+        "{all:#?}"
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("1.00 attempts per request (50 upstream requests for 50 requests, 0 retries)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn attempts_that_failed_waiting_for_a_connection_are_counted_too() {
+    // 100 requests; 90 first attempts fail to connect (not in
+    // upstream_rq_total, in upstream_rq_pending_failure_eject) and their
+    // retries succeed: 190 attempts, 1.90 per request, within the
+    // sidecar's 2. Without the correction it would read 100 / 10 = 10.
+    let text = "# TYPE envoy_cluster_upstream_rq_pending_failure_eject counter
+envoy_cluster_upstream_rq_pending_failure_eject{envoy_cluster_name=\"outbound|8080||api.default.svc.cluster.local\"} 90
+# TYPE envoy_cluster_upstream_rq_retry counter
+envoy_cluster_upstream_rq_retry{envoy_cluster_name=\"outbound|8080||api.default.svc.cluster.local\"} 90
+# TYPE envoy_cluster_upstream_rq_total counter
+envoy_cluster_upstream_rq_total{envoy_cluster_name=\"outbound|8080||api.default.svc.cluster.local\"} 100
+";
+    let prom = temp_file("eject", "web.prom", text);
+    let t = temp_file("eject", "t.yaml", &topology_text("", SIDECAR));
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "web"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("web.prom:6:1: note: Envoy counters: `web` → `api`: 1.90 attempts per request (190 upstream requests (90 of them failed waiting for a connection) for 100 requests, 90 retries), since the proxy started"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_range_query_is_read_at_its_last_point_and_an_error_answer_is_exit_2() {
+    let text = r#"{"status":"success","data":{"resultType":"matrix","result":[
+{"metric":{"__name__":"envoy_cluster_upstream_rq_total","envoy_cluster_name":"api"},"values":[[1764752400,"10"],[1764756000,"120"]]},
+{"metric":{"__name__":"envoy_cluster_upstream_rq_retry","envoy_cluster_name":"api"},"values":[[1764752400,"0"],[1764756000,"20"]]}]}}"#;
+    let json = temp_file("api-range", "range.json", text);
+    let t = temp_file("api-range", "t.yaml", &topology_text("", ""));
+    let (code, all, err) = findings(&[&t, "--from", &json, "--metrics-caller", "web"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert!(
+        rl021[0]["message"].as_str().unwrap().contains(
+            "1.20 attempts per request on web → api (120 upstream requests for 100 requests, 20 retries, since each proxy started, as read at Unix time 1764756000)"
+        ),
+        "{}",
+        rl021[0]["message"]
+    );
+    assert_ne!(code, 0);
+
+    let text = r#"{"status":"error","errorType":"bad_data","error":"parse error at char 3"}"#;
+    let json = temp_file("api-range", "error.json", text);
+    let (code, _, err) = retrylint(&["check", &t, "--from", &json, "--metrics-caller", "web"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "error.json:1:1: a Prometheus API result with status `error`: parse error at char 3"
+        ),
+        "{err}"
+    );
+}
