@@ -7,7 +7,7 @@
 
 mod common;
 
-use retrylint::lint::{CheckReport, RULES};
+use retrylint::lint::{CheckReport, RULES, Severity};
 use retrylint::report::{CheckFormat, Style, render_check};
 use serde_json::Value;
 
@@ -16,7 +16,14 @@ fn report(path: &str) -> CheckReport {
 }
 
 fn render(format: CheckFormat, r: &CheckReport) -> String {
-    render_check(format, r, Style { color: false })
+    render_check(
+        format,
+        r,
+        Style {
+            color: false,
+            link_base: None,
+        },
+    )
 }
 
 fn ecommerce() -> CheckReport {
@@ -227,7 +234,14 @@ fn sarif_fingerprints_survive_moved_lines() {
 fn colour_only_when_asked() {
     let r = ecommerce();
     let plain = render(CheckFormat::Table, &r);
-    let coloured = render_check(CheckFormat::Table, &r, Style { color: true });
+    let coloured = render_check(
+        CheckFormat::Table,
+        &r,
+        Style {
+            color: true,
+            link_base: None,
+        },
+    );
     assert!(!plain.contains('\x1b'));
     assert!(coloured.contains("\x1b["));
     for format in [
@@ -236,7 +250,14 @@ fn colour_only_when_asked() {
         CheckFormat::Sarif,
         CheckFormat::Github,
     ] {
-        let out = render_check(format, &r, Style { color: true });
+        let out = render_check(
+            format,
+            &r,
+            Style {
+                color: true,
+                link_base: None,
+            },
+        );
         assert!(!out.contains('\x1b'), "{format:?} has ANSI codes");
     }
 }
@@ -335,4 +356,50 @@ services:
     assert!(md.contains("class s2_orphan unreachable"), "{md}");
     let table = render(CheckFormat::Table, &r);
     assert!(table.contains("unreachable from `web`"), "{table}");
+}
+
+#[test]
+fn markdown_opens_on_the_errors_folds_the_rest_and_links_each_location() {
+    let r = ecommerce();
+    let base = "https://github.com/acme/shop/blob/0123abc";
+    let md = render_check(
+        CheckFormat::Markdown,
+        &r,
+        Style {
+            color: false,
+            link_base: Some(base),
+        },
+    );
+    let findings = md.split("### Amplification").next().unwrap();
+    let first_warning = findings.find("🟡 warning").expect("warnings");
+    let last_error = findings.rfind("🔴 error").expect("errors");
+    assert!(last_error < first_warning, "errors first");
+    let details = findings.find("<details><summary>").expect("folded");
+    assert!(
+        last_error < details && details < first_warning,
+        "{findings}"
+    );
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.severity == Severity::Error)
+        .unwrap();
+    let link = format!("[`{}:{}`]({base}/{}#L{})", f.file, f.line, f.file, f.line);
+    assert!(md.contains(&link), "{link} in {md}");
+    // Without a base, or for a path outside the repository, no link.
+    let plain = render(CheckFormat::Markdown, &r);
+    assert!(!plain.contains("](http"), "{plain}");
+    let mut outside = r.clone();
+    for f in &mut outside.findings {
+        f.file = "../elsewhere/t.yaml".into();
+    }
+    let md = render_check(
+        CheckFormat::Markdown,
+        &outside,
+        Style {
+            color: false,
+            link_base: Some(base),
+        },
+    );
+    assert!(!md.contains(base), "{md}");
 }

@@ -56,6 +56,42 @@ pub struct CheckArgs {
     /// of the fixed text.
     #[arg(long, requires = "fix")]
     diff: bool,
+    /// With --format markdown: link each location to its line under this URL
+    /// (e.g. https://github.com/ORG/REPO/blob/SHA; paths are relative to the
+    /// current directory). Default in GitHub Actions: GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_SHA, with the directory below
+    /// GITHUB_WORKSPACE.
+    #[arg(long, value_name = "URL")]
+    link_base: Option<String>,
+}
+
+/// `--link-base`, or the line links GitHub Actions' environment gives.
+fn link_base(flag: Option<String>) -> Option<String> {
+    if flag.is_some() {
+        return flag;
+    }
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let (server, repo, sha) = (
+        var("GITHUB_SERVER_URL")?,
+        var("GITHUB_REPOSITORY")?,
+        var("GITHUB_SHA")?,
+    );
+    let mut base = format!("{}/{repo}/blob/{sha}", server.trim_end_matches('/'));
+    // Paths are relative to the current directory; the links to the
+    // repository's root.
+    if let (Some(root), Ok(cwd)) = (var("GITHUB_WORKSPACE"), std::env::current_dir()) {
+        match cwd.strip_prefix(&root) {
+            Ok(below) => {
+                for part in below.components() {
+                    base.push('/');
+                    base.push_str(&part.as_os_str().to_string_lossy());
+                }
+            }
+            // Outside the checkout: a link would point at the wrong file.
+            Err(_) => return None,
+        }
+    }
+    Some(base)
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -216,8 +252,10 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
         });
         (t, report)
     };
+    let links = link_base(args.link_base.clone());
     let style = Style {
         color: std::io::stdout().is_terminal(),
+        link_base: links.as_deref(),
     };
     emit_with(|out| report::write_check(format, &report, style, out));
     for (from, to, mean, most, calls) in &merged.measured {

@@ -16,7 +16,7 @@ use crate::lint::{CheckReport, Severity};
 pub struct Github;
 
 impl CheckReporter for Github {
-    fn render(&self, r: &CheckReport, _: Style) -> String {
+    fn render(&self, r: &CheckReport, _: Style<'_>) -> String {
         let mut out = String::new();
         let lines = FileLines::new(r);
         for f in &r.findings {

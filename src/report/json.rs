@@ -10,7 +10,7 @@ use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Finding, Severity, Sum
 pub struct Json;
 
 impl CheckReporter for Json {
-    fn render(&self, r: &CheckReport, _: Style) -> String {
+    fn render(&self, r: &CheckReport, _: Style<'_>) -> String {
         // Serialised straight from the report, not through a `Value` tree:
         // 70,000 findings of a 10,000-service topology are 50 MB of JSON.
         let mut out = serde_json::to_string_pretty(&Document::of(r)).unwrap_or_default();
@@ -20,7 +20,7 @@ impl CheckReporter for Json {
 
     /// As `render`, written as it is made: 70,000 findings are some 80 MB,
     /// which need not be held, nor copied each time a string outgrows itself.
-    fn write(&self, r: &CheckReport, _: Style, out: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, r: &CheckReport, _: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
         let mut out = io::BufWriter::with_capacity(1 << 16, out);
         serde_json::to_writer_pretty(&mut out, &Document::of(r))?;
         out.write_all(b"\n")?;

@@ -1,7 +1,11 @@
 //! `--format markdown`: a PR comment. A one-line verdict, the findings table,
 //! the amplification table and a mermaid graph of the topology with each call's
 //! attempts on its edge, hot paths drawn thick and red, services over the limit
-//! filled red. Self-contained: no links, no images, nothing fetched.
+//! filled red. Findings are grouped errors first; the groups after the first
+//! and a long amplification table fold into `<details>`, so the comment opens
+//! on what fails the build. Each location links to its line when the caller
+//! knows where the file is on the web ([`Style::link_base`]); otherwise no
+//! links, no images, nothing fetched.
 //!
 //! GitHub refuses comments over 65,536 characters, so a large topology's tables
 //! are cut (the worst rows kept, the rest counted) and its graph left out.
@@ -19,15 +23,18 @@ pub struct Markdown;
 const MAX_FINDINGS: usize = 100;
 /// At most this many amplification rows; beyond, the worst are shown.
 const MAX_SERVICES: usize = 50;
-/// Beyond these the graph is unreadable (and past mermaid's default edge limit).
-const MAX_GRAPH_NODES: usize = 100;
-const MAX_GRAPH_EDGES: usize = 200;
+/// Beyond these a graph in a PR comment is unreadable (mermaid shrinks it to
+/// fit the column): the comment says so and the review page draws it.
+const MAX_GRAPH_NODES: usize = 30;
+const MAX_GRAPH_EDGES: usize = 60;
+/// An amplification table longer than this folds into `<details>`.
+const OPEN_SERVICES: usize = 12;
 
 impl CheckReporter for Markdown {
-    fn render(&self, r: &CheckReport, _: Style) -> String {
+    fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}\n", verdict(r));
-        findings(&mut out, r);
+        findings(&mut out, r, style.link_base);
         amplification(&mut out, r);
         graph(&mut out, r);
         out
@@ -63,39 +70,91 @@ pub(crate) fn verdict(r: &CheckReport) -> String {
     )
 }
 
-fn findings(out: &mut String, r: &CheckReport) {
+fn findings(out: &mut String, r: &CheckReport, link_base: Option<&str>) {
     if r.findings.is_empty() {
         return;
     }
     out.push_str("### Findings\n\n");
-    out.push_str("| severity | code | rule | location | message | fix |\n");
-    out.push_str("|---|---|---|---|---|---|\n");
-    for f in r.findings.iter().take(MAX_FINDINGS) {
-        let icon = match f.severity {
-            Severity::Error => "🔴",
-            Severity::Warning => "🟡",
-            Severity::Info => "🔵",
-        };
-        let location = format!("{}:{}", f.file.replace('\\', "/"), f.line);
+    let mut shown = 0;
+    let mut first = true;
+    for (sev, icon, word) in [
+        (Severity::Error, "🔴", "errors"),
+        (Severity::Warning, "🟡", "warnings"),
+        (Severity::Info, "🔵", "infos"),
+    ] {
+        let group: Vec<_> = r.findings.iter().filter(|f| f.severity == sev).collect();
+        if group.is_empty() || shown == MAX_FINDINGS {
+            continue;
+        }
+        // The first group open: it is what fails (or would fail) the gate.
+        let folded = !first;
+        first = false;
+        if folded {
+            let _ = writeln!(
+                out,
+                "<details><summary>{} {}</summary>\n",
+                group.len(),
+                if group.len() == 1 {
+                    word.trim_end_matches('s')
+                } else {
+                    word
+                }
+            );
+        }
+        out.push_str("| severity | code | rule | location | message | fix |\n");
+        out.push_str("|---|---|---|---|---|---|\n");
+        for f in group.iter().take(MAX_FINDINGS - shown) {
+            shown += 1;
+            let _ = writeln!(
+                out,
+                "| {icon} {} | {} | {} | {} | {} | {} |",
+                f.severity.as_str(),
+                f.code,
+                f.rule,
+                location(&f.file, f.line, link_base),
+                cell(&f.message),
+                cell(&f.help)
+            );
+        }
+        out.push('\n');
+        if folded {
+            out.push_str("</details>\n\n");
+        }
+    }
+    if r.findings.len() > shown {
         let _ = writeln!(
             out,
-            "| {icon} {} | {} | {} | {} | {} | {} |",
-            f.severity.as_str(),
-            f.code,
-            f.rule,
-            cell_code(&location),
-            cell(&f.message),
-            cell(&f.help)
+            "…and {} more findings; `retrylint check` lists them all.\n",
+            r.findings.len() - shown
         );
     }
-    if r.findings.len() > MAX_FINDINGS {
-        let _ = writeln!(
-            out,
-            "\n…and {} more findings; `retrylint check` lists them all.",
-            r.findings.len() - MAX_FINDINGS
-        );
+}
+
+/// `file:line` as code, linked to the line under `link_base` when the path
+/// is one inside the repository (relative, not climbing out of it).
+pub(crate) fn location(file: &str, line: u32, link_base: Option<&str>) -> String {
+    let path = file.replace('\\', "/");
+    let path = path.strip_prefix("./").unwrap_or(&path);
+    let text = cell_code(&format!("{path}:{line}"));
+    let inside = !path.starts_with('/')
+        && !path.contains(':')
+        && !path.split('/').any(|p| p == "..")
+        && !path.is_empty();
+    match link_base {
+        Some(base) if inside => {
+            let encoded: String = path
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'/' | b'~' => {
+                        (b as char).to_string()
+                    }
+                    b => format!("%{b:02X}"),
+                })
+                .collect();
+            format!("[{text}]({}/{encoded}#L{line})", base.trim_end_matches('/'))
+        }
+        _ => text,
     }
-    out.push('\n');
 }
 
 fn amplification(out: &mut String, r: &CheckReport) {
@@ -129,6 +188,15 @@ fn amplification(out: &mut String, r: &CheckReport) {
     }
     header.push("worst response");
     let numeric = header.len() - 1;
+    let folded = rows.len() > OPEN_SERVICES;
+    if folded {
+        let _ = writeln!(
+            out,
+            "<details><summary>{} services, the highest worst case first</summary>\n",
+            rows.len()
+        );
+        rows.sort_by(|a, b| b.worst_case.total_cmp(&a.worst_case));
+    }
     let notes_cell = if with_notes { " |" } else { "" };
     let _ = writeln!(out, "| {} |{notes_cell}", header.join(" | "));
     let mut rule = vec!["---"];
@@ -171,6 +239,9 @@ fn amplification(out: &mut String, r: &CheckReport) {
         out.push_str(&cells);
         out.push('\n');
     }
+    if folded {
+        out.push_str("\n</details>\n");
+    }
     if r.amplification.len() > rows.len() {
         let _ = writeln!(
             out,
@@ -193,7 +264,7 @@ pub(crate) fn graph(out: &mut String, r: &CheckReport) {
     if r.amplification.len() > MAX_GRAPH_NODES || r.edges.len() > MAX_GRAPH_EDGES {
         let _ = writeln!(
             out,
-            "{} services and {} calls: too many to draw.",
+            "{} services and {} calls: too many to draw legibly in a comment; `retrylint report` draws the graph.",
             r.amplification.len(),
             r.edges.len()
         );

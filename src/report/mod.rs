@@ -59,18 +59,21 @@ pub enum CheckFormat {
 
 /// Options every format may use.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Style {
+pub struct Style<'a> {
     /// ANSI colours (a terminal); off in pipes, CI logs and snapshots.
     pub color: bool,
+    /// Where a file's lines are on the web (`https://github.com/o/r/blob/SHA`):
+    /// the Markdown comment links each location to its line.
+    pub link_base: Option<&'a str>,
 }
 
 /// A format of `check` results.
 pub trait CheckReporter {
-    fn render(&self, report: &CheckReport, style: Style) -> String;
+    fn render(&self, report: &CheckReport, style: Style<'_>) -> String;
 
     /// Writes the rendering to `out`. A format whose output grows with the
     /// findings writes it as it goes, so that its memory does not.
-    fn write(&self, report: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, report: &CheckReport, style: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(self.render(report, style).as_bytes())
     }
 }
@@ -87,7 +90,7 @@ fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
 }
 
 /// Renders `report` in `format`.
-pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style) -> String {
+pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style<'_>) -> String {
     let escaped = for_people(format, report);
     reporter(format).render(escaped.as_ref().unwrap_or(report), style)
 }
@@ -107,7 +110,7 @@ fn for_people(format: CheckFormat, report: &CheckReport) -> Option<CheckReport> 
 pub fn write_check(
     format: CheckFormat,
     report: &CheckReport,
-    style: Style,
+    style: Style<'_>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let escaped = for_people(format, report);

@@ -39,7 +39,7 @@ pub struct Sarif;
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 impl CheckReporter for Sarif {
-    fn render(&self, r: &CheckReport, style: Style) -> String {
+    fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail.
         let _ = self.write(r, style, &mut out);
@@ -49,7 +49,7 @@ impl CheckReporter for Sarif {
     /// The log as `serde_json::to_string_pretty` prints it (keys sorted, two
     /// spaces a level), one result at a time: a 10,000-service chain's tens of
     /// MB of results never sit in memory at once.
-    fn write(&self, r: &CheckReport, _: Style, out: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, r: &CheckReport, _: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
         let pretty = |v: &Value, indent: &str| {
             serde_json::to_string_pretty(v)
                 .unwrap_or_default()

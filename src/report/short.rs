@@ -17,14 +17,14 @@ use crate::lint::{CheckReport, Finding};
 pub struct Short;
 
 impl CheckReporter for Short {
-    fn render(&self, r: &CheckReport, style: Style) -> String {
+    fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = Vec::new();
         let _ = self.write(r, style, &mut out);
         String::from_utf8(out).unwrap_or_default()
     }
 
     /// Written as it goes: a large topology has tens of thousands of lines.
-    fn write(&self, r: &CheckReport, _: Style, out: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, r: &CheckReport, _: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
         let mut out = io::BufWriter::with_capacity(1 << 16, out);
         let routes = Routes::new(r);
         let mut line = String::new();

@@ -20,7 +20,7 @@ use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
 pub struct Table;
 
 impl CheckReporter for Table {
-    fn render(&self, r: &CheckReport, style: Style) -> String {
+    fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail.
         let _ = self.write(r, style, &mut out);
@@ -29,7 +29,7 @@ impl CheckReporter for Table {
 
     /// The findings as they are drawn, then the summary and the table. With
     /// many findings, the table (one row per service) is laid out beside them.
-    fn write(&self, r: &CheckReport, style: Style, out: &mut dyn Write) -> io::Result<()> {
+    fn write(&self, r: &CheckReport, style: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
         let findings = |out: &mut dyn Write| {
             let lines = FileLines::new(r);
             super::parallel::write_each(&r.findings, out, |f, part| {
@@ -49,7 +49,7 @@ impl CheckReporter for Table {
 }
 
 /// Everything after the findings.
-fn tail(r: &CheckReport, style: Style) -> String {
+fn tail(r: &CheckReport, style: Style<'_>) -> String {
     let mut out = String::new();
     let summary = figures::summary_line(r);
     let _ = writeln!(out, "{}", paint(&summary, r, style.color));
