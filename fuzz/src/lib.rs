@@ -60,7 +60,14 @@ pub fn topology(data: &[u8]) {
         CheckFormat::Sarif,
         CheckFormat::Github,
     ] {
-        report::render_check(format, &check, Style { color: false });
+        report::render_check(
+            format,
+            &check,
+            Style {
+                color: false,
+                link_base: None,
+            },
+        );
     }
 }
 
