@@ -158,6 +158,11 @@ impl CheckReport {
             .map_or(&self.source, |(_, t)| t)
     }
 
+    /// Whether `row` is over `--max-amplification` (the same test RL001 makes).
+    pub fn over_limit(&self, row: &AmplificationRow) -> bool {
+        row.reachable && row.worst_case > self.max_amplification
+    }
+
     pub fn failed(&self) -> bool {
         self.findings.iter().any(|f| f.severity >= self.fail_on)
     }
