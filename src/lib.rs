@@ -11,7 +11,9 @@
 //! edits of the YAML; `review` gathers the architecture review page's data;
 //! `report` formats plain results; `side_by_side` runs two pieces of work at
 //! once for the large inputs they share among cores.
-//! `policy` is the ground floor.
+//! `policy` is the ground floor. The modules are layers, lowest first, as
+//! `tests/layering.rs` declares them, and a module imports only those below
+//! it: `lint` states a fix as an intent, `fix` above it resolves it.
 
 // Lets unit tests include helpers written for the integration tests.
 #[cfg(test)]

@@ -25,11 +25,11 @@ fn rules_on_several_threads_find_what_one_thread_finds() {
     // here. Every finding, fix and figure is the same, in the same order.
     let t = common::load(&generate::random_dag(1_000, 3, 7)).unwrap_or_else(|e| panic!("{e}"));
     let config = retrylint::lint::Config::resolve(&t, &Default::default()).expect("levels");
-    let one = retrylint::lint::check_on(&t, &config, 1);
+    let one = retrylint::fix::check_on(&t, &config, 1);
     assert!(one.findings.len() > 5_000, "{}", one.findings.len());
     assert!(one.findings.iter().any(|f| f.fix.is_some()));
     for threads in [2, 3, 4, 64] {
-        let many = retrylint::lint::check_on(&t, &config, threads);
+        let many = retrylint::fix::check_on(&t, &config, threads);
         assert!(many.findings == one.findings, "{threads} threads");
         assert_eq!(many.amplification, one.amplification);
         assert_eq!(many.summary, one.summary);

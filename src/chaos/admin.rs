@@ -1,5 +1,5 @@
 //! The admin port of a `serve` process: `/healthz`, `/metrics` (Prometheus
-//! text, `report::prometheus`), `/retrylint/counters` (JSON, what `drive
+//! text, `prometheus.rs`), `/retrylint/counters` (JSON, what `drive
 //! --collect` reads), `POST /retrylint/start` and `POST /retrylint/stop`
 //! (guarded by `admission.rs`, their bodies bounded). Its own accept loop,
 //! not `axum::serve`, so that a connection that trickles its request head
@@ -20,16 +20,21 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::prometheus::{self, Exposition};
 use super::serve::{Served, StartError, StartRequest, StopRequest};
-use crate::report::prometheus::{self, Exposition};
+
+/// Where the admin port answers health checks and Prometheus scrapes; the
+/// exported manifests probe and scrape these (`export::command`).
+pub const HEALTH_PATH: &str = "/healthz";
+pub const METRICS_PATH: &str = "/metrics";
 
 /// The largest start or stop body read; a real one is under 200 bytes.
 pub(crate) const MAX_BODY: usize = 16 * 1024;
 
 pub(crate) fn router(served: Arc<Served>) -> Router {
     Router::new()
-        .route(crate::export::command::HEALTH_PATH, get(healthz))
-        .route(crate::export::command::METRICS_PATH, get(metrics))
+        .route(HEALTH_PATH, get(healthz))
+        .route(METRICS_PATH, get(metrics))
         .route("/retrylint/counters", get(counters))
         .route("/retrylint/start", post(start))
         .route("/retrylint/stop", post(stop))

@@ -27,7 +27,7 @@
 //! `progress`, `context` (what a run shares), `header`, `draw`, `caller`,
 //! `timer`; `resolve` (where a callee is), `serve` (one service as its own
 //! process) with its `admin` port (`admission`: host, content type and
-//! `token`), `drive` (the driver against a running
+//! `token`; `prometheus`, the `/metrics` text), `drive` (the driver against a running
 //! entry) with `collect` (the counters of every `serve` process).
 
 mod admin;
@@ -50,6 +50,7 @@ mod http1;
 mod metrics;
 pub mod peers;
 mod progress;
+pub mod prometheus;
 mod resolve;
 mod serve;
 mod server;
@@ -62,6 +63,7 @@ pub mod token;
 mod transport;
 mod workers;
 
+pub use admin::{HEALTH_PATH, METRICS_PATH};
 pub use admission::Admission;
 pub use api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
 pub use drive::{drive, drive_blocking};

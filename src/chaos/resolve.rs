@@ -16,7 +16,7 @@ pub enum Resolver {
     Local(Vec<String>),
     /// Service name → base URL, from a peers file.
     Peers(HashMap<String, String>),
-    /// `http://<export::dns_names()[id]>:<port>`.
+    /// `http://<topology::dns::dns_names()[id]>:<port>`.
     Dns { names: Vec<String>, port: u16 },
 }
 
@@ -34,7 +34,7 @@ impl Resolver {
     /// Callees found by the DNS names `retrylint export` gives the services.
     pub fn dns(t: &Topology, port: u16) -> Self {
         Resolver::Dns {
-            names: crate::export::dns_names(t),
+            names: crate::topology::dns::dns_names(t),
             port,
         }
     }

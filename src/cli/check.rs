@@ -248,7 +248,7 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
             if let Some(tree) = unused {
                 scope.spawn(move || drop(tree));
             }
-            lint::check(&t, &config)
+            fix::check(&t, &config)
         });
         (t, report)
     };

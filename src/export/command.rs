@@ -33,8 +33,8 @@ pub const FAULT_FILE: &str = "fault.yaml";
 pub const HTTP_PORT: u16 = 8080;
 /// The port of `/metrics`, `/retrylint/*` and `/healthz`.
 pub const ADMIN_PORT: u16 = 9090;
-pub const HEALTH_PATH: &str = "/healthz";
-pub const METRICS_PATH: &str = "/metrics";
+/// Where the admin port answers health checks and scrapes: `serve`'s own.
+pub use crate::chaos::{HEALTH_PATH, METRICS_PATH};
 /// How long a wait for one service's health may take.
 pub const WAIT_FOR: Duration = Duration::from_secs(300);
 /// Where `serve` and `drive` find the run's token.

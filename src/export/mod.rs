@@ -10,7 +10,6 @@
 
 pub mod command;
 pub mod compose;
-pub mod dns;
 pub mod inputs;
 pub mod kubernetes;
 pub mod sizing;
@@ -22,7 +21,9 @@ use crate::faults::Scenario;
 use crate::run::LoadSettings;
 use crate::topology::Topology;
 
-pub use dns::dns_names;
+// The names live with the topology (`serve` dials them too); they are
+// exported from here, where the manifests use them.
+pub use crate::topology::dns::{self, dns_names};
 pub use inputs::Shipped;
 pub use sizing::Sizing;
 

@@ -33,7 +33,7 @@ impl FaultKind for Surge {
             Value::Str(s) => s.to_string(),
             _ => return Err(f.expected(node, "a rate such as `2500` or `2500/s`")),
         };
-        let rate = crate::run::LoadSettings::parse_rate(&text).map_err(|_| {
+        let rate = crate::source::rate::parse(&text).ok_or_else(|| {
             f.error(node.pos, format!("`rate: {text}` is not a rate"))
                 .with_help(
                     "write requests per second above 0, e.g. `rate: 2500` or `rate: 150000/m`",

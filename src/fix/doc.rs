@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::edit::{Edit, EditKind};
+use crate::lint::{Edit, EditKind};
 use crate::source::yaml::Span;
 use crate::source::yaml::{self, Node, Value};
 

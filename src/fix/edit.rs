@@ -1,80 +1,9 @@
-//! Byte edits on a source text, how two of them collide, and applying a set
-//! of them. Everything outside an edit's range is copied byte for byte, which
-//! is what keeps comments, key order and indentation.
+//! Applying a set of byte edits to a source text (the edits themselves, and
+//! how two collide, are `lint::Edit`'s: a finding carries them). Everything
+//! outside an edit's range is copied byte for byte, which is what keeps
+//! comments, key order and indentation.
 
-use serde::Serialize;
-
-/// What an edit does, for people and for tools that show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EditKind {
-    /// Replaces a value (a scalar, or a shorthand written as one word).
-    Replace,
-    /// Inserts `key: value` into a mapping.
-    Insert,
-    /// Removes one item from a sequence.
-    Remove,
-}
-
-/// One machine-applicable change: write `text` in place of the bytes
-/// `start..end` of `file` (an insertion has `start == end`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Edit {
-    pub kind: EditKind,
-    pub file: String,
-    /// Where the replaced range starts, 1-based; the column counts characters
-    /// (Unicode code points), as every position retrylint prints does.
-    pub line: u32,
-    pub column: u32,
-    /// Where it ends (just past its last character; equal to the start for
-    /// an insertion).
-    pub end_line: u32,
-    pub end_column: u32,
-    /// The replaced bytes: `start..end` in the file's text.
-    pub start: u32,
-    pub end: u32,
-    /// What is written in their place.
-    pub text: String,
-    /// The key an insertion adds (two insertions of one key into one mapping
-    /// collide even though neither replaces a byte).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-}
-
-impl Edit {
-    pub fn range(&self) -> std::ops::Range<usize> {
-        self.start as usize..self.end as usize
-    }
-
-    /// Why `self` cannot be made together with `other`, if it cannot; `None`
-    /// when they are independent or the same edit.
-    pub fn conflict(&self, other: &Edit) -> Option<String> {
-        if self.file != other.file || self.same_as(other) {
-            return None;
-        }
-        // Non-empty overlap, or an insertion strictly inside a replaced range.
-        let overlap = self.start < other.end && other.start < self.end;
-        let same_key = self.kind == EditKind::Insert
-            && other.kind == EditKind::Insert
-            && self.start == other.start
-            && self.key.is_some()
-            && self.key == other.key;
-        (overlap || same_key).then(|| {
-            format!(
-                "it overlaps another fix's edit at line {}, column {}",
-                other.line, other.column
-            )
-        })
-    }
-
-    /// The same change (two rules that propose one edit make it once).
-    pub fn same_as(&self, other: &Edit) -> bool {
-        self.file == other.file
-            && self.start == other.start
-            && self.end == other.end
-            && self.text == other.text
-    }
-}
+use crate::lint::Edit;
 
 /// Why a set of edits could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -194,7 +123,7 @@ fn indent(text: &str) -> usize {
 
 /// An edit of bytes `start..end` of `t.yaml`, all on line 1: for tests.
 #[cfg(test)]
-pub(crate) fn edit_at(kind: EditKind, start: u32, end: u32, text: &str) -> Edit {
+pub(crate) fn edit_at(kind: crate::lint::EditKind, start: u32, end: u32, text: &str) -> Edit {
     Edit {
         kind,
         file: "t.yaml".into(),
@@ -213,6 +142,7 @@ pub(crate) fn edit_at(kind: EditKind, start: u32, end: u32, text: &str) -> Edit 
 mod tests {
     use super::edit_at as edit;
     use super::*;
+    use crate::lint::EditKind;
 
     #[test]
     fn edits_apply_in_byte_order_and_keep_the_rest() {

@@ -1,15 +1,19 @@
 //! Machine-applicable edits on the located YAML tree (`check --fix`), and the
 //! fixed topology in memory for a what-if.
 //!
-//! A rule whose help proposes a concrete change attaches an [`Intent`] to its
-//! diagnostic, in the topology's terms ("`max_attempts: 1` on the sidecar layer
-//! of web → api"). `lint::check` resolves it against the file's located tree
-//! into a [`Fix`]: byte [`Edit`]s, or none and the reason it was refused. So
-//! every [`Finding`](crate::lint::Finding) carries `fix: Option<Fix>`, and the
-//! JSON (`fix`) and SARIF (`fixes`) outputs include it.
+//! A rule whose help proposes a concrete change attaches an
+//! [`Intent`](crate::lint::Intent) to its diagnostic, in the topology's terms
+//! ("`max_attempts: 1` on the sidecar layer of web → api"). [`check`] (`lint`'s
+//! check, given this module's [`resolve`]) resolves it against the file's
+//! located tree into a [`Fix`]: byte [`Edit`]s, or none and the reason it was
+//! refused. So every [`Finding`](crate::lint::Finding) it returns carries
+//! `fix: Option<Fix>`, and the JSON (`fix`) and SARIF (`fixes`) outputs
+//! include it.
 //!
 //! # API
 //!
+//! - [`check`]`(&topology, &config) -> CheckReport`: `lint::check` with the
+//!   findings' fixes resolved (when `config.resolve_fixes`, the default).
 //! - [`Edit`]: replace bytes `start..end` of `file` with `text` (kind
 //!   `replace`, `insert` of `key: value` into a mapping, or `remove` of a
 //!   sequence item), with line/column of both ends.
@@ -43,10 +47,10 @@
 //! topology that was not read from its YAML file. A fix is made whole or not
 //! at all.
 
+mod check;
 mod diff;
 mod doc;
 mod edit;
-mod intent;
 pub mod judge;
 mod origin;
 mod plan;
@@ -56,14 +60,12 @@ mod summary;
 mod write;
 mod yaml_edit;
 
-use serde::Serialize;
-
+pub use check::{check, check_on};
 pub use diff::unified;
 pub use doc::Doc;
 #[cfg(test)]
 pub(crate) use edit::edit_at;
-pub use edit::{Edit, EditKind, EditSet, Skipped, apply};
-pub use intent::{Change, Intent, LayerAt, Section};
+pub use edit::{EditSet, Skipped, apply};
 pub use plan::{FixNote, Plan, plan};
 pub use resolve::resolve;
 pub use run::{
@@ -72,15 +74,6 @@ pub use run::{
 };
 pub use summary::summary;
 pub use write::{WriteError, Written, write_atomically};
-
-/// A finding's fix: what it does, in words, and the edits that do it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fix {
-    /// What the fix does, e.g. "set `max_attempts: 1` on the call web → api".
-    pub description: String,
-    /// The byte edits; empty when refused.
-    pub edits: Vec<Edit>,
-    /// Why it cannot be made safely, when it cannot.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub refused: Option<String>,
-}
+// A finding carries its fix, so the fix and its edits are `lint`'s types;
+// the API above works on them.
+pub use crate::lint::{Edit, EditKind, Fix};

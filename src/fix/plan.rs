@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::edit::{Edit, EditSet};
-use crate::lint::Finding;
+use super::edit::EditSet;
+use crate::lint::{Edit, Finding};
 
 /// A fix made or skipped, named by its finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]

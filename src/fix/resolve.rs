@@ -2,11 +2,9 @@
 //! to, decide replace or insert, and refuse what is not safe to edit — a value
 //! a preset supplies, a node under an anchor used elsewhere.
 
-use super::Fix;
 use super::doc::{Doc, get};
-use super::edit::Edit;
-use super::intent::{Change, Intent, LayerAt, Section};
 use super::yaml_edit::{expand, insert, remove_items, set};
+use crate::lint::{Change, Edit, Fix, Intent, LayerAt, Section};
 use crate::policy::Condition;
 use crate::source::yaml::{Node, Value};
 use crate::topology::Topology;

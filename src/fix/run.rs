@@ -57,7 +57,7 @@ pub fn check_text(
 ) -> Result<(Topology, lint::CheckReport), FixError> {
     let t = topology::load_str(text, file, default_name, presets).map_err(FixError::Load)?;
     let config = Config::resolve(&t, cli).map_err(FixError::Levels)?;
-    let report = lint::check(&t, &config);
+    let report = super::check(&t, &config);
     Ok((t, report))
 }
 

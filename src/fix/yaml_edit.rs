@@ -3,7 +3,7 @@
 //! Each returns the byte edit, or why it cannot be made safely.
 
 use super::doc::{Doc, get};
-use super::edit::{Edit, EditKind};
+use crate::lint::{Edit, EditKind};
 use crate::source::yaml::{Node, Value};
 
 /// `node`'s value replaced by `value`, or nothing when it already reads so.

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::edit::Edit;
 use crate::topology::Pos;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -55,7 +56,7 @@ pub struct Finding {
     /// The help's edit as data, when the help proposes a concrete one
     /// (absent from JSON when the rule has none for this finding).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<Box<crate::fix::Fix>>,
+    pub fix: Option<Box<Fix>>,
     /// A few words shown under the caret.
     #[serde(skip)]
     pub label: String,
@@ -68,4 +69,16 @@ impl Finding {
             column: self.column,
         }
     }
+}
+
+/// A finding's fix: what it does, in words, and the edits that do it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fix {
+    /// What the fix does, e.g. "set `max_attempts: 1` on the call web → api".
+    pub description: String,
+    /// The byte edits; empty when refused.
+    pub edits: Vec<Edit>,
+    /// Why it cannot be made safely, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }

@@ -1,8 +1,10 @@
 //! Static analysis: the rules of the catalogue (docs/rules.md) over the call graph, and the
 //! figures they read. Nothing here prints; `check` returns plain data.
 
+mod edit;
 pub mod finding;
 pub mod hang_text;
+mod intent;
 pub mod levels;
 mod order;
 pub mod rule;
@@ -15,7 +17,9 @@ use serde::Serialize;
 use crate::topology::Topology;
 
 pub use crate::analysis::{self, Analysis, Count};
-pub use finding::{CallRef, Finding, Severity};
+pub use edit::{Edit, EditKind};
+pub use finding::{CallRef, Finding, Fix, Severity};
+pub use intent::{Change, Intent, LayerAt, Section};
 pub use levels::{CliLevels, Config, Level, ResolveError};
 pub use rule::Rule;
 pub use rules::RULES;
@@ -158,6 +162,11 @@ impl CheckReport {
             .map_or(&self.source, |(_, t)| t)
     }
 
+    /// Whether `row` is over `--max-amplification` (the same test RL001 makes).
+    pub fn over_limit(&self, row: &AmplificationRow) -> bool {
+        row.reachable && row.worst_case > self.max_amplification
+    }
+
     pub fn failed(&self) -> bool {
         self.findings.iter().any(|f| f.severity >= self.fail_on)
     }
@@ -166,8 +175,13 @@ impl CheckReport {
 /// Calls at or above which `check` runs its rules on several threads.
 const PARALLEL_CALLS: usize = 2_000;
 
-/// One rule's findings over `cx`, at `level`, with their fixes resolved on
-/// `doc` when given. The rule writes into `diagnostics`, which is left empty
+/// Resolves a rule's intent into its finding's fix. `lint` only states what
+/// a rule would change; `fix::check` passes `fix::resolve` on the file's
+/// located tree.
+pub type Resolve<'a> = dyn Fn(&Intent) -> Fix + Sync + 'a;
+
+/// One rule's findings over `cx`, at `level`, with their fixes resolved by
+/// `resolve` when given. The rule writes into `diagnostics`, which is left empty
 /// with its capacity kept for the next rule on the thread: a rule with tens of
 /// thousands of findings grows it by doubling, and each new block is memory
 /// the kernel must clear.
@@ -176,7 +190,7 @@ fn findings_of(
     rule: &Rule,
     level: Severity,
     set_by_user: bool,
-    doc: Option<&Option<crate::fix::Doc>>,
+    resolve: Option<&Resolve>,
     diagnostics: &mut Vec<rule::Diagnostic>,
 ) -> Vec<Finding> {
     let t = cx.topology;
@@ -201,10 +215,8 @@ fn findings_of(
             // An imported value points into its own file.
             let (file, pos) = t.locate(d.pos);
             // Fixes edit the topology file only, never an imported source.
-            let fix = match (&d.fix, doc) {
-                (Some(intent), Some(doc)) if file == t.file => {
-                    Some(Box::new(crate::fix::resolve(t, doc.as_ref(), intent)))
-                }
+            let fix = match (&d.fix, resolve) {
+                (Some(intent), Some(resolve)) if file == t.file => Some(Box::new(resolve(intent))),
                 _ => None,
             };
             Finding {
@@ -227,35 +239,42 @@ fn findings_of(
 }
 
 /// Runs every enabled rule over `t`; on a large topology, on up to four
-/// threads (the result is the same as on one).
+/// threads (the result is the same as on one). The findings carry no fixes:
+/// `fix::check` runs this with them resolved.
 pub fn check(t: &Topology, config: &Config) -> CheckReport {
-    let threads = if t.calls().count() >= PARALLEL_CALLS {
+    check_on(t, config, threads_for(t))
+}
+
+/// The threads [`check`] shares its rules among on `t`.
+pub fn threads_for(t: &Topology) -> usize {
+    if t.calls().count() >= PARALLEL_CALLS {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     } else {
         1
-    };
-    check_on(t, config, threads)
+    }
 }
 
 /// [`check`] with its rules shared among `threads` threads.
 pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
+    check_resolving(t, config, threads, None)
+}
+
+/// [`check_on`], each finding's intent made its fix by `resolve` when given
+/// (the rules build their intents only then: a large topology has tens of
+/// thousands of findings).
+pub fn check_resolving(
+    t: &Topology,
+    config: &Config,
+    threads: usize,
+    resolve: Option<&Resolve>,
+) -> CheckReport {
     let analysis = Analysis::new(t);
     let cx = rule::Context {
         topology: t,
         analysis: &analysis,
         max_amplification: config.max_amplification,
-        fixes: config.resolve_fixes,
+        fixes: resolve.is_some(),
     };
-    // The fixes are resolved on the file's located tree (the loader's, or read
-    // again when there is none), only when asked for.
-    let doc = config.resolve_fixes.then(|| match &t.located {
-        Some(root) => Some(crate::fix::Doc::with_tree(
-            &t.source,
-            &t.file,
-            std::borrow::Cow::Borrowed(root),
-        )),
-        None => crate::fix::Doc::new(&t.source, &t.file),
-    });
     let enabled: Vec<(&Rule, Severity, bool)> = RULES
         .iter()
         .zip(&config.levels)
@@ -269,7 +288,7 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
                scratch: &mut Vec<rule::Diagnostic>| {
         order::Placed::new(
             t,
-            findings_of(&cx, rule, level, set_by_user, doc.as_ref(), scratch),
+            findings_of(&cx, rule, level, set_by_user, resolve, scratch),
         )
     };
     // Rules are independent, so they can share the cores. Each rule's

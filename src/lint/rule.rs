@@ -6,6 +6,7 @@
 use crate::topology::{Call, Layer, Pos, ServiceId, Topology};
 
 use super::finding::Severity;
+use super::intent::{Intent, LayerAt};
 use crate::analysis::{Analysis, Basis, BoundBy, Count, LayerAttempts, TimeBound};
 use crate::source::duration::format as dur;
 
@@ -36,7 +37,7 @@ pub struct Diagnostic {
     /// is blamed (RL001: the amplified service, blamed on a caller's layer).
     pub about: Option<ServiceId>,
     /// The concrete edit the help proposes, when it proposes one.
-    pub fix: Option<crate::fix::Intent>,
+    pub fix: Option<Intent>,
 }
 
 impl Diagnostic {
@@ -80,7 +81,7 @@ impl Diagnostic {
     /// The edit the help proposes, built only when fixes are resolved (the
     /// JSON and SARIF formats, `--fix`, the review): a large topology has
     /// tens of thousands of findings.
-    pub fn fix_with(mut self, cx: &Context, intent: impl FnOnce() -> crate::fix::Intent) -> Self {
+    pub fn fix_with(mut self, cx: &Context, intent: impl FnOnce() -> Intent) -> Self {
         if cx.fixes {
             self.fix = Some(intent());
         }
@@ -223,8 +224,8 @@ pub struct LayerSite<'t> {
 
 impl LayerSite<'_> {
     /// Where a fix finds this layer.
-    pub fn at(&self) -> crate::fix::LayerAt {
-        crate::fix::LayerAt {
+    pub fn at(&self) -> LayerAt {
+        LayerAt {
             call: self.call.map(|(i, _)| (self.service, i)),
             index: self.index,
         }

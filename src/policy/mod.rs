@@ -23,7 +23,7 @@ pub use breaker::{
 pub use budget::{Budget, BudgetSpec};
 pub use classify::{Condition, Outcome, RetryOn};
 pub use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
-pub use retry::{Bounds, Decision, RetryPolicy, RetrySession, Stop};
+pub use retry::{Bounds, Decision, MAX_ATTEMPTS_LIMIT, RetryPolicy, RetrySession, Stop};
 
 /// The one random-number generator of the project: reproducible across rand
 /// versions and platforms, unlike `StdRng`.

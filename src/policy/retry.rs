@@ -28,6 +28,11 @@ use super::budget::Permit;
 use super::schedule::{self, Tail};
 use super::{Backoff, Budget, BudgetSpec, Outcome, RetryOn, Rng};
 
+/// The most attempts a count may ask for: 2^31 − 1, the largest count real
+/// systems ship (Kafka's producer retries `Integer.MAX_VALUE` times, bounded by
+/// `delivery.timeout.ms`). Beyond it, write `unlimited`.
+pub const MAX_ATTEMPTS_LIMIT: u32 = i32::MAX as u32;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
     /// Total attempts including the first; at least 1. `UNLIMITED` for

@@ -7,7 +7,7 @@
 
 use super::infer::InferredPolicy;
 use super::render;
-use crate::lint::{self, CliLevels, Config, Finding, Level, ResolveError};
+use crate::lint::{CliLevels, Config, Finding, Level, ResolveError};
 use crate::policy::RetryPolicy;
 use crate::topology::{self, ErrorKind, LoadError, Presets};
 
@@ -29,7 +29,7 @@ pub fn lint(policy: &RetryPolicy, inferred: &InferredPolicy) -> Result<Vec<Findi
             LoadError::new(ErrorKind::Schema, "probe.yaml", None, e.to_string())
         }
     })?;
-    Ok(lint::check(&t, &config).findings)
+    Ok(crate::fix::check(&t, &config).findings)
 }
 
 /// The rules the measurements cannot decide, each with why: a finding

@@ -83,11 +83,6 @@ pub fn limit(r: &CheckReport) -> String {
     factor(r.max_amplification)
 }
 
-/// Whether a row is over `--max-amplification` (the same test RL001 makes).
-pub fn over_limit(r: &CheckReport, row: &AmplificationRow) -> bool {
-    row.reachable && row.worst_case > r.max_amplification
-}
-
 /// A worst-case time in milliseconds as the schema writes durations (docs/topology.md): `25ms`,
 /// `6.21s`; `unbounded` at the engine's ceiling (a hang nobody times out).
 pub fn millis(ms: f64) -> String {

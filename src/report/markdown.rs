@@ -176,9 +176,7 @@ fn amplification(out: &mut String, r: &CheckReport) {
         rows.sort_by(|a, b| b.worst_case.total_cmp(&a.worst_case));
         rows.truncate(MAX_SERVICES);
     }
-    let with_notes = rows
-        .iter()
-        .any(|row| !row.reachable || figures::over_limit(r, row));
+    let with_notes = rows.iter().any(|row| !row.reachable || r.over_limit(row));
     let mut header = vec!["service", "worst case", "with budgets"];
     if r.has_breakers {
         header.push("with breakers");
@@ -214,7 +212,7 @@ fn amplification(out: &mut String, r: &CheckReport) {
                 cell_code(&r.entry)
             )
         } else {
-            let over = figures::over_limit(r, row);
+            let over = r.over_limit(row);
             let b = if over { "**" } else { "" };
             let mut line = format!(
                 "| {b}{}{b} | {b}{}{b} | {} |",
@@ -325,7 +323,7 @@ pub(crate) fn graph(out: &mut String, r: &CheckReport) {
     let over: Vec<String> = r
         .amplification
         .iter()
-        .filter(|row| figures::over_limit(r, row))
+        .filter(|row| r.over_limit(row))
         .map(|row| id(&row.service))
         .collect();
     let unreachable: Vec<String> = r

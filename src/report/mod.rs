@@ -12,7 +12,6 @@ mod parallel;
 pub mod probe_json;
 pub mod probe_markdown;
 pub mod probe_table;
-pub mod prometheus;
 pub mod review_markdown;
 pub mod rules;
 pub mod run_containment;

@@ -245,7 +245,7 @@ fn result(f: &Finding, text: &str, fingerprint: &str, about: &str) -> Value {
 
 /// SARIF's `fix`: one artifact change per file, a replacement per edit, each
 /// region given both by line and column and by byte offset.
-fn fix_value(fix: &crate::fix::Fix) -> Value {
+fn fix_value(fix: &crate::lint::Fix) -> Value {
     let mut changes: Vec<(String, Vec<Value>)> = Vec::new();
     for e in &fix.edits {
         let replacement = json!({
@@ -361,7 +361,7 @@ mod tests {
             let t = crate::topology::load_str(text, "t.yaml", "t", &presets).unwrap();
             let config =
                 crate::lint::Config::resolve(&t, &crate::lint::CliLevels::default()).unwrap();
-            let r = crate::lint::check(&t, &config);
+            let r = crate::fix::check(&t, &config);
             let mut whole = serde_json::to_string_pretty(&log(&r)).unwrap();
             whole.push('\n');
             assert_eq!(Sarif.render(&r, Style::default()), whole);

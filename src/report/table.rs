@@ -157,7 +157,7 @@ fn note(r: &CheckReport, row: &AmplificationRow) -> String {
     // Joined rather than formatted: one per service.
     if !row.reachable {
         ["unreachable from `", &r.entry, "`"].concat()
-    } else if figures::over_limit(r, row) {
+    } else if r.over_limit(row) {
         ["over the ", &figures::limit(r), " limit"].concat()
     } else {
         String::new()

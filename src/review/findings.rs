@@ -3,7 +3,7 @@
 //! of findings, and the page shows the first [`MAX_FINDINGS`] (errors first).
 
 use crate::lint::{CheckReport, Finding, Severity};
-use crate::report::snippet::Lines;
+use crate::source::lines::Lines;
 
 /// The most findings the page shows; the rest are counted.
 pub const MAX_FINDINGS: usize = 150;

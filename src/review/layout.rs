@@ -80,8 +80,6 @@ impl Heat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub service: String,
-    /// The worst case as the tables print it (`64×`).
-    pub figure: String,
     pub heat: Heat,
     pub entry: bool,
     pub on_hottest_path: bool,
@@ -115,12 +113,15 @@ pub struct Edge {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
+    /// One per service, indexed like the topology's services and the
+    /// check's `amplification`.
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,
     pub width: f64,
     pub height: f64,
-    /// The hottest service and its figure, for the caption.
-    pub hottest: Option<(String, String)>,
+    /// The hottest service, for the caption: its index in `nodes` and in
+    /// the check's `amplification` (the page writes its figure).
+    pub hottest: Option<usize>,
     /// The hottest service is over the amplification limit: its path is
     /// drawn as a hazard, not only as the busiest.
     pub hottest_over: bool,
@@ -135,7 +136,8 @@ pub enum GraphView {
         calls: usize,
         /// Entry first, down to the hottest service.
         hottest_path: Vec<String>,
-        hottest_figure: String,
+        /// The hottest service: its index in the check's `amplification`.
+        hottest: Option<usize>,
     },
 }
 
@@ -173,7 +175,6 @@ pub fn hottest_path(r: &CheckReport, a: &Analysis) -> (Option<usize>, Vec<(usize
 
 pub fn view(t: &Topology, r: &CheckReport, a: &Analysis) -> GraphView {
     let (worst, path) = hottest_path(r, a);
-    let figure = |s: usize| crate::report::figures::worst_case(&r.amplification[s]);
     if t.services.len() > MAX_DRAWN || r.edges.len() > MAX_DRAWN_CALLS {
         let mut names: Vec<String> = path
             .iter()
@@ -186,7 +187,7 @@ pub fn view(t: &Topology, r: &CheckReport, a: &Analysis) -> GraphView {
             services: t.services.len(),
             calls: r.edges.len(),
             hottest_path: names,
-            hottest_figure: worst.map(figure).unwrap_or_default(),
+            hottest: worst,
         };
     }
     GraphView::Drawn(layout(t, r, a, worst, &path))
@@ -266,11 +267,6 @@ fn layout(
             let row = &r.amplification[s];
             Node {
                 service: svc.name.clone(),
-                figure: if row.reachable {
-                    crate::report::figures::worst_case(row)
-                } else {
-                    "unreachable".into()
-                },
                 heat: Heat::of(row.worst_case, r.max_amplification, row.reachable),
                 entry: s == t.entry,
                 on_hottest_path: on_path[s] && !path.is_empty(),
@@ -309,14 +305,8 @@ fn layout(
         edges,
         width,
         height,
-        hottest: worst.map(|w| {
-            (
-                t.services[w].name.clone(),
-                crate::report::figures::worst_case(&r.amplification[w]),
-            )
-        }),
-        hottest_over: worst
-            .is_some_and(|w| crate::report::figures::over_limit(r, &r.amplification[w])),
+        hottest: worst,
+        hottest_over: worst.is_some_and(|w| r.over_limit(&r.amplification[w])),
     }
 }
 
@@ -499,7 +489,7 @@ mod tests {
             (a.0 - b.0).abs() > 60.0 || (a.1 - b.1).abs() >= 15.0,
             "{a:?} {b:?}"
         );
-        assert_eq!(l.hottest, Some(("b".into(), "9×".into())));
+        assert_eq!(l.hottest.map(|w| l.nodes[w].service.as_str()), Some("b"));
     }
 
     #[test]

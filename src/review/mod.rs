@@ -24,7 +24,7 @@ pub mod suggestions;
 
 use crate::analysis::Analysis;
 use crate::faults::{self, Scenario};
-use crate::lint::{self, CheckReport, CliLevels, Config, ResolveError};
+use crate::lint::{CheckReport, CliLevels, Config, ResolveError};
 use crate::run::{Arrival, LoadSettings, RunReport};
 use crate::sim::{self, SimOptions, WorkBudget};
 use crate::topology::Topology;
@@ -229,7 +229,7 @@ pub fn gather(
 
 fn side(t: &Topology, label: String, settings: &Settings) -> Result<Side, ReviewError> {
     let config = Config::resolve(t, &CliLevels::default()).map_err(ReviewError::Lint)?;
-    let check = lint::check(t, &config);
+    let check = crate::fix::check(t, &config);
     let analysis = Analysis::new(t);
     let graph = layout::view(t, &check, &analysis);
     let (findings, findings_omitted) = findings::group(&check);

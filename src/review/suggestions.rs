@@ -13,7 +13,8 @@
 
 use similar::{DiffTag, TextDiff};
 
-use crate::fix::{Edit, apply};
+use crate::fix::apply;
+use crate::lint::Edit;
 use crate::lint::Finding;
 
 /// Lines of context around a change in the diff GitHub shows.
@@ -238,8 +239,8 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::EditKind;
     use crate::fix::edit_at as edit;
+    use crate::lint::EditKind;
 
     #[test]
     fn lines_and_spans() {

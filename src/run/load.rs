@@ -113,23 +113,10 @@ impl LoadSettings {
         }
     }
 
-    /// Reads `50`, `50/s`, `3000/m` or `3000/min` as requests per second.
+    /// Reads `50`, `50/s`, `3000/m` or `3000/min` as requests per second
+    /// (`source::rate`'s syntax).
     pub fn parse_rate(text: &str) -> Result<f64, LoadSettingsError> {
-        let bad = || LoadSettingsError::Rate(text.to_owned());
-        let t = text.trim();
-        let (num, per) = match t.split_once('/') {
-            Some((n, unit)) => match unit.trim() {
-                "s" | "sec" | "second" => (n, 1.0),
-                "m" | "min" | "minute" => (n, 60.0),
-                _ => return Err(bad()),
-            },
-            None => (t, 1.0),
-        };
-        let r: f64 = num.trim().parse().map_err(|_| bad())?;
-        if !(r.is_finite() && r > 0.0) {
-            return Err(bad());
-        }
-        Ok(r / per)
+        crate::source::rate::parse(text).ok_or_else(|| LoadSettingsError::Rate(text.to_owned()))
     }
 
     /// No attempt starts at or after this time from the start of the run.

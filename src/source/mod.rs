@@ -1,6 +1,6 @@
 //! The floor under everything that reads a file: a located YAML tree (every
 //! node with its line and column), typed field readers over it, durations,
-//! located errors, and reading files within their size limit.
+//! rates, lines, located errors, and reading files within their size limit.
 //!
 //! `topology`, `faults` and the configuration importers build on this; it
 //! imports nothing of the project but `policy`-free plain types of its own.
@@ -8,6 +8,8 @@
 pub mod duration;
 pub mod error;
 pub mod fields;
+pub mod lines;
+pub mod rate;
 pub mod read;
 pub mod yaml;
 

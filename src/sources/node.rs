@@ -39,7 +39,7 @@ pub fn retries(
         v,
         key,
         0,
-        i128::from(crate::topology::MAX_ATTEMPTS_LIMIT) - 1,
+        i128::from(crate::policy::MAX_ATTEMPTS_LIMIT) - 1,
     )?;
     Ok(n as u32)
 }

@@ -4,6 +4,7 @@
 
 mod capacity_schema;
 mod containment_schema;
+pub mod dns;
 pub mod graph;
 pub mod load;
 pub mod merge;
@@ -17,6 +18,5 @@ pub use crate::source::{ErrorKind, LoadError};
 pub use load::{load, load_str};
 pub use merge::{Merged, load_with_sources};
 pub use model::*;
-pub use policy_schema::MAX_ATTEMPTS_LIMIT;
 pub use presets::Presets;
 pub use schema::method_is_idempotent;

@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::{
+    Backoff, BackoffKind, BudgetSpec, Condition, Jitter, MAX_ATTEMPTS_LIMIT, RetryOn, RetryPolicy,
+};
 
 use super::model::PolicySpans;
 use super::presets::Presets;
@@ -32,11 +34,6 @@ const BACKOFF_KEYS: &[&str] = &[
 const CONDITION_NAMES: &[&str] = &[
     "timeout", "connect", "reset", "4xx", "5xx", "429", "500", "502", "503", "504",
 ];
-
-/// The most attempts a count may ask for: 2^31 − 1, the largest count real
-/// systems ship (Kafka's producer retries `Integer.MAX_VALUE` times, bounded by
-/// `delivery.timeout.ms`). Beyond it, write `unlimited`.
-pub const MAX_ATTEMPTS_LIMIT: u32 = i32::MAX as u32;
 
 /// A policy read from the topology, with where its fields were written.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 pub mod absent;
 pub mod run;
 
-use retrylint::lint::{self, CheckReport, CliLevels, Config};
+use retrylint::lint::{CheckReport, CliLevels, Config};
 use retrylint::topology::{self, LoadError, Presets, Topology};
 
 pub fn load(text: &str) -> Result<Topology, LoadError> {
@@ -30,9 +30,10 @@ pub fn load_file_with_sources(path: &str) -> Topology {
     .topology
 }
 
+/// `check`'s report, the findings' fixes resolved (`fix::check`).
 pub fn check(t: &Topology) -> CheckReport {
     let config = Config::resolve(t, &CliLevels::default()).expect("levels");
-    lint::check(t, &config)
+    retrylint::fix::check(t, &config)
 }
 
 /// Worst-case amplification at `service`.

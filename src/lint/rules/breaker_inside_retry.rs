@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, edge, layer_of, layer_sites, where_layer};
+use crate::lint::{Intent, Section};
 use crate::topology::LayerKind;
 
 declare_rule! {

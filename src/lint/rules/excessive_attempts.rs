@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, attempts_text, layer_sites};
+use crate::lint::{Intent, Section};
 
 /// More attempts than this on a synchronous call is excessive.
 const LIMIT: u32 = 5;

@@ -1,8 +1,8 @@
 use std::time::Duration;
 
 use crate::declare_rule;
-use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, copies_text, edge, latency_default};
+use crate::lint::{Intent, LayerAt, Section};
 use crate::source::duration::format as dur;
 
 declare_rule! {

@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
+use crate::lint::{Intent, Section};
 use crate::policy::Outcome;
 
 declare_rule! {

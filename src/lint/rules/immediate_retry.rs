@@ -1,5 +1,5 @@
 use crate::declare_rule;
-use crate::fix::Intent;
+use crate::lint::Intent;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 
 declare_rule! {

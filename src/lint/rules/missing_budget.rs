@@ -1,7 +1,7 @@
 use crate::analysis::Basis;
 use crate::declare_rule;
-use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
+use crate::lint::{Intent, Section};
 
 declare_rule! {
     /// ## What it finds

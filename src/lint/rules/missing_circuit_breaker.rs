@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, edge, worst_case_reach};
+use crate::lint::{Intent, LayerAt, Section};
 
 declare_rule! {
     /// ## What it finds

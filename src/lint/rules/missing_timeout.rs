@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, Section};
 use crate::lint::rule::{Context, Diagnostic, edge, latency_default, layer_sites};
+use crate::lint::{Intent, Section};
 use crate::source::duration::format as dur;
 use crate::topology::LayerKind;
 

@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, copies_text, edge};
+use crate::lint::{Intent, LayerAt, Section};
 
 declare_rule! {
     /// ## What it finds

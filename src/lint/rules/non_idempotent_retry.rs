@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
+use crate::lint::{Intent, LayerAt, Section};
 use crate::policy::Condition;
 
 declare_rule! {

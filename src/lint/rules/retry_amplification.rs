@@ -2,8 +2,8 @@ use std::collections::HashMap;
 
 use crate::analysis::{Basis, LayerAttempts};
 use crate::declare_rule;
-use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, where_layer, worst_case_reach};
+use crate::lint::{Intent, LayerAt, Section};
 use crate::topology::Layer;
 
 declare_rule! {

@@ -1,6 +1,6 @@
 use crate::declare_rule;
-use crate::fix::{Intent, LayerAt, Section};
 use crate::lint::rule::{Context, Diagnostic, call_layers, latency_default, where_layer};
+use crate::lint::{Intent, LayerAt, Section};
 use crate::source::duration::format as dur;
 
 declare_rule! {

@@ -5,6 +5,8 @@
 use std::fmt::Write as _;
 
 use super::{esc, n};
+use crate::lint::CheckReport;
+use crate::report::figures;
 use crate::review::layout::{Layout, MAX_NAME_CHARS, NODE_H};
 use crate::review::{GraphView, Review};
 
@@ -20,13 +22,13 @@ pub fn section(out: &mut String, r: &Review) {
         }
         match &side.graph {
             GraphView::Drawn(l) => {
-                svg(out, l, k, &side.check.topology);
-                if let Some((name, figure)) = &l.hottest {
+                svg(out, l, k, &side.check);
+                if let Some(w) = l.hottest {
                     let _ = writeln!(
                         out,
                         "<figcaption>Hottest service: <code>{}</code> at {} attempts per user request when everything fails.</figcaption>",
-                        esc(name),
-                        esc(figure)
+                        esc(&l.nodes[w].service),
+                        esc(&figures::worst_case(&side.check.amplification[w]))
                     );
                 }
             }
@@ -34,13 +36,16 @@ pub fn section(out: &mut String, r: &Review) {
                 services,
                 calls,
                 hottest_path,
-                hottest_figure,
+                hottest,
             } => {
+                let hottest_figure = hottest
+                    .map(|w| figures::worst_case(&side.check.amplification[w]))
+                    .unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "<p>{services} services and {calls} calls: too many to draw legibly. The hottest path ({} hops, {} at its end):</p>",
                     hottest_path.len().saturating_sub(1),
-                    esc(hottest_figure)
+                    esc(&hottest_figure)
                 );
                 let path: Vec<String> = hottest_path
                     .iter()
@@ -64,7 +69,8 @@ pub fn section(out: &mut String, r: &Review) {
     out.push_str("</section>\n");
 }
 
-fn svg(out: &mut String, l: &Layout, side: usize, name: &str) {
+fn svg(out: &mut String, l: &Layout, side: usize, check: &CheckReport) {
+    let name = &check.topology;
     let _ = writeln!(
         out,
         "<svg class=\"graph\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"call graph of {}\">",
@@ -128,7 +134,13 @@ fn svg(out: &mut String, l: &Layout, side: usize, name: &str) {
         );
     }
     out.push_str(&labels);
-    for node in &l.nodes {
+    for (node, row) in l.nodes.iter().zip(&check.amplification) {
+        // The worst case as the tables print it (`64×`).
+        let figure = if row.reachable {
+            figures::worst_case(row)
+        } else {
+            "unreachable".into()
+        };
         let mut class = format!("node heat-{}", node.heat.as_str());
         if node.entry {
             class.push_str(" entry");
@@ -148,7 +160,7 @@ fn svg(out: &mut String, l: &Layout, side: usize, name: &str) {
             out,
             "<g class=\"{class}\"><title>{}{entry}: {} attempts per user request at worst</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\"/><text class=\"name\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text class=\"figure\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>",
             esc(&node.service),
-            esc(&node.figure),
+            esc(&figure),
             n(node.x),
             n(node.y),
             n(node.w),
@@ -158,7 +170,7 @@ fn svg(out: &mut String, l: &Layout, side: usize, name: &str) {
             esc(&shown),
             n(cx),
             n(node.y + 36.0),
-            esc(&node.figure)
+            esc(&figure)
         );
     }
     out.push_str("</svg>\n");

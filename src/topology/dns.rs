@@ -29,7 +29,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::topology::Topology;
+use super::Topology;
 
 /// The longest DNS label (RFC 1035 §2.3.4).
 pub const MAX_LABEL: usize = 63;

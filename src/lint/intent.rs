@@ -1,6 +1,7 @@
 //! What a rule asks to change, said in the topology's terms (this layer's
-//! `max_attempts`, that call's `timeout`), not in bytes. `resolve` finds the
-//! YAML behind each change; rules never see the located tree.
+//! `max_attempts`, that call's `timeout`), not in bytes. `fix::resolve`, above
+//! this module, finds the YAML behind each change; rules never see the
+//! located tree.
 
 use crate::policy::Condition;
 use crate::topology::ServiceId;
