@@ -49,6 +49,18 @@ pub enum Op {
 }
 
 impl Op {
+    /// How an expression writes each comparison, two-character symbols
+    /// first so that `<=` is not read as `<`.
+    pub const SYMBOLS: [(&'static str, Op); 7] = [
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("==", Op::Eq),
+        ("!=", Op::Ne),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+        ("=", Op::Eq),
+    ];
+
     pub fn holds(self, a: f64, b: f64) -> bool {
         let eq = (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
         match self {
@@ -138,15 +150,7 @@ impl Expectation {
             ));
         }
         // The operator splits the expression; find the first one.
-        let ops = [
-            ("<=", Op::Le),
-            (">=", Op::Ge),
-            ("==", Op::Eq),
-            ("!=", Op::Ne),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-            ("=", Op::Eq),
-        ];
+        let ops = Op::SYMBOLS;
         let found = text.char_indices().find_map(|(i, _)| {
             ops.iter()
                 .find(|(sym, _)| text[i..].starts_with(sym))

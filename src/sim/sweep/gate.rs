@@ -37,15 +37,7 @@ impl BoundaryGate {
             ));
         };
         let rest = rest.trim_start();
-        let ops = [
-            ("<=", Op::Le),
-            (">=", Op::Ge),
-            ("==", Op::Eq),
-            ("!=", Op::Ne),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-            ("=", Op::Eq),
-        ];
+        let ops = Op::SYMBOLS;
         let Some((sym, op)) = ops.iter().find(|(sym, _)| rest.starts_with(sym)) else {
             return Err(err(
                 "no comparison after `boundary`; use one of < <= == != >= >".into(),
