@@ -21,6 +21,12 @@
 //! copy of the page gets a probe script that writes `matchMedia` and the
 //! computed colours of the body and the chart text into an attribute of
 //! `<html>`, and the test reads them from the dumped DOM.
+//!
+//! The call graph is measured the same way, in both schemes: a probe asks
+//! the browser for the box of every text in every graph (`getBBox`, with
+//! the fonts it really drew) and writes into `<html data-graph=…>` every
+//! label or service text that leaves the picture or its background box,
+//! and every two label or service boxes that overlap.
 
 #[path = "common/html.rs"]
 mod html;
@@ -36,8 +42,18 @@ const EXAMPLES: &[&str] = &[
     "aws-five-layers",
     "clean",
     "ecommerce",
+    "seed-002-deadline",
     "sidecar",
     "sre-book",
+    "surge",
+    "surge-budget",
+];
+/// Topologies the tests use whose graphs were drawn wrong before: a sidecar
+/// label wider than its one column (cut at the picture's edge), and figures
+/// of twenty digits wider than their boxes.
+const GRAPH_CASES: &[(&str, &str)] = &[
+    ("wide-label", "tests/fixtures/rules/RL021_ok.yaml"),
+    ("huge-figures", "tests/fixtures/rules/RL015_fires.yaml"),
 ];
 /// A cold chromium start on a loaded 2-core machine takes a few seconds.
 const BOUND: Duration = Duration::from_secs(90);
@@ -155,6 +171,11 @@ fn every_example_renders_in_chromium() {
         .iter()
         .map(|name| (name.to_string(), vec![format!("examples/{name}.yaml")]))
         .collect();
+    pages.extend(
+        GRAPH_CASES
+            .iter()
+            .map(|(name, file)| (name.to_string(), vec![file.to_string()])),
+    );
     pages.push((
         "compare-sre-book".into(),
         vec![
@@ -176,42 +197,97 @@ fn every_example_renders_in_chromium() {
         assert!(status.success(), "{name}: report failed");
         let html_text = std::fs::read_to_string(&page).unwrap();
         assert!(html::remote_fetches(&html_text).is_empty());
-        let url = format!("file://{}", page.canonicalize().unwrap().display());
-        let profile = scratch.join(format!("profile-{name}"));
-        let _ = std::fs::remove_dir_all(&profile);
-        let png = target.join(format!("review-{name}.png"));
-        let _ = std::fs::remove_file(&png);
-        // One start does both: the screenshot, and the DOM on stdout.
-        let (dom, log) = chromium(
-            exe,
-            &profile,
-            &[
-                format!("--screenshot={}", png.display()),
-                "--dump-dom".into(),
-                "--window-size=1280,4000".into(),
-            ],
-            &url,
-        );
-        let errors = console_errors(&log);
-        assert!(errors.is_empty(), "{name}: console errors: {errors:?}");
-        let size = std::fs::metadata(&png)
-            .unwrap_or_else(|e| panic!("{name}: no screenshot {}: {e}\n{log}", png.display()))
-            .len();
-        assert!(size > 10_000, "{name}: a {size}-byte screenshot is blank");
-        for id in retrylint::report::html::SECTIONS {
-            assert!(
-                dom.contains(&format!("id=\"{id}\"")),
-                "{name}: the browser's DOM has no section {id}"
+        assert_eq!(html_text.matches("</body>").count(), 1);
+        let probed = scratch.join(format!("{name}-probed.html"));
+        std::fs::write(
+            &probed,
+            html_text.replace("</body>", &format!("{GRAPH_PROBE}</body>")),
+        )
+        .unwrap();
+        let url = format!("file://{}", probed.canonicalize().unwrap().display());
+        for (scheme, setting) in [("light", 1), ("dark", 0)] {
+            let profile = scratch.join(format!("profile-{name}-{scheme}"));
+            let _ = std::fs::remove_dir_all(&profile);
+            let png = match scheme {
+                "light" => target.join(format!("review-{name}.png")),
+                _ => target.join(format!("review-{name}-{scheme}.png")),
+            };
+            let _ = std::fs::remove_file(&png);
+            // One start does both: the screenshot, and the DOM on stdout.
+            let (dom, log) = chromium(
+                exe,
+                &profile,
+                &[
+                    format!("--blink-settings=preferredColorScheme={setting}"),
+                    format!("--screenshot={}", png.display()),
+                    "--dump-dom".into(),
+                    "--window-size=1280,4000".into(),
+                ],
+                &url,
             );
+            let errors = console_errors(&log);
+            assert!(errors.is_empty(), "{name}: console errors: {errors:?}");
+            let size = std::fs::metadata(&png)
+                .unwrap_or_else(|e| panic!("{name}: no screenshot {}: {e}\n{log}", png.display()))
+                .len();
+            assert!(size > 10_000, "{name}: a {size}-byte screenshot is blank");
+            for id in retrylint::report::html::SECTIONS {
+                assert!(
+                    dom.contains(&format!("id=\"{id}\"")),
+                    "{name}: the browser's DOM has no section {id}"
+                );
+            }
+            let sizes = svg_sizes(&dom);
+            // A graph and three charts at least.
+            assert!(sizes.len() >= 4, "{name}: {} SVGs", sizes.len());
+            for (w, h) in sizes {
+                assert!(w > 0.0 && h > 0.0, "{name}: an SVG of {w} × {h}");
+            }
+            let (measured, faults) = graph_faults(&dom);
+            // Every graph has at least two services (a name and a figure each).
+            assert!(measured >= 4, "{name}: {measured} graph texts measured");
+            assert!(
+                faults.is_empty(),
+                "{name} ({scheme}): the call graph is drawn wrong:\n{}",
+                faults.join("\n")
+            );
+            let _ = std::fs::remove_dir_all(&profile);
         }
-        let sizes = svg_sizes(&dom);
-        // A graph and three charts at least.
-        assert!(sizes.len() >= 4, "{name}: {} SVGs", sizes.len());
-        for (w, h) in sizes {
-            assert!(w > 0.0 && h > 0.0, "{name}: an SVG of {w} × {h}");
-        }
-        let _ = std::fs::remove_dir_all(&profile);
     }
+}
+
+/// Writes into `<html data-graph="N|…">` how many graph texts it measured
+/// and, `; `-separated, each text that leaves its graph or its background
+/// box and each two label or service boxes that overlap (half a pixel of
+/// rounding allowed).
+const GRAPH_PROBE: &str = "<script>(function(){var out=[],checked=0;
+function over(a,b){return a.x<b.x+b.width-0.5&&b.x<a.x+a.width-0.5&&a.y<b.y+b.height-0.5&&b.y<a.y+a.height-0.5;}
+function inside(a,b){return a.x>=b.x-0.5&&a.y>=b.y-0.5&&a.x+a.width<=b.x+b.width+0.5&&a.y+a.height<=b.y+b.height+0.5;}
+function fig(b){return [b.x,b.y,b.width,b.height].map(Math.round).join(',');}
+document.querySelectorAll('svg.graph').forEach(function(svg,k){var vb=svg.viewBox.baseVal,frame={x:0,y:0,width:vb.width,height:vb.height},boxes=[];
+svg.querySelectorAll('text').forEach(function(t){checked++;var b=t.getBBox(),g=t.parentNode,label=g.classList.contains('edge'),name=(label?'label ':'service ')+t.textContent,bg=g.querySelector('rect').getBBox();
+if(!inside(b,frame))out.push(name+' at '+fig(b)+' leaves the '+fig(frame)+' graph '+k);
+if(!inside(b,bg))out.push(name+' at '+fig(b)+' overflows its box '+fig(bg));
+if(label||t.classList.contains('name'))boxes.push({n:name,b:bg});});
+for(var i=0;i<boxes.length;i++)for(var j=i+1;j<boxes.length;j++)if(over(boxes[i].b,boxes[j].b))out.push(boxes[i].n+' overlaps '+boxes[j].n+' in graph '+k);});
+document.documentElement.setAttribute('data-graph',checked+'|'+out.join('; '));})();</script>";
+
+/// The graph probe's count and faults from a dumped DOM.
+fn graph_faults(dom: &str) -> (usize, Vec<String>) {
+    let key = "data-graph=\"";
+    let i = dom.find(key).expect("the graph probe ran") + key.len();
+    let value = dom[i..].split('"').next().unwrap();
+    let (count, faults) = value.split_once('|').unwrap();
+    let faults = faults
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let faults = faults
+        .split("; ")
+        .filter(|f| !f.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (count.parse().unwrap(), faults)
 }
 
 /// Writes what the browser computes into `<html data-probe=…>`: whether the
@@ -344,4 +420,17 @@ fn console_errors_are_recognised() {
         svg_sizes("<svg class=\"c\" width=\"600\" height=\"270\"><svg height=\"0\">"),
         [(600.0, 270.0), (0.0, 0.0)]
     );
+    assert_eq!(
+        graph_faults(
+            "<html data-graph=\"10|label a &amp; b leaves the graph; service x overlaps label y\">"
+        ),
+        (
+            10,
+            vec![
+                "label a & b leaves the graph".to_string(),
+                "service x overlaps label y".to_string()
+            ]
+        )
+    );
+    assert_eq!(graph_faults("<html data-graph=\"7|\">"), (7, vec![]));
 }

@@ -59,6 +59,18 @@ pub struct AmplificationRow {
     pub reachable: bool,
 }
 
+impl AmplificationRow {
+    /// The worst case as every output writes it: `486×`, exact however
+    /// large; `≈3.4e38×` once the count saturated.
+    pub fn worst_case_text(&self) -> String {
+        if self.saturated {
+            format!("≈{:.1e}×", self.worst_case)
+        } else {
+            [self.worst_case_exact.as_str(), "×"].concat()
+        }
+    }
+}
+
 /// A call for graph drawings: attempts per call and whether it lies on a hot path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EdgeRow {

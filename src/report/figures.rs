@@ -43,11 +43,7 @@ pub fn summary_line(r: &CheckReport) -> String {
 /// A worst-case amplification: `486×`, exact however large; `≈3.4e38×` once
 /// the count saturated.
 pub fn worst_case(row: &AmplificationRow) -> String {
-    if row.saturated {
-        format!("≈{:.1e}×", row.worst_case)
-    } else {
-        [row.worst_case_exact.as_str(), "×"].concat()
-    }
+    row.worst_case_text()
 }
 
 /// A factor that may be fractional (`with_budgets`): `343.8×`, `1.1×`, `2×`;
