@@ -13,7 +13,7 @@ mod generate;
 #[path = "common/html.rs"]
 mod html;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::Command;
@@ -794,4 +794,138 @@ fn the_recovery_map_is_the_sweep_its_caption_names_and_the_fixes_move_the_bounda
             .parse::<f64>()
             .is_ok_and(|b| b > boundary);
     assert!(later, "as written {boundary}/s, with the fixes {limit}");
+}
+
+#[test]
+fn review_comments_carry_the_summarys_suggestions_on_their_lines() {
+    let path = scratch("review-comments.json");
+    let (code, md, err) = retrylint(&[
+        "report",
+        SUGGEST_HEAD,
+        "--format",
+        "markdown",
+        "--base",
+        SUGGEST_BASE,
+        "--review-comments",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["event"], "COMMENT");
+    let comments = v["comments"].as_array().unwrap();
+    let blocks = suggestion_blocks(&md.replace(env!("CARGO_PKG_VERSION"), "VERSION"));
+    // The same suggestions as the summary, one comment each, on its lines.
+    assert_eq!(comments.len(), blocks.len());
+    assert_eq!(comments.len(), 1, "{v}");
+    let (file, first, last, text) = &blocks[0];
+    let c = &comments[0];
+    assert_eq!(c["path"].as_str(), Some(file.as_str()));
+    assert_eq!(c["line"].as_u64(), Some(*last as u64));
+    assert_eq!(first, last);
+    assert!(c.get("start_line").is_none(), "{c}");
+    let body = c["body"].as_str().unwrap();
+    assert!(
+        body.starts_with(&format!("<!-- retrylint-suggestion {SUGGEST_HEAD}:23-23 ")),
+        "{body}"
+    );
+    assert!(
+        body.ends_with(&format!("```suggestion\n{text}```")),
+        "{body}"
+    );
+    assert!(
+        body.contains("**RL011 missing-timeout** (line 23)"),
+        "{body}"
+    );
+}
+
+#[test]
+fn review_comments_need_a_base() {
+    let (code, _, err) = retrylint(&[
+        "report",
+        SUGGEST_HEAD,
+        "--format",
+        "markdown",
+        "--review-comments",
+        "x.json",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--base"), "{err}");
+    assert!(!Path::new("x.json").exists());
+}
+
+/// The shipped workflow's filter (examples/ci/retrylint.yml) run by jq on
+/// the review `--review-comments` writes: a suggestion whose marker is on
+/// the pull request already is not posted again, a new one is, and the
+/// review is pinned to the head commit.
+#[test]
+fn the_shipped_workflow_posts_each_suggestion_once() {
+    if std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::absent::tool_missing(
+            "the_shipped_workflow_posts_each_suggestion_once",
+            "jq",
+            "as root: apt-get install -y jq; .ci/run does this",
+        );
+        return;
+    }
+    let workflow = std::fs::read_to_string("examples/ci/retrylint.yml").unwrap();
+    let start = "jq --rawfile posted posted.txt --arg sha \"$HEAD_SHA\" '";
+    let i = workflow.find(start).expect("the workflow's jq filter") + start.len();
+    let filter = &workflow[i..i + workflow[i..].find("' review-comments.json").unwrap()];
+    let review = scratch("workflow-review.json");
+    let (code, _, err) = retrylint(&[
+        "report",
+        SUGGEST_HEAD,
+        "--format",
+        "markdown",
+        "--base",
+        SUGGEST_BASE,
+        "--review-comments",
+        review.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let marker = {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&review).unwrap()).unwrap();
+        v["comments"][0]["body"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let posted = scratch("workflow-posted.txt");
+    let run = |already: &str| -> serde_json::Value {
+        std::fs::write(&posted, already).unwrap();
+        let out = std::process::Command::new("jq")
+            .args(["--rawfile", "posted"])
+            .arg(&posted)
+            .args(["--arg", "sha", "abc123", filter])
+            .arg(&review)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let first_push = run("");
+    assert_eq!(first_push["commit_id"], "abc123");
+    assert_eq!(first_push["comments"].as_array().unwrap().len(), 1);
+    // Another suggestion's marker on the pull request changes nothing.
+    let other = run("<!-- retrylint-suggestion other.yaml:1-1 0000000000000000 -->\n");
+    assert_eq!(other["comments"].as_array().unwrap().len(), 1);
+    let next_push = run(&format!("{marker}\n"));
+    assert_eq!(
+        next_push["comments"].as_array().unwrap().len(),
+        0,
+        "{marker}"
+    );
 }

@@ -11,7 +11,7 @@ use super::outcome::{Failure, Outcome, emit, load_error, presets};
 use super::run_args::LoadArgs;
 use super::values::whole;
 use retrylint::faults;
-use retrylint::report::{html, review_markdown};
+use retrylint::report::{html, review_comments, review_markdown};
 use retrylint::review::{self, Other, Settings};
 use retrylint::run::LoadSettings;
 use retrylint::topology;
@@ -64,6 +64,12 @@ pub struct ReportArgs {
     /// suggestions.
     #[arg(long, value_name = "OLD.yaml")]
     base: Option<PathBuf>,
+    /// With --base: also write the suggestions as one GitHub pull-request
+    /// review (the JSON body of `POST /repos/OWNER/REPO/pulls/N/reviews`),
+    /// one comment per suggestion on the lines it rewrites, where GitHub
+    /// renders it with a "Commit suggestion" button.
+    #[arg(long, value_name = "PATH", requires = "base")]
+    review_comments: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -203,6 +209,9 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
             &text,
             &page.written().check.findings,
         ));
+    }
+    if let (Some(path), Some(s)) = (&args.review_comments, &page.suggestions) {
+        write_file(path, &review_comments::render(s))?;
     }
     let text = match args.format {
         Format::Html => html::render(&page),

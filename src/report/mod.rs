@@ -12,6 +12,7 @@ mod parallel;
 pub mod probe_json;
 pub mod probe_markdown;
 pub mod probe_table;
+pub mod review_comments;
 pub mod review_markdown;
 pub mod rules;
 pub mod run_containment;

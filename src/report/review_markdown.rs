@@ -160,18 +160,11 @@ fn suggestion(s: &Suggestion) -> String {
         .iter()
         .map(|f| format!("{} {} (line {}): {}", f.code, f.rule, f.line, f.description))
         .collect();
-    // A fence longer than any run of backticks in the text.
-    let longest = s.text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    let body = if s.text.is_empty() {
-        String::new()
-    } else {
-        format!("{}\n", s.text)
-    };
     format!(
-        "{} — {}\n\n{fence}suggestion\n{body}{fence}\n\n",
+        "{} — {}\n\n{}\n\n",
         code(&place),
-        cell(&what.join("; "))
+        cell(&what.join("; ")),
+        super::review_comments::block(&s.text)
     )
 }
 
