@@ -102,3 +102,67 @@ fn fixing_every_fix_fixture_never_makes_it_worse() {
         never_worse(f);
     }
 }
+
+/// The rules whose fixes a SARIF log offers, and its stderr.
+fn sarif_fixes(path: &str) -> (Vec<String>, Vec<String>, String) {
+    let (code, out, err) = retrylint(&["check", path, "--format", "sarif", "--exit-zero"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{path}: {e}: {err}"));
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    let rule = |r: &Value| r["ruleId"].as_str().unwrap().to_owned();
+    (
+        results
+            .iter()
+            .filter(|r| r.get("fixes").is_some())
+            .map(rule)
+            .collect(),
+        results.iter().map(rule).collect(),
+        err,
+    )
+}
+
+#[test]
+fn sarif_offers_only_the_fixes_check_fix_would_make() {
+    // `check --fix` holds back every fix of sre-book.yaml: the simulation
+    // measures each rule's fixes worse (retrying only at the top sends
+    // the layer below more attempts). SARIF offers none of them, and says so.
+    let (fixed, all, err) = sarif_fixes("examples/sre-book.yaml");
+    assert!(fixed.is_empty(), "{fixed:?}");
+    assert_eq!(all.len(), 9, "{all:?}");
+    assert!(
+        err.contains(
+            "9 fixes left out of the SARIF: with them, the simulation measured the topology worse"
+        ),
+        "{err}"
+    );
+    // seed-002's one fix is not worse: offered, as `--fix` makes it.
+    let (fixed, _, err) = sarif_fixes("examples/seed-002-deadline.yaml");
+    assert_eq!(fixed.len(), 1, "{fixed:?} {err}");
+    assert!(!err.contains("left out"), "{err}");
+}
+
+#[test]
+fn a_fix_held_back_is_not_suggested_on_a_pull_request() {
+    // The whole file is new (an empty base): every finding is on a changed
+    // line, and every fix of sre-book.yaml is held back.
+    let dir = std::env::temp_dir().join(format!("retrylint-held-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = dir.join("base.yaml");
+    std::fs::write(&base, "").unwrap();
+    let comments = dir.join("review.json");
+    let (code, md, err) = retrylint(&[
+        "report",
+        "examples/sre-book.yaml",
+        "--format",
+        "markdown",
+        "--base",
+        base.to_str().unwrap(),
+        "--review-comments",
+        comments.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!md.contains("```suggestion"), "{md}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&comments).unwrap()).unwrap();
+    assert_eq!(v["comments"].as_array().unwrap().len(), 0, "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

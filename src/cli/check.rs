@@ -244,12 +244,15 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
         } else {
             t.located.take()
         };
-        let report = std::thread::scope(|scope| {
+        let mut report = std::thread::scope(|scope| {
             if let Some(tree) = unused {
                 scope.spawn(move || drop(tree));
             }
             fix::check(&t, &config)
         });
+        if format == CheckFormat::Sarif && args.sources.from.is_empty() {
+            judge_offered_fixes(&args, &t, &mut report, &presets, &cli);
+        }
         (t, report)
     };
     let links = link_base(args.link_base.clone());
@@ -278,6 +281,53 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
     std::mem::forget(report);
     std::mem::forget(t);
     Ok(outcome)
+}
+
+/// SARIF's `fixes` are offered to be applied as they are (code scanning
+/// shows them as autofixes): judged first, as `--fix` judges its own, and
+/// a fix the simulation measures worse is left out with its reason on
+/// stderr. Costs a few seeded simulations, only when a fix is offered.
+fn judge_offered_fixes(
+    args: &CheckArgs,
+    t: &Topology,
+    report: &mut CheckReport,
+    presets: &Presets,
+    cli: &CliLevels,
+) {
+    let offered = report.findings.iter().any(|f| {
+        f.fix
+            .as_ref()
+            .is_some_and(|x| x.refused.is_none() && !x.edits.is_empty())
+    });
+    if !offered {
+        return;
+    }
+    let default_name = args
+        .topology
+        .as_ref()
+        .filter(|p| p.as_os_str() != "-")
+        .and_then(|p| p.file_stem())
+        .map_or_else(|| "stdin".into(), |s| s.to_string_lossy().into_owned());
+    match fix::fix_judged(&t.source, &t.file, &default_name, presets, cli) {
+        Ok(judged) => {
+            if let Some(why) = &judged.unjudged {
+                eprintln!(
+                    "note: the SARIF fixes could not be judged by simulation ({why}); they are offered as the rules propose them"
+                );
+            }
+            let held = fix::withhold(&mut report.findings, &judged.withheld);
+            if held > 0 {
+                eprintln!(
+                    "note: {held} fix{} left out of the SARIF: with {}, the simulation measured the topology worse (`retrylint check --fix --diff` says how)",
+                    if held == 1 { "" } else { "es" },
+                    if held == 1 { "it" } else { "them" }
+                );
+            }
+        }
+        Err(e) => eprintln!(
+            "note: the SARIF fixes could not be judged ({e}); they are offered as the rules propose them"
+        ),
+    }
 }
 
 /// The topology after `--fix`, checked.

@@ -202,12 +202,16 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
                 base.display()
             ))
         })?;
+        // A fix the judgement held back is not suggested: a reviewer's
+        // "Commit suggestion" would make it automatic.
+        let mut findings = page.written().check.findings.clone();
+        retrylint::fix::withhold(&mut findings, &page.held_back);
         page.suggestions = Some(review::suggestions::suggest(
             &base.display().to_string(),
             &old,
             &t.file,
             &text,
-            &page.written().check.findings,
+            &findings,
         ));
     }
     if let (Some(path), Some(s)) = (&args.review_comments, &page.suggestions) {

@@ -70,7 +70,7 @@ pub use plan::{FixNote, Plan, plan};
 pub use resolve::resolve;
 pub use run::{
     FixError, FixRun, JudgedRun, MAX_PASSES, WhatIf, check_text, fix_judged, fix_text,
-    fix_text_without, what_if,
+    fix_text_without, what_if, withhold,
 };
 pub use summary::summary;
 pub use write::{WriteError, Written, write_atomically};

@@ -5,7 +5,7 @@
 
 use super::edit::apply;
 use super::plan::{FixNote, plan};
-use crate::lint::{self, CliLevels, Config, ResolveError};
+use crate::lint::{self, CliLevels, Config, Finding, ResolveError};
 use crate::topology::{self, LoadError, Presets, Topology};
 
 /// Passes at most: each pass makes at least one edit, and fixes only remove
@@ -140,6 +140,34 @@ pub struct JudgedRun {
     /// Why the fixes could not be judged (the simulation did not fit its
     /// budget); they are then made as the rules propose them.
     pub unjudged: Option<String>,
+}
+
+/// Marks the fixes of `findings` that the judgement held back as refused,
+/// with its measured reason, so no output offers them as automatic (SARIF
+/// `fixes`, PR suggestions); the finding itself stays. A withheld fix is
+/// named by its rule and the finding's place in the text it was planned on.
+pub fn withhold(findings: &mut [Finding], withheld: &[FixNote]) -> usize {
+    let mut count = 0;
+    for f in findings {
+        let Some(fix) = f.fix.as_mut() else { continue };
+        if fix.refused.is_some() {
+            continue;
+        }
+        let held = withheld
+            .iter()
+            .find(|n| n.code == f.code && n.file == f.file && n.line == f.line);
+        if let Some(n) = held {
+            fix.refused = Some(format!(
+                "held back: {}",
+                n.reason
+                    .as_deref()
+                    .unwrap_or("the simulation measured it worse")
+            ));
+            fix.edits.clear();
+            count += 1;
+        }
+    }
+    count
 }
 
 /// [`fix_text`], judged by the simulator (`super::judge`). Each rule's fixes
