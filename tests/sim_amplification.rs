@@ -8,6 +8,8 @@
 //! done: the attempts reaching each service are then exactly `check`'s DP (the
 //! sum over call paths of the product of `max_attempts` of every layer).
 
+mod common;
+
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -247,4 +249,48 @@ fn predicted(t: &retrylint::topology::Topology) -> Vec<f64> {
         .iter()
         .map(|c| c.value())
         .collect()
+}
+
+/// A full-jitter layer allowed 2^31 − 2 attempts under a 300 ms timeout:
+/// every wait can be zero, so no count of attempts is sure, and `check`'s
+/// figure (5 at db) counts them at the mean waits. A run that draws shorter
+/// waits sends more (5.52 at seed 42): that is the estimate's nature, not a
+/// defect, and the table says so instead of "≠ ABOVE worst case".
+#[test]
+fn a_run_above_an_estimated_figure_is_not_called_a_defect() {
+    let dir = std::env::temp_dir().join(format!("retrylint-estimate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("istio-unbounded.yaml");
+    std::fs::write(
+        &file,
+        "version: 1\nentry: web\nservices:\n  web:\n    calls:\n      - to: db\n        timeout: 300ms\n        via:\n          - name: istio\n            retry: { preset: istio-default-1.23, max_attempts: 2147483646 }\n  db: {}\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let run = |format: &[&str]| {
+        let mut args = vec!["simulate", path, "--fault", "total-outage", "--seed", "42"];
+        args.extend(format);
+        let (code, out, err) = common::run::retrylint(&args);
+        assert!(code == 0 || code == 1, "{err}");
+        out
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    let db = &v["services"][1];
+    assert_eq!(db["service"], "db");
+    assert_eq!(db["amplification"]["predicted"], 5.0);
+    assert_eq!(db["amplification"]["measured"], 5.52);
+    assert_eq!(db["amplification"]["estimate"], true);
+    // web's figure is written, not estimated: the field is left out.
+    assert!(v["services"][0]["amplification"].get("estimate").is_none());
+    let table = run(&[]);
+    let row = table.lines().find(|l| l.contains(" db ")).unwrap();
+    assert!(row.contains("≈ above estimate"), "{row}");
+    assert!(!table.contains("≠ ABOVE worst case"), "{table}");
+    assert!(
+        table.contains(
+            "`≈ above estimate`: the figure counts a full-jitter layer's attempts at its mean waits"
+        ),
+        "{table}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -162,6 +162,27 @@ impl Analysis {
         Self::within_horizon(t, None)
     }
 
+    /// Per service: its worst case rests on an estimate, a layer on some
+    /// path to it counted at its mean waits ([`Basis::TimeTypical`]: full
+    /// jitter can wait nothing, so no count is sure). A run may then send
+    /// it more than the figure.
+    pub fn estimated(&self, t: &Topology) -> Vec<bool> {
+        let typical = |la: &LayerAttempts| la.basis == Basis::TimeTypical;
+        let mut estimated = vec![false; t.services.len()];
+        if let Some(e) = estimated.get_mut(t.entry) {
+            *e = self.client_attempts.as_ref().is_some_and(typical);
+        }
+        for &s in &self.order {
+            for (c, call) in t.services[s].calls.iter().enumerate() {
+                let here = estimated[s] || self.layer_attempts[s][c].iter().any(typical);
+                if here {
+                    estimated[call.to] = true;
+                }
+            }
+        }
+        estimated
+    }
+
     /// The figures for a run whose horizon bounds every layer in time.
     pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
         let order = graph::topo_order(t);

@@ -181,6 +181,7 @@ mod tests {
                     measured: 3.0,
                     predicted: 64.0,
                     saturated: false,
+                    estimate: false,
                 },
                 ..Default::default()
             }],

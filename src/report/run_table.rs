@@ -145,8 +145,13 @@ fn legend(r: &RunReport) -> String {
     } else {
         ""
     };
+    let estimate = if r.services.iter().any(|s| s.amplification.estimate) {
+        "; `≈ above estimate`: the figure counts a full-jitter layer's attempts at its mean waits (no count is sure when every wait can be zero), and this run drew shorter waits"
+    } else {
+        ""
+    };
     format!(
-        "{target}vs worst case: measured amplification against the static worst case (every call failing, every layer retrying to exhaustion) — `=` equal; `≠ below` expected when the fault is partial or a layer does not retry what is injected; `≠ ABOVE` is a defect of retrylint: please report it"
+        "{target}vs worst case: measured amplification against the static worst case (every call failing, every layer retrying to exhaustion) — `=` equal; `≠ below` expected when the fault is partial or a layer does not retry what is injected; `≠ ABOVE` is a defect of retrylint: please report it{estimate}"
     )
 }
 
@@ -157,6 +162,8 @@ pub(crate) fn flag(a: &crate::run::Amplification) -> &'static str {
         "="
     } else if a.measured < a.predicted {
         "≠ below worst case"
+    } else if a.estimate {
+        "≈ above estimate"
     } else {
         "≠ ABOVE worst case"
     }
@@ -392,6 +399,7 @@ mod tests {
                         measured: 64.0,
                         predicted: 64.0,
                         saturated: false,
+                        estimate: false,
                     },
                     ..Default::default()
                 },
@@ -402,6 +410,7 @@ mod tests {
                         measured: 0.5,
                         predicted: 1.0,
                         saturated: false,
+                        estimate: false,
                     },
                     ..Default::default()
                 },

@@ -177,6 +177,7 @@ mod tests {
                     measured: 8.0,
                     predicted: 9.0,
                     saturated: false,
+                    estimate: false,
                 },
                 ..Default::default()
             }],

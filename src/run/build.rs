@@ -116,11 +116,12 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
     let k = tally.trials;
     // No attempt starts at or after the horizon: it bounds unlimited layers.
     let horizon = info.load.horizon();
-    let predicted = if horizon < crate::policy::FOREVER {
-        crate::analysis::worst_case_within(t, horizon)
-    } else {
-        crate::analysis::worst_case(t)
-    };
+    let analysis = crate::analysis::Analysis::within_horizon(
+        t,
+        (horizon < crate::policy::FOREVER).then_some(horizon),
+    );
+    let estimated = analysis.estimated(t);
+    let predicted = analysis.worst_case;
     let services = t
         .services
         .iter()
@@ -158,6 +159,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
                     measured: ratio(received, tally.requests),
                     predicted: predicted.get(id).map_or(0.0, |c| c.value()),
                     saturated: predicted.get(id).is_some_and(|c| c.saturated),
+                    estimate: estimated.get(id).copied().unwrap_or(false),
                 },
                 latency_ms: latency.map(Latency::quantiles).unwrap_or_default(),
                 statuses,

@@ -428,6 +428,7 @@ mod tests {
                     measured: 64.0,
                     predicted: 64.0,
                     saturated: false,
+                    estimate: false,
                 },
                 latency_ms: LatencyMs {
                     p99: 150.0,

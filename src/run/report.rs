@@ -222,6 +222,11 @@ pub struct Amplification {
     /// `predicted` is beyond u128 and only approximate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub saturated: bool,
+    /// `predicted` is an estimate, not a bound: a layer on the way counts
+    /// the attempts that fit its time at the mean waits (full jitter can
+    /// wait nothing), so a run may measure more.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimate: bool,
 }
 
 impl Amplification {
@@ -430,6 +435,7 @@ mod tests {
                     measured: 64.0,
                     predicted: 64.0,
                     saturated: false,
+                    estimate: false,
                 },
                 statuses,
                 ..Default::default()
