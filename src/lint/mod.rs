@@ -2,6 +2,7 @@
 //! figures they read. Nothing here prints; `check` returns plain data.
 
 mod edit;
+mod entries;
 pub mod finding;
 pub mod hang_text;
 mod intent;
@@ -57,6 +58,10 @@ pub struct AmplificationRow {
     #[serde(skip)]
     pub latency_declared: bool,
     pub reachable: bool,
+    /// With several entries, the entry these figures are from: the one
+    /// whose user request sends the most attempts here. Absent with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
 }
 
 /// A call for graph drawings: attempts per call and whether it lies on a hot path.
@@ -117,7 +122,14 @@ pub struct CheckReport {
     /// Source files merged into the topology (`--from`, `sources:`): their
     /// names and texts, for the snippets of findings that point into them.
     pub sources: Vec<(String, String)>,
+    /// The first entry (`entries[0]`).
     pub entry: String,
+    /// Every entry; each was analysed as the only one and the figures are
+    /// the worst over them (`lint::entries`).
+    pub entries: Vec<String>,
+    /// Which of `entries` the `entry_*` figures are from: the slowest
+    /// user request.
+    pub worst_entry: usize,
     pub findings: Vec<Finding>,
     pub amplification: Vec<AmplificationRow>,
     pub edges: Vec<EdgeRow>,
@@ -268,6 +280,9 @@ pub fn check_resolving(
     threads: usize,
     resolve: Option<&Resolve>,
 ) -> CheckReport {
+    if t.entries.len() > 1 {
+        return entries::check_each(t, config, threads, resolve);
+    }
     let analysis = Analysis::new(t);
     let cx = rule::Context {
         topology: t,
@@ -360,6 +375,8 @@ pub fn check_resolving(
             .map(|o| (o.file.clone(), o.text.clone()))
             .collect(),
         entry: t.services[t.entry].name.clone(),
+        entries: vec![t.services[t.entry].name.clone()],
+        worst_entry: 0,
         amplification,
         edges,
         findings,
@@ -422,6 +439,7 @@ fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
                 untimed_call: untimed(t, a.hang.service[s]),
                 latency_declared: a.latency_declared_below[s],
                 reachable: a.reachable[s],
+                entry: None,
             }
         })
         .collect()
