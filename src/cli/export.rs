@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::outcome::{Failure, Outcome, load_error};
-use super::run_args::{LoadArgs, RunArgs, load_target, prepare};
+use super::run_args::{EntryFlag, LoadArgs, RunArgs, load_target, prepare};
 use retrylint::export::{self, Export, Target, inputs};
 
 #[derive(Subcommand)]
@@ -96,7 +96,12 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
         sources: Default::default(),
     };
     let p = prepare(&run)?;
-    let t = load_target(Some(&args.topology), &p)?;
+    let entry = EntryFlag {
+        name: None,
+        flag: None,
+        command: "export",
+    };
+    let t = load_target(Some(&args.topology), &p, entry)?;
     let (scenario, fault_text) = inputs::fault(args.fault.as_deref()).map_err(load_error)?;
     let x = Export {
         topology: &t,

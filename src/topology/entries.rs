@@ -3,18 +3,16 @@
 
 use super::model::{ServiceId, Topology};
 
-/// Why a run cannot take the entry it was given (or none).
+/// Why a run cannot take the entry it was given (or none). The messages
+/// name no flag: each command says how it is chosen there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryChoiceError {
     /// Several entries and none chosen: a run sends each user request to
     /// one service, and splitting the load would be a guess of the mix.
-    #[error(
-        "the topology has {} entry services ({}): name the one to drive load through with --entry NAME",
-        .entries.len(), .entries.join(", ")
-    )]
+    #[error("the topology has {} entry services ({})", .entries.len(), .entries.join(", "))]
     Ambiguous { entries: Vec<String> },
     /// The name given is not one of the entries.
-    #[error("--entry {name}: {}", not_an_entry(.name, .entries, *.is_service))]
+    #[error("{}", not_an_entry(.name, .entries, *.is_service))]
     NotAnEntry {
         name: String,
         entries: Vec<String>,
