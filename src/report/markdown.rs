@@ -330,6 +330,18 @@ pub(crate) fn graph(out: &mut String, r: &CheckReport) {
             id(&e.to)
         );
     }
+    // The other entries' users after the calls, so that the calls keep
+    // their link numbers.
+    for other in r.entries.iter().skip(1) {
+        if let Some(row) = r.amplification.iter().find(|row| &row.service == other) {
+            let _ = writeln!(
+                out,
+                "    user -->|\"{}\"| {}",
+                label(&figures::worst_case(row)),
+                id(other)
+            );
+        }
+    }
     let over: Vec<String> = r
         .amplification
         .iter()
