@@ -323,3 +323,30 @@ fn a_list_of_one_is_the_entry_itself() {
     assert_eq!(listed["amplification"], plain["amplification"]);
     assert!(listed.get("entries").is_none());
 }
+
+#[test]
+fn drive_names_its_own_flag_and_export_refuses() {
+    let path = two_roots("drive", "entry: [web, mobile]");
+    // `drive`'s --entry is the entry's URL: the service is --entry-service.
+    let (code, _, err) = retrylint(&[
+        "drive",
+        &path,
+        "--entry",
+        "http://127.0.0.1:9",
+        "--requests",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`drive` drives one entry; name it with --entry-service NAME"),
+        "{err}"
+    );
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("entries/export-out");
+    let (code, _, err) = retrylint(&["export", "compose", &path, "-o", &out.display().to_string()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the topology has 2 entry services (web, mobile): `export` drives one entry"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
