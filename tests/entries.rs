@@ -350,3 +350,14 @@ fn drive_names_its_own_flag_and_export_refuses() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn import_writes_every_entry() {
+    let path = two_roots("import", "# every root");
+    let (code, text, err) = retrylint(&["import", &path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("\nentry: [web, mobile]\n"), "{text}");
+    let (code, text, err) = retrylint(&["import", &two_roots("import-one", "entry: web")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("\nentry: web\n"), "{text}");
+}
