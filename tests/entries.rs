@@ -361,3 +361,30 @@ fn import_writes_every_entry() {
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("\nentry: web\n"), "{text}");
 }
+
+#[test]
+fn thousands_of_entries_are_refused_not_checked_in_quadratic_time() {
+    // 2,000 services nobody calls: 2,000 entries, each a whole check.
+    let mut text = String::from("version: 1\nservices:\n");
+    for i in 0..2000 {
+        text.push_str(&format!("  s{i}: {{}}\n"));
+    }
+    let path = temp_file("flat", "flat.yaml", &text);
+    let started = std::time::Instant::now();
+    let (code, out, err) = retrylint(&["check", &path.display().to_string()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains("checking each of the 2000 entry services over the topology (2000 services and calls) would visit 4000000 in all, over the limit of 1000000"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // A few entries over the same services are checked.
+    let few = text.replace("services:\n", "entry: [s0, s1, s2]\nservices:\n");
+    let path = temp_file("flat", "few.yaml", &few);
+    let (code, out, err) = retrylint(&["check", &path.display().to_string(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["entries"], serde_json::json!(["s0", "s1", "s2"]));
+    assert_eq!(row(&doc, "s3")["reachable"], false);
+}

@@ -186,6 +186,7 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
     };
     let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
     let mut t = merged.topology;
+    lint::affordable(&t).map_err(|e| Failure::Usage(e.to_string()))?;
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
     for (codes, level) in [

@@ -19,6 +19,7 @@ use crate::topology::Topology;
 
 pub use crate::analysis::{self, Analysis, Count};
 pub use edit::{Edit, EditKind};
+pub use entries::{MAX_ENTRY_WORK, TooManyEntries, affordable};
 pub use finding::{CallRef, Finding, Fix, Severity};
 pub use intent::{Change, Intent, LayerAt, Section};
 pub use levels::{CliLevels, Config, Level, ResolveError};
