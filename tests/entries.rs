@@ -375,7 +375,7 @@ fn thousands_of_entries_are_refused_not_checked_in_quadratic_time() {
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty());
     assert!(
-        err.contains("checking each of the 2000 entry services over the topology (2000 services and calls) would visit 4000000 in all, over the limit of 1000000"),
+        err.contains("checking each of the 2000 entry services over the topology (2000 services and calls) would visit 4000000 in all, over the limit of 1000000; name the few services that receive user traffic with `entry: [a, b]`, or check one with --entry NAME"),
         "{err}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
@@ -387,4 +387,25 @@ fn thousands_of_entries_are_refused_not_checked_in_quadratic_time() {
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["entries"], serde_json::json!(["s0", "s1", "s2"]));
     assert_eq!(row(&doc, "s3")["reachable"], false);
+}
+
+#[test]
+fn check_from_one_entry() {
+    let path = two_roots("check-one", "entry: [web, mobile]");
+    let (code, out, err) = retrylint(&["check", &path, "--entry", "mobile", "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["entry"], "mobile");
+    assert!(doc.get("entries").is_none());
+    assert_eq!(row(&doc, "db")["worst_case"], 4.0);
+    assert_eq!(row(&doc, "api")["reachable"], false);
+    let (code, _, err) = retrylint(&["check", &path, "--entry", "db"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--entry db: `db` is a service but not an entry"),
+        "{err}"
+    );
+    let (code, _, err) = retrylint(&["check", &path, "--entry", "web", "--fix", "--diff"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("leave out --entry"), "{err}");
 }

@@ -23,7 +23,7 @@ pub const MAX_ENTRY_WORK: usize = 1_000_000;
 /// A topology whose entries cost more to check than [`MAX_ENTRY_WORK`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{file}: checking each of the {entries} entry services over the topology ({size} services and calls) would visit {work} in all, over the limit of {limit}; name the few services that receive user traffic with `entry: [a, b]`",
+    "{file}: checking each of the {entries} entry services over the topology ({size} services and calls) would visit {work} in all, over the limit of {limit}; name the few services that receive user traffic with `entry: [a, b]`, or check one with --entry NAME",
     limit = MAX_ENTRY_WORK
 )]
 pub struct TooManyEntries {
