@@ -112,8 +112,9 @@ impl Merge {
             ),
             base,
         };
+        let mut places = Places::default();
         for f in findings {
-            m.at.insert(place(&f), m.kept.len());
+            m.at.insert(places.of(&f), m.kept.len());
             m.kept.push((0, f));
         }
         m
@@ -145,8 +146,9 @@ impl Merge {
         // shows (RL001's message then matches the table), else from the
         // first entry that gives it. Rows are settled before findings are
         // weighed: this entry may just have taken a row.
+        let mut places = Places::default();
         for f in std::mem::take(&mut r.findings) {
-            let p = place(&f);
+            let p = places.of(&f);
             match self.at.get(&p) {
                 None => {
                     self.at.insert(p, self.kept.len());
@@ -213,8 +215,9 @@ impl Merge {
     }
 }
 
-/// Where a finding is and what it is about: two entries giving findings
-/// equal in these are giving the same finding.
+/// Where a finding is and what it is about, and which of the entry's
+/// findings there it is (a rule may give two at one place): two entries
+/// giving findings equal in these are giving the same finding.
 type Place = (
     &'static str,
     String,
@@ -223,9 +226,24 @@ type Place = (
     String,
     Option<CallRef>,
     Option<String>,
+    u32,
 );
 
-fn place(f: &Finding) -> Place {
+/// Numbers each finding of one entry's list among the list's findings at
+/// its place.
+#[derive(Default)]
+struct Places(HashMap<Place, u32>);
+
+impl Places {
+    fn of(&mut self, f: &Finding) -> Place {
+        let p = place(f, 0);
+        let n = self.0.entry(p.clone()).or_insert(0);
+        *n += 1;
+        place(f, *n - 1)
+    }
+}
+
+fn place(f: &Finding, nth: u32) -> Place {
     (
         f.code,
         f.file.clone(),
@@ -234,5 +252,6 @@ fn place(f: &Finding) -> Place {
         f.service.clone(),
         f.call.as_deref().cloned(),
         f.layer.clone(),
+        nth,
     )
 }
