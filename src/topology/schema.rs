@@ -131,7 +131,7 @@ pub fn read(
     let services = read_services(f, presets, entries, &ids)?;
     let entries = top
         .get("entry")
-        .map(|n| read_entries(f, n, &ids))
+        .map(|n| read_entries(f, n, &ids, services.len()))
         .transpose()?;
     let lint = top
         .get("lint")
@@ -167,13 +167,20 @@ pub fn read(
 }
 
 /// `entry:` as a name or a list of names, each a service, none twice.
-fn read_entries(f: Fields, node: &Node, ids: &Ids) -> Result<Vec<usize>, LoadError> {
+fn read_entries(
+    f: Fields,
+    node: &Node,
+    ids: &Ids,
+    services: usize,
+) -> Result<Vec<usize>, LoadError> {
     if matches!(&node.value, Value::Seq(items) if items.is_empty()) {
         return Err(f
             .error(node.pos, "`entry:` is an empty list")
             .with_help("name the services that receive user traffic, e.g. `entry: [web, mobile-api]`, or leave `entry:` out to take every service nobody calls"));
     }
     let mut entries: Vec<usize> = Vec::new();
+    // A flag per service: a list as long as the services stays linear.
+    let mut named = vec![false; services];
     for n in f.list(node) {
         let name = f.str(n, "`entry`")?;
         let Some(&id) = ids.get(name) else {
@@ -188,7 +195,7 @@ fn read_entries(f: Fields, node: &Node, ids: &Ids) -> Result<Vec<usize>, LoadErr
                 None => err.with_help("name one of the services under `services:`"),
             });
         };
-        if entries.contains(&id) {
+        if std::mem::replace(&mut named[id], true) {
             return Err(LoadError::new(
                 ErrorKind::Graph,
                 f.file,
