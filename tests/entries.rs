@@ -325,7 +325,7 @@ fn a_list_of_one_is_the_entry_itself() {
 }
 
 #[test]
-fn drive_names_its_own_flag_and_export_refuses() {
+fn drive_names_its_own_flag_and_export_needs_an_entry() {
     let path = two_roots("drive", "entry: [web, mobile]");
     // `drive`'s --entry is the entry's URL: the service is --entry-service.
     let (code, _, err) = retrylint(&[
@@ -342,13 +342,28 @@ fn drive_names_its_own_flag_and_export_refuses() {
         "{err}"
     );
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("entries/export-out");
+    let _ = std::fs::remove_dir_all(&out);
     let (code, _, err) = retrylint(&["export", "compose", &path, "-o", &out.display().to_string()]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("the topology has 2 entry services (web, mobile): `export` drives one entry"),
+        err.contains("the topology has 2 entry services (web, mobile): `export` drives one entry; name it with --entry NAME"),
         "{err}"
     );
     assert!(!out.exists());
+    // The file is shipped whole; its driver is told the entry it drives.
+    let (code, _, err) = retrylint(&[
+        "export",
+        "compose",
+        &path,
+        "--entry",
+        "mobile",
+        "-o",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let compose = std::fs::read_to_string(out.join("compose.yaml")).unwrap();
+    assert!(compose.contains("http://mobile:"), "{compose}");
+    assert!(compose.contains("--entry-service"), "{compose}");
 }
 
 #[test]

@@ -46,8 +46,9 @@ pub fn drive(args: DriveArgs) -> Result<Outcome, Failure> {
     }
     let entry = EntryFlag {
         name: args.entry_service.as_deref(),
-        flag: Some("--entry-service"),
+        flag: "--entry-service",
         command: "drive",
+        keep_others: false,
     };
     let t = load_target(Some(&args.topology), &p, entry)?;
     let options = chaos::RunOptions {

@@ -70,6 +70,10 @@ pub struct ExportArgs {
     /// repeatable: the driver exits 1, failing the Job, when one is broken.
     #[arg(long, value_name = "EXPR")]
     expect: Vec<String>,
+    /// The entry service the driver sends user requests to; needed when the
+    /// topology has several.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
 }
 
 pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
@@ -97,9 +101,8 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
     };
     let p = prepare(&run)?;
     let entry = EntryFlag {
-        name: None,
-        flag: None,
-        command: "export",
+        keep_others: true,
+        ..EntryFlag::entry(args.entry.as_deref(), "export")
     };
     let t = load_target(Some(&args.topology), &p, entry)?;
     let (scenario, fault_text) = inputs::fault(args.fault.as_deref()).map_err(load_error)?;

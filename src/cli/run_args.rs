@@ -235,11 +235,13 @@ pub fn load_target(
 pub struct EntryFlag<'a> {
     /// The name given, if any.
     pub name: Option<&'a str>,
-    /// The flag that gives it (`--entry`; `drive` has its URL there), or
-    /// `None` for a command that cannot choose.
-    pub flag: Option<&'static str>,
-    /// The command, for the message when it cannot choose.
+    /// The flag that gives it: `--entry` (`drive` has its URL there).
+    pub flag: &'static str,
+    /// The command, for the message.
     pub command: &'static str,
+    /// Keep every entry, the one named first (`Topology::lead_entry`),
+    /// for a command that passes the topology on whole.
+    pub keep_others: bool,
 }
 
 impl<'a> EntryFlag<'a> {
@@ -247,25 +249,28 @@ impl<'a> EntryFlag<'a> {
     pub fn entry(name: Option<&'a str>, command: &'static str) -> Self {
         EntryFlag {
             name,
-            flag: Some("--entry"),
+            flag: "--entry",
             command,
+            keep_others: false,
         }
     }
 
     /// Keeps the entry named (or the only one) in `t`.
     pub fn choose(&self, t: &mut topology::Topology) -> Result<(), Failure> {
-        t.choose_entry(self.name).map_err(|e| {
-            Failure::Usage(match (&e, self.flag) {
-                (topology::EntryChoiceError::Ambiguous { .. }, Some(flag)) => format!(
+        let chosen = match self.name {
+            Some(name) if self.keep_others => t.lead_entry(name),
+            name => t.choose_entry(name),
+        };
+        chosen.map_err(|e| {
+            let flag = self.flag;
+            Failure::Usage(match &e {
+                topology::EntryChoiceError::Ambiguous { .. } => format!(
                     "{e}: `{}` drives one entry; name it with {flag} NAME (e.g. {flag} {})",
-                    self.command,
-                    t.services[t.entries[0]].name
+                    self.command, t.services[t.entries[0]].name
                 ),
-                (topology::EntryChoiceError::Ambiguous { .. }, None) => format!(
-                    "{e}: `{}` drives one entry and cannot choose one yet; write a topology with one `entry:`",
-                    self.command
-                ),
-                (_, flag) => format!("{} {}: {e}", flag.unwrap_or("entry"), self.name.unwrap_or("")),
+                topology::EntryChoiceError::NotAnEntry { name, .. } => {
+                    format!("{flag} {name}: {e}")
+                }
             })
         })?;
         Ok(())

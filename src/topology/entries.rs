@@ -46,6 +46,19 @@ impl Topology {
         t
     }
 
+    /// Makes `name` (one of `entries`) the entry and keeps the others
+    /// after it: for a topology that is passed on whole (`export` ships the
+    /// file, and its driver is told which entry it drives).
+    pub fn lead_entry(&mut self, name: &str) -> Result<(), EntryChoiceError> {
+        let all = self.entries.clone();
+        self.choose_entry(Some(name))?;
+        let e = self.entry;
+        self.entries = std::iter::once(e)
+            .chain(all.into_iter().filter(|&o| o != e))
+            .collect();
+        Ok(())
+    }
+
     /// Keeps only the entry `name` (any of `entries`); with `None`, a
     /// topology of one entry is taken as it is and one of several refused.
     pub fn choose_entry(&mut self, name: Option<&str>) -> Result<(), EntryChoiceError> {
