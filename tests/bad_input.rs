@@ -306,11 +306,18 @@ fn unknown_rule_in_the_lint_section() {
     );
 }
 
+/// Several services nobody calls are several entries now (tests/entries.rs);
+/// what stays bad input is an `entry:` list naming no service.
 #[test]
-fn an_ambiguous_entry() {
-    let e = rejected("entry.yaml", "version: 1\nservices:\n  a: {}\n  b: {}\n");
-    assert!(e.contains("cannot tell the entry service"), "{e}");
-    assert!(e.contains("add `entry: a`"), "{e}");
+fn an_entry_list_naming_an_unknown_service() {
+    let e = rejected(
+        "entry.yaml",
+        "version: 1\nentry: [a, c]\nservices:\n  a: {}\n  b: {}\n",
+    );
+    assert!(
+        first_line(&e).contains("entry.yaml:2:12: entry `c` is not a service"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::outcome::{Failure, Outcome};
-use super::run_args::{RunArgs, finish, load_target, prepare};
+use super::run_args::{EntryFlag, RunArgs, finish, load_target, prepare};
 use retrylint::chaos;
 
 #[derive(Args)]
@@ -26,11 +26,17 @@ pub struct ChaosArgs {
     /// the second time without them, to report the attempts they saved.
     #[arg(long)]
     pub no_breaker_baseline: bool,
+    /// The entry service the user requests go to; needed when the topology
+    /// has several (`entry: [web, mobile]`, or several services nobody
+    /// calls).
+    #[arg(long, value_name = "NAME")]
+    pub entry: Option<String>,
 }
 
 pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
     let p = prepare(&args.run)?;
-    let t = load_target(args.topology.as_deref(), &p)?;
+    let entry = EntryFlag::entry(args.entry.as_deref(), "chaos");
+    let t = load_target(args.topology.as_deref(), &p, entry)?;
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
         max_in_flight: args.max_in_flight as usize,
@@ -38,9 +44,15 @@ pub fn chaos(args: ChaosArgs) -> Result<Outcome, Failure> {
         ..Default::default()
     };
     let format = args.run.format;
+    let named = |mut r: retrylint::run::RunReport| {
+        r.load.entry = entry.shown();
+        r
+    };
     match chaos::run_with(&t, &p.scenario, &p.load, &options) {
-        Ok(report) => finish(report, &p.gates, format, false),
-        Err(chaos::ChaosError::Interrupted(report)) => finish(*report, &p.gates, format, true),
+        Ok(report) => finish(named(report), &p.gates, format, false),
+        Err(chaos::ChaosError::Interrupted(report)) => {
+            finish(named(*report), &p.gates, format, true)
+        }
         Err(e @ (chaos::ChaosError::Target(_) | chaos::ChaosError::Descriptors { .. })) => {
             Err(Failure::Usage(e.to_string()))
         }

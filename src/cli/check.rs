@@ -19,6 +19,10 @@ pub struct CheckArgs {
     pub topology: Option<PathBuf>,
     #[command(flatten)]
     pub sources: super::sources::SourceArgs,
+    /// Check from this entry alone [default: every entry, each service's
+    /// figures the worst over them].
+    #[arg(long, value_name = "NAME")]
+    pub entry: Option<String>,
     /// Output format [default: table].
     #[arg(long, value_enum)]
     format: Option<Format>,
@@ -186,6 +190,17 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
     };
     let merged = super::sources::load(args.topology.as_deref(), &args.sources, &presets)?;
     let mut t = merged.topology;
+    if let Some(name) = args.entry.as_deref() {
+        // The fixes are judged on the file as written, every entry in it.
+        if fix_target.is_some() {
+            return Err(Failure::Usage(
+                "--fix fixes the file for every entry it has: leave out --entry".into(),
+            ));
+        }
+        t.choose_entry(Some(name))
+            .map_err(|e| Failure::Usage(format!("--entry {name}: {e}")))?;
+    }
+    lint::affordable(&t).map_err(|e| Failure::Usage(e.to_string()))?;
     let mut levels = Vec::new();
     // Applied in this order, so --deny wins over --warn over --allow.
     for (codes, level) in [

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::outcome::{Failure, Outcome};
-use super::run_args::{RunArgs, finish, load_target, prepare};
+use super::run_args::{EntryFlag, RunArgs, finish, load_target, prepare};
 use super::token_args::{self, TokenArgs};
 use retrylint::chaos;
 
@@ -18,6 +18,10 @@ pub struct DriveArgs {
     /// The entry service's URL (`http://HOST:PORT`).
     #[arg(long, value_name = "URL")]
     pub entry: String,
+    /// The entry service that URL serves; needed when the topology has
+    /// several (`--entry` is the URL here).
+    #[arg(long, value_name = "NAME")]
+    pub entry_service: Option<String>,
     /// The admin URL of a `serve` process (`http://HOST:9090`), one per
     /// service: its run is started with the driver's and its counters are
     /// collected at the end (exit 1 when one could not be read, or ran
@@ -40,7 +44,13 @@ pub fn drive(args: DriveArgs) -> Result<Outcome, Failure> {
     if token.is_none() && !args.collect.is_empty() {
         return Err(token_args::missing("drive --collect"));
     }
-    let t = load_target(Some(&args.topology), &p)?;
+    let entry = EntryFlag {
+        name: args.entry_service.as_deref(),
+        flag: "--entry-service",
+        command: "drive",
+        keep_others: false,
+    };
+    let t = load_target(Some(&args.topology), &p, entry)?;
     let options = chaos::RunOptions {
         progress: std::io::stderr().is_terminal(),
         max_in_flight: args.max_in_flight as usize,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::outcome::{Failure, Outcome, load_error};
-use super::run_args::{LoadArgs, RunArgs, load_target, prepare};
+use super::run_args::{EntryFlag, LoadArgs, RunArgs, load_target, prepare};
 use retrylint::export::{self, Export, Target, inputs};
 
 #[derive(Subcommand)]
@@ -70,6 +70,10 @@ pub struct ExportArgs {
     /// repeatable: the driver exits 1, failing the Job, when one is broken.
     #[arg(long, value_name = "EXPR")]
     expect: Vec<String>,
+    /// The entry service the driver sends user requests to; needed when the
+    /// topology has several.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
 }
 
 pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
@@ -96,7 +100,11 @@ pub fn export(command: ExportCommand) -> Result<Outcome, Failure> {
         sources: Default::default(),
     };
     let p = prepare(&run)?;
-    let t = load_target(Some(&args.topology), &p)?;
+    let entry = EntryFlag {
+        keep_others: true,
+        ..EntryFlag::entry(args.entry.as_deref(), "export")
+    };
+    let t = load_target(Some(&args.topology), &p, entry)?;
     let (scenario, fault_text) = inputs::fault(args.fault.as_deref()).map_err(load_error)?;
     let x = Export {
         topology: &t,

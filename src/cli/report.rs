@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit, load_error, presets};
-use super::run_args::LoadArgs;
+use super::run_args::{EntryFlag, LoadArgs};
 use super::values::whole;
 use retrylint::faults;
 use retrylint::report::{html, review_comments, review_markdown};
@@ -70,6 +70,10 @@ pub struct ReportArgs {
     /// renders it with a "Commit suggestion" button.
     #[arg(long, value_name = "PATH", requires = "base")]
     review_comments: Option<PathBuf>,
+    /// The entry service the simulated user requests go to; needed when
+    /// the topology has several.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -88,7 +92,8 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
         ));
     }
     let presets = presets(&args.policies)?;
-    let t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    let mut t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    EntryFlag::entry(args.entry.as_deref(), "report").choose(&mut t)?;
     let chaos = args
         .chaos
         .as_deref()

@@ -213,8 +213,10 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, Failure> {
 pub fn load_target(
     path: Option<&std::path::Path>,
     p: &Prepared,
+    entry: EntryFlag<'_>,
 ) -> Result<topology::Topology, Failure> {
-    let t = super::sources::load(path, &p.sources, &p.presets)?.topology;
+    let mut t = super::sources::load(path, &p.sources, &p.presets)?.topology;
+    entry.choose(&mut t)?;
     for gate in &p.gates {
         gate.check_service(t.services.iter().map(|s| s.name.as_str()))
             .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -224,6 +226,60 @@ pub fn load_target(
         None => Failure::Usage(e.to_string()),
     })?;
     Ok(t)
+}
+
+/// The entry a run drives, as its command takes it: a run sends each user
+/// request to one service, so a topology with several entries needs one
+/// named (splitting the load among them would guess the traffic mix).
+#[derive(Clone, Copy)]
+pub struct EntryFlag<'a> {
+    /// The name given, if any.
+    pub name: Option<&'a str>,
+    /// The flag that gives it: `--entry` (`drive` has its URL there).
+    pub flag: &'static str,
+    /// The command, for the message.
+    pub command: &'static str,
+    /// Keep every entry, the one named first (`Topology::lead_entry`),
+    /// for a command that passes the topology on whole.
+    pub keep_others: bool,
+}
+
+impl<'a> EntryFlag<'a> {
+    /// `--entry NAME` of `command`.
+    pub fn entry(name: Option<&'a str>, command: &'static str) -> Self {
+        EntryFlag {
+            name,
+            flag: "--entry",
+            command,
+            keep_others: false,
+        }
+    }
+
+    /// Keeps the entry named (or the only one) in `t`.
+    pub fn choose(&self, t: &mut topology::Topology) -> Result<(), Failure> {
+        let chosen = match self.name {
+            Some(name) if self.keep_others => t.lead_entry(name),
+            name => t.choose_entry(name),
+        };
+        chosen.map_err(|e| {
+            let flag = self.flag;
+            Failure::Usage(match &e {
+                topology::EntryChoiceError::Ambiguous { .. } => format!(
+                    "{e}: `{}` drives one entry; name it with {flag} NAME (e.g. {flag} {})",
+                    self.command, t.services[t.entries[0]].name
+                ),
+                topology::EntryChoiceError::NotAnEntry { name, .. } => {
+                    format!("{flag} {name}: {e}")
+                }
+            })
+        })?;
+        Ok(())
+    }
+
+    /// The entry to name in the run's report: the one chosen.
+    pub fn shown(&self) -> Option<String> {
+        self.name.map(str::to_owned)
+    }
 }
 
 /// Evaluates the gates, prints the report and maps the result to an outcome.

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit};
-use super::run_args::{RunArgs, finish, load_target, prepare};
+use super::run_args::{EntryFlag, RunArgs, finish, load_target, prepare};
 use super::values::whole;
 
 /// More threads than this would only wait on each other.
@@ -55,6 +55,11 @@ pub struct SimulateArgs {
     /// 10 % of the pre-fault mean).
     #[arg(long, value_enum, default_value_t = RecoveryRule::LastHalf)]
     pub recovery_rule: RecoveryRule,
+    /// The entry service the user requests go to; needed when the topology
+    /// has several (`entry: [web, mobile]`, or several services nobody
+    /// calls).
+    #[arg(long, value_name = "NAME")]
+    pub entry: Option<String>,
 }
 
 /// `--recovery-rule`: the CLI's names for `run::goodput::RecoveryRule`.
@@ -86,12 +91,13 @@ pub fn simulate(mut args: SimulateArgs) -> Result<Outcome, Failure> {
             "--expect applies to one topology; compare several without it".into(),
         ));
     }
+    let entry = EntryFlag::entry(args.entry.as_deref(), "simulate");
     let topologies = if args.topologies.is_empty() {
-        vec![load_target(None, &p)?]
+        vec![load_target(None, &p, entry)?]
     } else {
         args.topologies
             .iter()
-            .map(|path| load_target(Some(path), &p))
+            .map(|path| load_target(Some(path), &p, entry))
             .collect::<Result<Vec<_>, _>>()?
     };
     if let Some(text) = &args.sweep {
@@ -112,10 +118,14 @@ pub fn simulate(mut args: SimulateArgs) -> Result<Outcome, Failure> {
     }
     let options = options(&args);
     if let [t] = topologies.as_slice() {
+        let named = |mut r: retrylint::run::RunReport| {
+            r.load.entry = entry.shown();
+            r
+        };
         return match sim::run_with(t, &p.scenario, &p.load, &options) {
-            Ok(report) => finish(report, &p.gates, args.run.format, false),
+            Ok(report) => finish(named(report), &p.gates, args.run.format, false),
             Err(sim::SimError::Interrupted(report)) => {
-                finish(*report, &p.gates, args.run.format, true)
+                finish(named(*report), &p.gates, args.run.format, true)
             }
             Err(e) => Err(Failure::Usage(e.to_string())),
         };

@@ -166,7 +166,14 @@ impl<'a> Plan<'a> {
     }
 
     pub fn drive_args(&self) -> Vec<String> {
-        command::drive(self.entry(), &self.names, &self.x.load, &self.x.expect)
+        let mut args = command::drive(self.entry(), &self.names, &self.x.load, &self.x.expect);
+        // The driver reads the shipped file, every entry in it: it is told
+        // which one its URL serves.
+        let t = self.x.topology;
+        if t.entries.len() > 1 {
+            args.extend(["--entry-service".into(), t.services[t.entry].name.clone()]);
+        }
+        args
     }
 
     /// The comment every file starts with: where it came from, and the

@@ -105,7 +105,7 @@ impl Target {
         let n = t.services.len();
         Ok(match self {
             Target::All => vec![true; n],
-            Target::Entry => (0..n).map(|i| i == t.entry).collect(),
+            Target::Entry => (0..n).map(|i| t.entries.contains(&i)).collect(),
             Target::Leaves => t.services.iter().map(|s| s.calls.is_empty()).collect(),
             Target::Service(name) => {
                 let Some(id) = t.id_of(name) else {

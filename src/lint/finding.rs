@@ -24,7 +24,7 @@ impl Severity {
 }
 
 /// A call, by its ends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct CallRef {
     pub from: String,
     pub to: String,

@@ -2,6 +2,7 @@
 //! figures they read. Nothing here prints; `check` returns plain data.
 
 mod edit;
+mod entries;
 pub mod finding;
 pub mod hang_text;
 mod intent;
@@ -18,6 +19,7 @@ use crate::topology::Topology;
 
 pub use crate::analysis::{self, Analysis, Count};
 pub use edit::{Edit, EditKind};
+pub use entries::{MAX_ENTRY_WORK, TooManyEntries, affordable};
 pub use finding::{CallRef, Finding, Fix, Severity};
 pub use intent::{Change, Intent, LayerAt, Section};
 pub use levels::{CliLevels, Config, Level, ResolveError};
@@ -57,6 +59,10 @@ pub struct AmplificationRow {
     #[serde(skip)]
     pub latency_declared: bool,
     pub reachable: bool,
+    /// With several entries, the entry these figures are from: the one
+    /// whose user request sends the most attempts here. Absent with one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
 }
 
 impl AmplificationRow {
@@ -129,7 +135,14 @@ pub struct CheckReport {
     /// Source files merged into the topology (`--from`, `sources:`): their
     /// names and texts, for the snippets of findings that point into them.
     pub sources: Vec<(String, String)>,
+    /// The first entry (`entries[0]`).
     pub entry: String,
+    /// Every entry; each was analysed as the only one and the figures are
+    /// the worst over them (`lint::entries`).
+    pub entries: Vec<String>,
+    /// Which of `entries` the `entry_*` figures are from: the slowest
+    /// user request.
+    pub worst_entry: usize,
     pub findings: Vec<Finding>,
     pub amplification: Vec<AmplificationRow>,
     pub edges: Vec<EdgeRow>,
@@ -280,6 +293,9 @@ pub fn check_resolving(
     threads: usize,
     resolve: Option<&Resolve>,
 ) -> CheckReport {
+    if t.entries.len() > 1 {
+        return entries::check_each(t, config, threads, resolve);
+    }
     let analysis = Analysis::new(t);
     let cx = rule::Context {
         topology: t,
@@ -372,6 +388,8 @@ pub fn check_resolving(
             .map(|o| (o.file.clone(), o.text.clone()))
             .collect(),
         entry: t.services[t.entry].name.clone(),
+        entries: vec![t.services[t.entry].name.clone()],
+        worst_entry: 0,
         amplification,
         edges,
         findings,
@@ -434,6 +452,7 @@ fn amplification_rows(t: &Topology, a: &Analysis) -> Vec<AmplificationRow> {
                 untimed_call: untimed(t, a.hang.service[s]),
                 latency_declared: a.latency_declared_below[s],
                 reachable: a.reachable[s],
+                entry: None,
             }
         })
         .collect()

@@ -134,10 +134,13 @@ pub fn request_line(r: &CheckReport) -> String {
     } else {
         format!(" ({})", notes.join("; "))
     };
-    format!(
-        "a user request to `{}` {worst} through every retry layer{hang}{notes}",
-        r.entry
-    )
+    let entry = r.entries.get(r.worst_entry).unwrap_or(&r.entry);
+    let of = if r.entries.len() > 1 {
+        format!(" (the slowest of {} entries)", r.entries.len())
+    } else {
+        String::new()
+    };
+    format!("a user request to `{entry}`{of} {worst} through every retry layer{hang}{notes}")
 }
 
 /// A row's worst response as the tables print it: the figure when callees

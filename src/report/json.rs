@@ -35,6 +35,9 @@ pub struct Document<'a> {
     topology: &'a str,
     file: &'a str,
     entry: &'a str,
+    /// Every entry, when there are several (`entry` is the first).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    entries: &'a [String],
     findings: &'a [Finding],
     amplification: &'a [AmplificationRow],
     edges: &'a [EdgeRow],
@@ -53,6 +56,7 @@ impl<'a> Document<'a> {
             topology: &r.topology,
             file: &r.file,
             entry: &r.entry,
+            entries: if r.entries.len() > 1 { &r.entries } else { &[] },
             findings: &r.findings,
             amplification: &r.amplification,
             edges: &r.edges,

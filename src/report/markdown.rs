@@ -161,9 +161,15 @@ fn amplification(out: &mut String, r: &CheckReport) {
     let _ = writeln!(
         out,
         "### Amplification\n\nAttempts reaching each service per user request to {} when every call fails (limit {}).\n",
-        code(&r.entry),
+        entries_text(r),
         figures::limit(r)
     );
+    if r.entries.len() > 1 {
+        let _ = writeln!(
+            out,
+            "Several entries: each service's row is the worst over them, from the entry named beside it.\n"
+        );
+    }
     let notes = figures::column_notes(r);
     if !notes.is_empty() {
         for line in notes {
@@ -209,13 +215,17 @@ fn amplification(out: &mut String, r: &CheckReport) {
                 "| {} |{} unreachable from {} |",
                 cell_code(&row.service),
                 " – |".repeat(numeric),
-                cell_code(&r.entry)
+                entries_text(r).replace('|', "\\|")
             )
         } else {
             let over = r.over_limit(row);
             let b = if over { "**" } else { "" };
+            let from = match (&row.entry, r.entries.len() > 1) {
+                (Some(e), true) => [" (from ", &cell_code(e), ")"].concat(),
+                _ => String::new(),
+            };
             let mut line = format!(
-                "| {b}{}{b} | {b}{}{b} | {} |",
+                "| {b}{}{b}{from} | {b}{}{b} | {} |",
                 cell_code(&row.service),
                 figures::worst_case(row),
                 figures::factor(row.with_budgets),
@@ -319,6 +329,18 @@ pub(crate) fn graph(out: &mut String, r: &CheckReport) {
             label(&edge_label(e)),
             id(&e.to)
         );
+    }
+    // The other entries' users after the calls, so that the calls keep
+    // their link numbers.
+    for other in r.entries.iter().skip(1) {
+        if let Some(row) = r.amplification.iter().find(|row| &row.service == other) {
+            let _ = writeln!(
+                out,
+                "    user -->|\"{}\"| {}",
+                label(&figures::worst_case(row)),
+                id(other)
+            );
+        }
     }
     let over: Vec<String> = r
         .amplification
@@ -445,6 +467,12 @@ pub(crate) fn code(text: &str) -> String {
 }
 
 /// A code span in a table cell: a pipe is escaped even inside the span.
+/// The entries as code, `web` or `web` or `mobile`.
+fn entries_text(r: &CheckReport) -> String {
+    let codes: Vec<String> = r.entries.iter().map(|e| code(e)).collect();
+    codes.join(" or ")
+}
+
 pub(crate) fn cell_code(text: &str) -> String {
     code(&text.replace('|', "\\|"))
 }

@@ -19,9 +19,14 @@ pub fn render(r: &RunReport) -> String {
     let e = &r.end_to_end;
     let _ = writeln!(
         out,
-        "**{} of {} user requests succeeded** ({:.1} %), end-to-end p99 {}, {}, seed {}{}.\n",
+        "**{} of {} user requests{} succeeded** ({:.1} %), end-to-end p99 {}, {}, seed {}{}.\n",
         e.succeeded,
         e.requests,
+        r.load
+            .entry
+            .as_deref()
+            .map(|n| format!(" to `{}`", escape(n)))
+            .unwrap_or_default(),
         e.success_ratio() * 100.0,
         ms(e.latency_ms.p99),
         r.struck().map_or_else(

@@ -117,10 +117,13 @@ fn load_line(r: &RunReport) -> String {
         (_, Some(n)) => format!("closed loop, {n} clients"),
         _ => "load".into(),
     };
-    let cap = l
+    let mut cap = l
         .requests
         .map(|m| format!(", at most {m} requests"))
         .unwrap_or_default();
+    if let Some(e) = &l.entry {
+        cap.push_str(&format!(", all through the entry `{e}`"));
+    }
     match l.duration_ms {
         Some(d) => format!("{shape}{cap}, horizon {}", ms(d)),
         None => format!("{shape}{cap}, no horizon"),

@@ -20,6 +20,9 @@ pub fn escaped(r: &CheckReport) -> Option<CheckReport> {
     name(&mut r.topology);
     name(&mut r.file);
     name(&mut r.entry);
+    for e in &mut r.entries {
+        name(e);
+    }
     r.source = std::sync::Arc::new(visible::text(&r.source).into_owned());
     for (file, text) in &mut r.sources {
         name(file);
@@ -48,6 +51,9 @@ pub fn escaped(r: &CheckReport) -> Option<CheckReport> {
     }
     for row in &mut r.amplification {
         name(&mut row.service);
+        if let Some(e) = &mut row.entry {
+            name(e);
+        }
         if let Some(c) = &mut row.untimed_call {
             call(c);
         }
@@ -70,7 +76,7 @@ fn needs_escape(r: &CheckReport) -> bool {
     let line_text = |s: &str| visible::text(s).len() != s.len();
     visible::needs_escape(&r.topology)
         || visible::needs_escape(&r.file)
-        || visible::needs_escape(&r.entry)
+        || r.entries.iter().any(|e| visible::needs_escape(e))
         || line_text(&r.source)
         || r.sources
             .iter()

@@ -57,9 +57,15 @@ fn tail(r: &CheckReport, style: Style<'_>) -> String {
     let _ = writeln!(
         out,
         "amplification: attempts reaching each service per user request to `{}` when every call fails (limit {})",
-        r.entry,
+        r.entries.join("` or `"),
         figures::limit(r)
     );
+    if r.entries.len() > 1 {
+        let _ = writeln!(
+            out,
+            "several entries: each service's row is the worst over them, from the entry its `entry` column names"
+        );
+    }
     for line in figures::column_notes(r) {
         let _ = writeln!(out, "{line}");
     }
@@ -120,6 +126,10 @@ fn amplification(r: &CheckReport) -> String {
     }
     header.push("worst response");
     let numeric = header.len() - 1;
+    let several = r.entries.len() > 1;
+    if several {
+        header.push("entry");
+    }
     if with_notes {
         header.push("note");
     }
@@ -142,6 +152,10 @@ fn amplification(r: &CheckReport) -> String {
             } else {
                 cells.extend(std::iter::repeat_n("-".to_owned(), numeric));
             }
+            if several {
+                let entry = row.entry.as_deref().filter(|_| row.reachable);
+                cells.push(entry.unwrap_or("-").to_owned());
+            }
             if with_notes {
                 cells.push(note);
             }
@@ -156,7 +170,7 @@ fn amplification(r: &CheckReport) -> String {
 fn note(r: &CheckReport, row: &AmplificationRow) -> String {
     // Joined rather than formatted: one per service.
     if !row.reachable {
-        ["unreachable from `", &r.entry, "`"].concat()
+        ["unreachable from `", &r.entries.join("` or `"), "`"].concat()
     } else if r.over_limit(row) {
         ["over the ", &figures::limit(r), " limit"].concat()
     } else {

@@ -189,6 +189,7 @@ impl LoadSettings {
             requests: self.requests,
             duration_ms: (self.horizon() < crate::policy::FOREVER)
                 .then(|| self.horizon().as_secs_f64() * 1e3),
+            entry: None,
         }
     }
 }

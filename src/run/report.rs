@@ -154,6 +154,10 @@ pub struct LoadSummary {
     /// The horizon: no attempt starts at or after it.
     /// `None`: no horizon (a simulation bounded by `--requests` alone).
     pub duration_ms: Option<f64>,
+    /// The entry the user requests went to, when chosen with `--entry`
+    /// (a topology with several entries needs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

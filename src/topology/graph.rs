@@ -82,38 +82,29 @@ fn cycle_text(names: &[&str]) -> String {
     )
 }
 
-/// The one service nobody calls.
-pub fn infer_entry(t: &Topology, at: Pos) -> Result<ServiceId, LoadError> {
+/// The services nobody calls, in file order: each is an entry (several
+/// roots are several kinds of user traffic, e.g. a web front and a mobile
+/// API). An acyclic graph always has one; none is refused all the same, as
+/// the analyses need a place where user requests arrive.
+pub fn infer_entries(t: &Topology, at: Pos) -> Result<Vec<ServiceId>, LoadError> {
     let mut called = vec![false; t.services.len()];
     for c in t.calls() {
         called[c.to] = true;
     }
     let roots: Vec<ServiceId> = (0..t.services.len()).filter(|&i| !called[i]).collect();
-    match roots.as_slice() {
-        [one] => Ok(*one),
-        _ => {
-            let names: Vec<&str> = roots
-                .iter()
-                .take(5)
-                .map(|&i| t.services[i].name.as_str())
-                .collect();
-            Err(LoadError::new(
-                ErrorKind::Graph,
-                &t.file,
-                Some(at),
-                format!(
-                    "cannot tell the entry service: {} services are never called ({}{})",
-                    roots.len(),
-                    names.join(", "),
-                    if roots.len() > 5 { ", …" } else { "" }
-                ),
-            )
-            .with_help(format!(
-                "add `entry: {}` (the service that receives user traffic)",
-                names.first().copied().unwrap_or("web")
-            )))
-        }
+    if roots.is_empty() {
+        return Err(LoadError::new(
+            ErrorKind::Graph,
+            &t.file,
+            Some(at),
+            "cannot tell the entry service: every service is called by another",
+        )
+        .with_help(format!(
+            "add `entry: {}` (the service that receives user traffic)",
+            t.services.first().map_or("web", |s| s.name.as_str())
+        )));
     }
+    Ok(roots)
 }
 
 /// Services in an order where every caller comes before its callees.

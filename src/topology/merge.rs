@@ -227,6 +227,7 @@ pub fn merge(
                     .unwrap_or_default(),
                 source: Default::default(),
                 entry: 0,
+                entries: vec![0],
                 deadline: None,
                 client: None,
                 services: Vec::new(),
@@ -266,11 +267,8 @@ pub fn merge(
             .services
             .first()
             .map_or(Pos { line: 1, column: 1 }, |s| places.at(s.at));
-        t.entry = super::graph::infer_entry(&t, at).map_err(|e| {
-            relocate(&t, e).with_help(
-                "traces show several services nobody calls: write a topology with `entry:` and `sources:` naming these files",
-            )
-        })?;
+        t.entries = super::graph::infer_entries(&t, at).map_err(|e| relocate(&t, e))?;
+        t.entry = t.entries[0];
     }
     let mut read: Vec<(String, usize)> = Vec::new();
     for a in &facts.accounts {

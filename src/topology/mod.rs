@@ -5,6 +5,7 @@
 mod capacity_schema;
 mod containment_schema;
 pub mod dns;
+pub mod entries;
 pub mod graph;
 pub mod load;
 pub mod merge;
@@ -15,6 +16,7 @@ mod schema;
 pub mod write;
 
 pub use crate::source::{ErrorKind, LoadError};
+pub use entries::EntryChoiceError;
 pub use load::{load, load_str};
 pub use merge::{Merged, load_with_sources};
 pub use model::*;

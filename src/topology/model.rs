@@ -24,7 +24,13 @@ pub struct Topology {
     /// The whole source text, for snippets; shared with the check's report
     /// (a large topology's text is megabytes).
     pub source: std::sync::Arc<String>,
+    /// The first of `entries`: where the analyses send user requests. A
+    /// topology with several entries is analysed once per entry, each time
+    /// with this set to it (`lint::check`), or a run picks one (`--entry`).
     pub entry: ServiceId,
+    /// Every service that receives user traffic, in the order `entry:` names
+    /// them (or file order when inferred); never empty, `entries[0] == entry`.
+    pub entries: Vec<ServiceId>,
     /// End-to-end deadline of one user request.
     pub deadline: Option<Located<Duration>>,
     /// The retry layer in front of the entry (browser, mobile app, JS client).

@@ -129,27 +129,10 @@ pub fn read(
         ids.insert(name, i);
     }
     let services = read_services(f, presets, entries, &ids)?;
-    let entry = match top.get("entry") {
-        Some(n) => {
-            let name = f.str(n, "`entry`")?;
-            match ids.get(name) {
-                Some(&id) => id,
-                None => {
-                    let err = LoadError::new(
-                        ErrorKind::Graph,
-                        file,
-                        Some(n.pos),
-                        format!("entry `{name}` is not a service"),
-                    );
-                    return Err(match nearest(name, ids.keys().copied()) {
-                        Some(near) => err.with_help(format!("did you mean `{near}`?")),
-                        None => err.with_help("name one of the services under `services:`"),
-                    });
-                }
-            }
-        }
-        None => 0,
-    };
+    let entries = top
+        .get("entry")
+        .map(|n| read_entries(f, n, &ids, services.len()))
+        .transpose()?;
     let lint = top
         .get("lint")
         .map(|n| read_lint(f, n))
@@ -160,7 +143,8 @@ pub fn read(
         file: file.to_owned(),
         // The loader moves the text in: it is megabytes on a large topology.
         source: Default::default(),
-        entry,
+        entry: entries.as_ref().map_or(0, |e| e[0]),
+        entries: entries.unwrap_or_default(),
         deadline,
         client,
         services,
@@ -175,10 +159,54 @@ pub fn read(
         observed: Vec::new(),
     };
     super::graph::check_acyclic(&topology)?;
-    if top.get("entry").is_none() {
-        topology.entry = super::graph::infer_entry(&topology, top.pos)?;
+    if topology.entries.is_empty() {
+        topology.entries = super::graph::infer_entries(&topology, top.pos)?;
+        topology.entry = topology.entries[0];
     }
     Ok(topology)
+}
+
+/// `entry:` as a name or a list of names, each a service, none twice.
+fn read_entries(
+    f: Fields,
+    node: &Node,
+    ids: &Ids,
+    services: usize,
+) -> Result<Vec<usize>, LoadError> {
+    if matches!(&node.value, Value::Seq(items) if items.is_empty()) {
+        return Err(f
+            .error(node.pos, "`entry:` is an empty list")
+            .with_help("name the services that receive user traffic, e.g. `entry: [web, mobile-api]`, or leave `entry:` out to take every service nobody calls"));
+    }
+    let mut entries: Vec<usize> = Vec::new();
+    // A flag per service: a list as long as the services stays linear.
+    let mut named = vec![false; services];
+    for n in f.list(node) {
+        let name = f.str(n, "`entry`")?;
+        let Some(&id) = ids.get(name) else {
+            let err = LoadError::new(
+                ErrorKind::Graph,
+                f.file,
+                Some(n.pos),
+                format!("entry `{name}` is not a service"),
+            );
+            return Err(match nearest(name, ids.keys().copied()) {
+                Some(near) => err.with_help(format!("did you mean `{near}`?")),
+                None => err.with_help("name one of the services under `services:`"),
+            });
+        };
+        if std::mem::replace(&mut named[id], true) {
+            return Err(LoadError::new(
+                ErrorKind::Graph,
+                f.file,
+                Some(n.pos),
+                format!("entry `{name}` is named twice"),
+            )
+            .with_help("name each entry service once"));
+        }
+        entries.push(id);
+    }
+    Ok(entries)
 }
 
 /// Services from this many on are read on two threads.

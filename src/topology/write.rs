@@ -43,7 +43,19 @@ pub fn write(t: &Topology, measured: &Measured) -> String {
     }
     w.out.push_str("version: 1\n");
     let _ = writeln!(w.out, "name: {}", quote(&t.name));
-    let _ = writeln!(w.out, "entry: {}", quote(&t.services[t.entry].name));
+    match t.entries.as_slice() {
+        [_, _, ..] => {
+            let names: Vec<String> = t
+                .entries
+                .iter()
+                .map(|&e| quote(&t.services[e].name))
+                .collect();
+            let _ = writeln!(w.out, "entry: [{}]", names.join(", "));
+        }
+        _ => {
+            let _ = writeln!(w.out, "entry: {}", quote(&t.services[t.entry].name));
+        }
+    }
     if let Some(d) = t.deadline {
         let line = format!("deadline: {}", dur(d.value));
         w.line(0, &line, Some(d.pos));
