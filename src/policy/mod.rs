@@ -12,6 +12,7 @@ pub mod breaker;
 pub mod budget;
 pub mod classify;
 pub mod hedging;
+pub mod layer;
 pub mod retry;
 pub mod retry_after;
 pub mod schedule;
@@ -23,6 +24,7 @@ pub use breaker::{
 pub use budget::{Budget, BudgetSpec};
 pub use classify::{Condition, Outcome, RetryOn};
 pub use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
+pub use layer::{Before, Caller, CopyStep, End, LayerSession};
 pub use retry::{Bounds, Decision, MAX_ATTEMPTS_LIMIT, RetryPolicy, RetrySession, Stop};
 
 /// The one random-number generator of the project: reproducible across rand
