@@ -7,6 +7,9 @@
 //! project. Time is a `Duration` since the start of a run, so the same code runs
 //! on a virtual clock and on a real one.
 
+#[macro_use]
+pub mod names;
+
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
@@ -21,7 +24,7 @@ pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use breaker::{
     Admission, Breaker, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, Transition,
 };
-pub use budget::{Budget, BudgetSpec};
+pub use budget::{Budget, BudgetKind, BudgetSpec};
 pub use classify::{Condition, Outcome, RetryOn};
 pub use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
 pub use layer::{Before, Caller, CopyStep, End, LayerSession};

@@ -97,7 +97,7 @@ fn backoff(p: &RetryPolicy) -> String {
     if b.kind == BackoffKind::None {
         return "{ kind: none }".into();
     }
-    let kind = super::infer::fit::kind_name(b.kind);
+    let kind = b.kind.as_str();
     let mut fields = vec![format!("kind: {kind}"), format!("base: {}", dur(b.base))];
     if b.kind == BackoffKind::Exponential && b.jitter != Jitter::Decorrelated {
         fields.push(format!("multiplier: {}", trim_number(b.multiplier)));
@@ -105,10 +105,7 @@ fn backoff(p: &RetryPolicy) -> String {
     if let Some(c) = b.cap {
         fields.push(format!("cap: {}", dur(c)));
     }
-    fields.push(format!(
-        "jitter: {}",
-        super::infer::fit::jitter_name(b.jitter)
-    ));
+    fields.push(format!("jitter: {}", b.jitter.as_str()));
     if let Jitter::Proportional { ratio } = b.jitter {
         fields.push(format!("jitter_ratio: {}", trim_number(ratio)));
     }

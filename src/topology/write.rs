@@ -12,8 +12,7 @@ use std::fmt::Write as _;
 
 use super::model::{Call, Discipline, Latency, Layer, LevelSetting, Pos, Queueing, Topology};
 use crate::policy::{
-    BackoffKind, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, BudgetSpec,
-    HedgingPolicy, Jitter, RetryPolicy,
+    BackoffKind, BreakerSpec, BreakerWindow, BudgetSpec, HedgingPolicy, Jitter, RetryPolicy,
 };
 use crate::source::duration::format as dur;
 
@@ -223,15 +222,8 @@ impl Writer<'_> {
         let backoff = match b.kind {
             BackoffKind::None => "backoff: { kind: none }".to_owned(),
             kind => {
-                let mut text = format!(
-                    "backoff: {{ kind: {}, base: {}",
-                    match kind {
-                        BackoffKind::Constant => "constant",
-                        BackoffKind::Linear => "linear",
-                        _ => "exponential",
-                    },
-                    dur(b.base)
-                );
+                let mut text =
+                    format!("backoff: {{ kind: {}, base: {}", kind.as_str(), dur(b.base));
                 if kind == BackoffKind::Exponential {
                     let _ = write!(text, ", multiplier: {}", b.multiplier);
                 }
@@ -239,13 +231,10 @@ impl Writer<'_> {
                     let _ = write!(text, ", cap: {}", dur(cap));
                 }
                 let jitter = match b.jitter {
-                    Jitter::None => "none".to_owned(),
-                    Jitter::Full => "full".to_owned(),
-                    Jitter::Equal => "equal".to_owned(),
-                    Jitter::Decorrelated => "decorrelated".to_owned(),
                     Jitter::Proportional { ratio } => {
-                        format!("proportional, jitter_ratio: {ratio}")
+                        format!("{}, jitter_ratio: {ratio}", b.jitter.as_str())
                     }
+                    other => other.as_str().to_owned(),
                 };
                 let _ = write!(text, ", jitter: {jitter} }}");
                 text
@@ -325,14 +314,8 @@ fn breaker(b: &BreakerSpec) -> String {
         dur(b.open_for),
         b.open_jitter,
         b.half_open_calls,
-        match b.counts {
-            BreakerCounts::Outcomes => "outcomes",
-            BreakerCounts::Attempts => "attempts",
-        },
-        match b.position {
-            BreakerPosition::Outside => "outside",
-            BreakerPosition::Inside => "inside",
-        },
+        b.counts.as_str(),
+        b.position.as_str(),
     )
 }
 
