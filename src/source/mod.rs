@@ -6,6 +6,7 @@
 //! imports nothing of the project but `policy`-free plain types of its own.
 
 pub mod duration;
+pub mod embedded;
 pub mod error;
 pub mod fields;
 pub mod lines;
