@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::infer::InferredPolicy;
 use crate::policy::{BackoffKind, Jitter, RetryPolicy};
 use crate::source::duration::format as dur;
+use crate::source::quote::scalar;
 use crate::topology::{self, LoadError, Presets};
 
 /// The caller and callee of the topology the inferred policy is checked in.
@@ -120,9 +121,9 @@ fn trim_number(x: f64) -> String {
 /// The call as a `calls:` item, ready to paste under the caller.
 pub fn call_snippet(policy: &RetryPolicy, inferred: &InferredPolicy, to: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "- to: {to}");
+    let _ = writeln!(out, "- to: {}", scalar(to));
     if let Some(m) = &inferred.method.value {
-        let _ = writeln!(out, "  method: {m}");
+        let _ = writeln!(out, "  method: {}", scalar(m));
     }
     if inferred.idempotency_key.value == Some(true) {
         let _ = writeln!(out, "  idempotency_key: true");

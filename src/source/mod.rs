@@ -10,6 +10,7 @@ pub mod embedded;
 pub mod error;
 pub mod fields;
 pub mod lines;
+pub mod quote;
 pub mod rate;
 pub mod read;
 pub mod yaml;

@@ -15,6 +15,7 @@ use crate::policy::{
     BackoffKind, BreakerSpec, BreakerWindow, BudgetSpec, HedgingPolicy, Jitter, RetryPolicy,
 };
 use crate::source::duration::format as dur;
+use crate::source::quote::scalar as quote;
 
 /// One call's measured attempts: `(from, to, mean, most, calls)`.
 pub type MeasuredCall = (String, String, f64, u32, u64);
@@ -335,23 +336,5 @@ fn level(l: LevelSetting) -> &'static str {
         LevelSetting::Warning => "warning",
         LevelSetting::Info => "info",
         LevelSetting::Allow => "allow",
-    }
-}
-
-/// A YAML scalar: plain when that reads back as the same string, else
-/// double-quoted (JSON escaping is valid YAML).
-fn quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
-        );
-    if plain {
-        s.to_owned()
-    } else {
-        serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
     }
 }
