@@ -13,6 +13,7 @@ pub mod lines;
 pub mod quote;
 pub mod rate;
 pub mod read;
+pub mod spans;
 pub mod yaml;
 
 pub use error::{ErrorKind, LoadError};
