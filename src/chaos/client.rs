@@ -16,8 +16,8 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
 use crate::policy::{
-    Admission, Bounds, Decision, HedgeSession, HedgeStep, HedgingPolicy, Outcome, RetryPolicy,
-    RetrySession, Stop, breaker,
+    Before, Bounds, Caller, CopyStep, Decision, End, HedgeStep, HedgingPolicy, LayerSession,
+    Outcome, RetryPolicy, Stop, breaker,
 };
 use crate::topology::ServiceId;
 
@@ -41,84 +41,16 @@ pub(crate) struct LayerClient {
     pub hedging: Option<HedgingPolicy>,
 }
 
-/// A retry session that gives back what it holds of its caller's budget
+/// A layer session that gives back what it holds of its caller's budget
 /// (a concurrency limit's place) if its request is dropped midway.
 struct SessionGuard<'a, 'p> {
     state: &'a Mutex<CallerState>,
-    session: RetrySession<'p>,
+    session: LayerSession<'p>,
 }
 
 impl Drop for SessionGuard<'_, '_> {
     fn drop(&mut self) {
         self.session.abandon(lock(self.state).budget.as_mut());
-    }
-}
-
-/// The layer's breaker for one request: what it said, and where it sits.
-struct Gate<'a> {
-    state: &'a Mutex<CallerState>,
-    admission: Option<Admission>,
-    inside: bool,
-    counts_attempts: bool,
-}
-
-impl<'a> Gate<'a> {
-    fn of(state: &'a Mutex<CallerState>) -> Self {
-        let st = lock(state);
-        let spec = st.breaker.as_ref().map(|b| b.spec());
-        Gate {
-            state,
-            admission: None,
-            inside: spec.is_some_and(|s| s.inside()),
-            counts_attempts: spec.is_some_and(|s| s.counts_attempts()),
-        }
-    }
-
-    /// Asks the breaker at `now` (a layer without one always passes).
-    fn admit(&mut self, client: &LayerClient, now: Duration) -> Admission {
-        let mut transitions = Vec::new();
-        let admission = match lock(self.state).breaker.as_mut() {
-            Some(b) => b.admit(now, &mut transitions),
-            None => return Admission::Pass,
-        };
-        for t in transitions {
-            client.run.metrics.transition(client.slot, now, t);
-        }
-        if admission == Admission::Reject {
-            client.run.metrics.short_circuited(client.slot);
-        } else {
-            self.admission = Some(admission);
-        }
-        admission
-    }
-
-    /// Records an attempt's (`final_result: false`) or the request's result,
-    /// as the breaker's spec says what it counts.
-    fn record(&self, client: &LayerClient, outcome: Outcome, final_result: bool) {
-        let Some(admission) = self.admission else {
-            return;
-        };
-        if self.counts_attempts == final_result {
-            return;
-        }
-        let now = client.run.now();
-        let mut transitions = Vec::new();
-        {
-            let mut st = lock(self.state);
-            let st = &mut *st;
-            if let Some(b) = st.breaker.as_mut() {
-                b.record(
-                    now,
-                    admission,
-                    breaker::counts_as_failure(outcome),
-                    &mut st.rng,
-                    &mut transitions,
-                );
-            }
-        }
-        for t in transitions {
-            client.run.metrics.transition(client.slot, now, t);
-        }
     }
 }
 
@@ -133,9 +65,20 @@ pub(crate) struct CallResult {
     pub cut_by_horizon: bool,
 }
 
+impl From<End> for CallResult {
+    fn from(end: End) -> Self {
+        CallResult {
+            outcome: end.outcome,
+            retry_after: end.retry_after,
+            cut_by_horizon: end.why == Stop::Horizon,
+        }
+    }
+}
+
 impl LayerClient {
     /// Sends one logical request with retries (or hedged copies), as
-    /// `state`'s caller, through its breaker if the layer has one.
+    /// `state`'s caller, through its breaker if the layer has one; the
+    /// policy engine's `LayerSession` decides, this loop sends and waits.
     pub async fn call(&self, state: &Mutex<CallerState>, ctx: &CallCtx) -> CallResult {
         let run = &self.run;
         let metrics = &run.metrics;
@@ -153,51 +96,55 @@ impl LayerClient {
                 cut_by_horizon: why == Stop::Horizon,
             };
         }
-        let mut gate = Gate::of(state);
-        if !gate.inside && gate.admit(self, now) == Admission::Reject {
-            metrics.layer_stop(self.slot, Stop::CircuitOpen);
-            return CallResult {
-                outcome: breaker::REJECTED,
-                retry_after: None,
-                cut_by_horizon: false,
-            };
-        }
-        if let Some(h) = &self.hedging {
-            return self.hedged(ctx, h, bounds, &mut gate).await;
-        }
-        let mut session = SessionGuard {
+        let mut guard = SessionGuard {
             state,
             session: {
                 let mut st = lock(state);
-                RetrySession::start(&self.policy, now, bounds, st.budget.as_mut())
+                let st = &mut *st;
+                LayerSession::start(
+                    &self.policy,
+                    self.hedging.as_ref(),
+                    st.breaker.as_ref().map(|b| b.spec()),
+                    now,
+                    bounds,
+                    st.budget.as_mut(),
+                )
             },
         };
+        if self.hedging.is_some() {
+            return self.hedged(state, ctx, &mut guard.session).await;
+        }
+        let session = &mut guard.session;
         let mut attempt = 0;
         loop {
             attempt += 1;
             let started = run.now();
-            let (outcome, retry_after) =
-                if gate.inside && gate.admit(self, started) == Admission::Reject {
-                    // The retry loop sees the rejection as a failed attempt.
-                    (breaker::REJECTED, None)
-                } else {
+            let before = self.with_caller(state, started, |c| session.before_attempt(started, c));
+            if before.short_circuited() {
+                metrics.short_circuited(self.slot);
+            }
+            let (now, outcome, retry_after, decision) = match before {
+                Before::Send => {
                     metrics.layer_attempt(self.slot);
-                    let timeout = session.session.attempt_timeout(started, self.timeout);
+                    let timeout = session.attempt_timeout(started, self.timeout);
                     let (outcome, retry_after) = self.attempt(ctx, timeout, attempt, started).await;
-                    gate.record(self, outcome, false);
-                    (outcome, retry_after)
-                };
-            let now = run.now();
-            let decision = {
-                let mut st = lock(state);
-                let st = &mut *st;
-                session.session.after_attempt(
-                    now,
-                    outcome,
-                    retry_after,
-                    st.budget.as_mut(),
-                    &mut st.rng,
-                )
+                    let now = run.now();
+                    let decision = self.with_caller(state, now, |c| {
+                        session.after_attempt(now, outcome, retry_after, c)
+                    });
+                    (now, outcome, retry_after, decision)
+                }
+                // The retry loop sees the rejection as a failed attempt.
+                Before::Rejected => {
+                    let now = run.now();
+                    let decision = self.with_caller(state, now, |c| session.after_rejected(now, c));
+                    (now, breaker::REJECTED, None, decision)
+                }
+                Before::Stop(end) => {
+                    metrics.layer_stop(self.slot, end.why);
+                    return end.into();
+                }
+                Before::Skip | Before::Wait => unreachable!("only a hedged copy waits"),
             };
             match decision {
                 Decision::Retry {
@@ -213,7 +160,6 @@ impl LayerClient {
                 }
                 Decision::Stop(why) => {
                     metrics.layer_stop(self.slot, why);
-                    gate.record(self, outcome, true);
                     return CallResult {
                         outcome,
                         retry_after,
@@ -224,52 +170,76 @@ impl LayerClient {
         }
     }
 
-    /// Hedged copies of one request (the policy engine's `HedgeSession`
-    /// decides): copies go `delay` apart, the first answer the schedule
-    /// accepts is taken, the copies still out are dropped (their callees
-    /// keep working: work nobody waits for).
+    /// Runs `f` on what the layer session is given of `state`'s caller,
+    /// then reports the breaker's changes of state at `now`.
+    fn with_caller<R>(
+        &self,
+        state: &Mutex<CallerState>,
+        now: Duration,
+        f: impl FnOnce(Caller<'_>) -> R,
+    ) -> R {
+        let mut transitions = Vec::new();
+        let r = {
+            let mut st = lock(state);
+            let st = &mut *st;
+            f(Caller {
+                budget: st.budget.as_mut(),
+                breaker: st.breaker.as_mut(),
+                rng: &mut st.rng,
+                transitions: &mut transitions,
+            })
+        };
+        for t in transitions {
+            self.run.metrics.transition(self.slot, now, t);
+        }
+        r
+    }
+
+    /// Hedged copies of one request (the layer session decides): copies go
+    /// `delay` apart, the first answer the schedule accepts is taken, the
+    /// copies still out are dropped (their callees keep working: work
+    /// nobody waits for).
     async fn hedged(
         &self,
+        state: &Mutex<CallerState>,
         ctx: &CallCtx,
-        policy: &HedgingPolicy,
-        bounds: Bounds,
-        gate: &mut Gate<'_>,
+        session: &mut LayerSession<'_>,
     ) -> CallResult {
         let run = &self.run;
         let metrics = &run.metrics;
-        let mut hedge = HedgeSession::start(policy, run.now());
         let mut copies = FuturesUnordered::new();
         let mut next_at: Option<Duration> = None;
         let mut send_next = true;
-        let mut last = (Outcome::Timeout, None);
         loop {
             if send_next {
                 send_next = false;
                 let now = run.now();
-                let refused = bounds.refuses_start(now).is_some()
-                    || (gate.inside && gate.admit(self, now) == Admission::Reject);
-                if refused {
-                    next_at = None;
-                    if copies.is_empty() {
-                        metrics.layer_stop(self.slot, Stop::Horizon);
-                        return CallResult {
-                            outcome: last.0,
-                            retry_after: last.1,
-                            cut_by_horizon: true,
-                        };
+                let before = self.with_caller(state, now, |c| session.before_attempt(now, c));
+                if before.short_circuited() {
+                    metrics.short_circuited(self.slot);
+                }
+                match before {
+                    Before::Send => {
+                        let timeout = session.attempt_timeout(now, self.timeout);
+                        if let Some(hedge) = session.hedge() {
+                            if hedge.sent() > 0 {
+                                metrics.hedged(self.slot, 1, 0);
+                            }
+                            metrics.layer_attempt(self.slot);
+                            let n = hedge.sent() + 1;
+                            copies.push(self.attempt(ctx, timeout, n, now));
+                            next_at = match hedge.on_send() {
+                                HedgeStep::SendAt(at) => Some(at),
+                                _ => None,
+                            };
+                        }
                     }
-                } else {
-                    if hedge.sent() > 0 {
-                        metrics.hedged(self.slot, 1, 0);
+                    Before::Stop(end) => {
+                        metrics.layer_stop(self.slot, end.why);
+                        return end.into();
                     }
-                    metrics.layer_attempt(self.slot);
-                    let n = hedge.sent() + 1;
-                    let timeout = bounds.attempt_timeout(now, self.timeout);
-                    copies.push(self.attempt(ctx, timeout, n, now));
-                    next_at = match hedge.on_send() {
-                        HedgeStep::SendAt(at) => Some(at),
-                        _ => None,
-                    };
+                    // No copy now; the ones out go on.
+                    Before::Rejected | Before::Skip | Before::Wait => next_at = None,
                 }
             }
             let timer = async {
@@ -280,29 +250,23 @@ impl LayerClient {
             };
             tokio::select! {
                 Some((outcome, retry_after)) = copies.next() => {
-                    gate.record(self, outcome, false);
-                    last = (outcome, retry_after);
-                    match hedge.on_answer(outcome) {
-                        HedgeStep::Send => send_next = true,
-                        HedgeStep::SendAt(_) | HedgeStep::Wait => {}
-                        HedgeStep::Done(outcome) => {
+                    let now = run.now();
+                    let step = self.with_caller(state, now, |c| {
+                        session.after_copy(now, outcome, retry_after, c)
+                    });
+                    match step {
+                        CopyStep::Send => send_next = true,
+                        CopyStep::Wait => {}
+                        CopyStep::Done(end) => {
                             metrics.hedged(self.slot, 0, copies.len() as u64);
                             drop(copies);
-                            gate.record(self, outcome, true);
-                            let why = if outcome.is_success() {
-                                Stop::Succeeded
-                            } else if policy.non_fatal.matches(outcome) {
-                                Stop::AttemptsExhausted
-                            } else {
-                                Stop::NotRetryable
-                            };
-                            metrics.layer_stop(self.slot, why);
-                            return CallResult { outcome, retry_after, cut_by_horizon: false };
+                            metrics.layer_stop(self.slot, end.why);
+                            return end.into();
                         }
                     }
                 }
                 () = timer => {
-                    if hedge.on_timer(run.now()) == HedgeStep::Send {
+                    if session.hedge().is_some_and(|h| h.on_timer(run.now()) == HedgeStep::Send) {
                         send_next = true;
                     }
                 }

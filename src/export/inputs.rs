@@ -10,17 +10,12 @@
 use std::path::Path;
 
 use crate::faults::{self, Scenario};
+use crate::source::embedded;
 use crate::source::read::{FileKind, read_text};
 use crate::source::yaml::{self, Value};
 use crate::topology::{LoadError, Presets, Topology};
 
 use super::yaml::scalar;
-
-// build.rs writes every embedded table into one file; each user reads one.
-#[allow(dead_code)]
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
-}
 
 /// A file to ship, and whether its text had to be changed to keep its name.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,8 +46,8 @@ pub fn topology_text(t: &Topology, presets: &Presets) -> Shipped {
 pub fn fault(name_or_path: Option<&str>) -> Result<(Scenario, Shipped), LoadError> {
     let arg = name_or_path.unwrap_or("none");
     let scenario = faults::load(arg)?;
-    let text = match embedded::FAULTS.iter().find(|(n, _)| *n == arg) {
-        Some((_, text)) => (*text).to_owned(),
+    let text = match embedded::fault(arg) {
+        Some(text) => text.to_owned(),
         None => read_text(Path::new(arg), arg, FileKind::FaultScenario)?,
     };
     let shipped = keep_name(&text, &scenario.name, |text| {

@@ -5,17 +5,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{FaultKind, Inject, KINDS, Phase, Scenario, Target, TargetAt};
+use crate::source::embedded;
 use crate::source::error::{ErrorKind, nearest};
 use crate::source::fields::{Fields, MapView};
 use crate::source::read::{FileKind, syntax_error_in};
 use crate::source::yaml::{self, Node, Pos, Value};
 use crate::topology::LoadError;
-
-// build.rs writes every embedded table into one file; each user reads one.
-#[allow(dead_code)]
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
-}
 
 const TOP_KEYS: &[&str] = &["name", "description", "target", "phases"];
 const PHASE_KEYS: &[&str] = &["after", "for", "inject"];
@@ -28,8 +23,8 @@ pub fn embedded_names() -> impl Iterator<Item = &'static str> {
 /// A scenario by shipped name (`503-burst`) or by path (`faults/mine.yaml`).
 /// A name that is not shipped is tried as a path.
 pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
-    if let Some((name, text)) = embedded::FAULTS.iter().find(|(n, _)| *n == name_or_path) {
-        return load_str(text, &format!("faults/{name}.yaml"));
+    if let Some(text) = embedded::fault(name_or_path) {
+        return load_str(text, &format!("faults/{name_or_path}.yaml"));
     }
     let path = Path::new(name_or_path);
     let looks_like_path = name_or_path.contains(['/', '\\'])

@@ -30,6 +30,52 @@ pub enum Jitter {
     },
 }
 
+named!(BackoffKind {
+    None => "none",
+    Constant => "constant",
+    Linear => "linear",
+    Exponential => "exponential",
+});
+
+impl Jitter {
+    /// The ratio `proportional` takes when none is written.
+    pub const DEFAULT_RATIO: f64 = 0.2;
+    /// Every jitter's name, in the order the schema lists them.
+    pub const NAMES: &'static [&'static str] =
+        &["none", "full", "equal", "decorrelated", "proportional"];
+
+    /// The name the schema gives it (a proportional one's ratio aside).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Jitter::None => Self::NAMES[0],
+            Jitter::Full => Self::NAMES[1],
+            Jitter::Equal => Self::NAMES[2],
+            Jitter::Decorrelated => Self::NAMES[3],
+            Jitter::Proportional { .. } => Self::NAMES[4],
+        }
+    }
+}
+
+impl std::str::FromStr for Jitter {
+    type Err = super::names::UnknownName;
+
+    /// `proportional` reads with [`Jitter::DEFAULT_RATIO`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::Proportional {
+                ratio: Jitter::DEFAULT_RATIO,
+            },
+        ]
+        .into_iter()
+        .find(|j| j.as_str() == s)
+        .ok_or(super::names::UnknownName)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backoff {
     pub kind: BackoffKind,

@@ -67,6 +67,16 @@ pub enum BreakerPosition {
     Inside,
 }
 
+named!(BreakerCounts {
+    Outcomes => "outcomes",
+    Attempts => "attempts",
+});
+
+named!(BreakerPosition {
+    Outside => "outside",
+    Inside => "inside",
+});
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreakerSpec {
     pub failure_rate: f64,

@@ -19,6 +19,22 @@ use std::time::Duration;
 
 use super::Outcome;
 
+/// The kinds of budget, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetKind {
+    Ratio,
+    TokenBucket,
+    GrpcThrottling,
+    Concurrency,
+}
+
+named!(BudgetKind {
+    Ratio => "ratio",
+    TokenBucket => "token_bucket",
+    GrpcThrottling => "grpc_throttling",
+    Concurrency => "concurrency",
+});
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum BudgetSpec {
     Ratio {
@@ -44,12 +60,12 @@ pub enum BudgetSpec {
 impl BudgetSpec {
     pub const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
 
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> BudgetKind {
         match self {
-            BudgetSpec::Ratio { .. } => "ratio",
-            BudgetSpec::TokenBucket { .. } => "token_bucket",
-            BudgetSpec::GrpcThrottling { .. } => "grpc_throttling",
-            BudgetSpec::Concurrency { .. } => "concurrency",
+            BudgetSpec::Ratio { .. } => BudgetKind::Ratio,
+            BudgetSpec::TokenBucket { .. } => BudgetKind::TokenBucket,
+            BudgetSpec::GrpcThrottling { .. } => BudgetKind::GrpcThrottling,
+            BudgetSpec::Concurrency { .. } => BudgetKind::Concurrency,
         }
     }
 

@@ -7,11 +7,15 @@
 //! project. Time is a `Duration` since the start of a run, so the same code runs
 //! on a virtual clock and on a real one.
 
+#[macro_use]
+pub mod names;
+
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod classify;
 pub mod hedging;
+pub mod layer;
 pub mod retry;
 pub mod retry_after;
 pub mod schedule;
@@ -20,9 +24,10 @@ pub use backoff::{Backoff, BackoffKind, Jitter};
 pub use breaker::{
     Admission, Breaker, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, Transition,
 };
-pub use budget::{Budget, BudgetSpec};
+pub use budget::{Budget, BudgetKind, BudgetSpec};
 pub use classify::{Condition, Outcome, RetryOn};
 pub use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
+pub use layer::{Before, Caller, CopyStep, End, LayerSession};
 pub use retry::{Bounds, Decision, MAX_ATTEMPTS_LIMIT, RetryPolicy, RetrySession, Stop};
 
 /// The one random-number generator of the project: reproducible across rand

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::infer::fit::{fmt_ms, jitter_name, kind_name};
+use super::infer::fit::fmt_ms;
 use super::infer::{Confidence, InferredPolicy};
 use crate::policy::{BackoffKind, Jitter, Outcome, RetryPolicy};
 use crate::source::duration::format as dur;
@@ -145,24 +145,24 @@ pub fn compare(
                 c.differences.push(Difference::new(
                     "jitter",
                     if measured {
-                        format!("{} jitter", jitter_name(fit.jitter))
+                        format!("{} jitter", fit.jitter.as_str())
                     } else {
                         "no jitter".into()
                     },
                     if decl {
-                        format!("{} jitter", jitter_name(declared.backoff.jitter))
+                        format!("{} jitter", declared.backoff.jitter.as_str())
                     } else {
                         "no jitter".into()
                     },
                 ));
             } else if measured
                 && depth == Depth::Detailed
-                && jitter_name(fit.jitter) != jitter_name(declared.backoff.jitter)
+                && fit.jitter.as_str() != declared.backoff.jitter.as_str()
             {
                 c.differences.push(Difference::new(
                     "jitter",
-                    jitter_name(fit.jitter),
-                    jitter_name(declared.backoff.jitter),
+                    fit.jitter.as_str(),
+                    declared.backoff.jitter.as_str(),
                 ));
             }
         } else if declared.retries() {
@@ -206,8 +206,8 @@ fn detailed_backoff(inferred: &InferredPolicy, declared: &RetryPolicy, c: &mut C
     {
         c.differences.push(Difference::new(
             "backoff kind",
-            kind_name(fit.kind),
-            kind_name(b.kind),
+            fit.kind.as_str(),
+            b.kind.as_str(),
         ));
     }
     if b.kind != BackoffKind::None && fit.kind != BackoffKind::None {

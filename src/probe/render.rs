@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::infer::InferredPolicy;
 use crate::policy::{BackoffKind, Jitter, RetryPolicy};
 use crate::source::duration::format as dur;
+use crate::source::quote::scalar;
 use crate::topology::{self, LoadError, Presets};
 
 /// The caller and callee of the topology the inferred policy is checked in.
@@ -97,7 +98,7 @@ fn backoff(p: &RetryPolicy) -> String {
     if b.kind == BackoffKind::None {
         return "{ kind: none }".into();
     }
-    let kind = super::infer::fit::kind_name(b.kind);
+    let kind = b.kind.as_str();
     let mut fields = vec![format!("kind: {kind}"), format!("base: {}", dur(b.base))];
     if b.kind == BackoffKind::Exponential && b.jitter != Jitter::Decorrelated {
         fields.push(format!("multiplier: {}", trim_number(b.multiplier)));
@@ -105,10 +106,7 @@ fn backoff(p: &RetryPolicy) -> String {
     if let Some(c) = b.cap {
         fields.push(format!("cap: {}", dur(c)));
     }
-    fields.push(format!(
-        "jitter: {}",
-        super::infer::fit::jitter_name(b.jitter)
-    ));
+    fields.push(format!("jitter: {}", b.jitter.as_str()));
     if let Jitter::Proportional { ratio } = b.jitter {
         fields.push(format!("jitter_ratio: {}", trim_number(ratio)));
     }
@@ -123,9 +121,9 @@ fn trim_number(x: f64) -> String {
 /// The call as a `calls:` item, ready to paste under the caller.
 pub fn call_snippet(policy: &RetryPolicy, inferred: &InferredPolicy, to: &str) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "- to: {to}");
+    let _ = writeln!(out, "- to: {}", scalar(to));
     if let Some(m) = &inferred.method.value {
-        let _ = writeln!(out, "  method: {m}");
+        let _ = writeln!(out, "  method: {}", scalar(m));
     }
     if inferred.idempotency_key.value == Some(true) {
         let _ = writeln!(out, "  idempotency_key: true");

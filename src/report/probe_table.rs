@@ -9,7 +9,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
 use crate::policy::{BackoffKind, Jitter};
-use crate::probe::infer::fit::{fmt_ms, jitter_name, kind_name};
+use crate::probe::infer::fit::fmt_ms;
 use crate::probe::{Field, ProbeReport, RunRecord, ScenarioRecord};
 
 /// One row of the policy table: field, value, confidence, evidence.
@@ -58,7 +58,7 @@ pub fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
         Some(f) => {
             let mut value = match f.kind {
                 BackoffKind::None => "none".to_owned(),
-                k => format!("{} from {} ms", kind_name(k), fmt_ms(f.base_ms)),
+                k => format!("{} from {} ms", k.as_str(), fmt_ms(f.base_ms)),
             };
             if let Some(m) = f.multiplier
                 && f.kind == BackoffKind::Exponential
@@ -93,7 +93,7 @@ pub fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
                     Jitter::Proportional { ratio } => {
                         format!("proportional ±{:.0} %", ratio * 100.0)
                     }
-                    j => jitter_name(j).to_owned(),
+                    j => j.as_str().to_owned(),
                 },
                 confidence: f.jitter_confidence.as_str(),
                 evidence,

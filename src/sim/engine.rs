@@ -4,7 +4,7 @@
 //! Three kinds of things are alive during a trial, each in its own [`Slab`]:
 //!
 //! - an **invocation** (`Inv`): one logical request through one retry layer,
-//!   driven by a [`RetrySession`] of the policy engine — the client layer for a
+//!   driven by a [`LayerSession`] of the policy engine — the client layer for a
 //!   user request, an app layer for a service's call, a `via` layer (sidecar)
 //!   for an attempt of the layer before it;
 //! - an **attempt**: one try of an invocation, pending until its next hop
@@ -26,9 +26,7 @@ use super::guard::{Cut, Guard};
 use super::model::Model;
 use super::queue::{Event, Nanos, Queue};
 use super::slab::{Key, Slab};
-use crate::policy::{
-    Admission, Breaker, Budget, HedgeSession, Outcome, RetrySession, Rng, seeded_rng,
-};
+use crate::policy::{Breaker, Budget, LayerSession, Outcome, Rng, seeded_rng};
 use crate::run::arrivals::Schedule;
 use crate::run::counts::Counts;
 use crate::run::overload::{InFlight, Ticket};
@@ -75,7 +73,8 @@ impl CallerState {
 #[derive(Debug)]
 pub(crate) struct Inv<'m> {
     pub slot: u32,
-    pub session: RetrySession<'m>,
+    /// The retries, the breaker's say and the hedging schedule.
+    pub session: LayerSession<'m>,
     pub parent: Parent,
     pub caller: CallerOf,
     /// Index into `Engine::executions` when the logical request is counted
@@ -83,11 +82,7 @@ pub(crate) struct Inv<'m> {
     pub execution: Option<u32>,
     /// The attempt in flight, if any (the first of them when hedging).
     pub attempt: Option<Key>,
-    /// What the layer's breaker said: to the request (outside), or to its
-    /// latest attempt (inside).
-    pub admission: Option<Admission>,
-    /// The hedging schedule and the copies out, when the layer hedges.
-    pub hedge: Option<HedgeSession<'m>>,
+    /// The copies out, when the layer hedges.
     pub copies: Vec<Key>,
 }
 

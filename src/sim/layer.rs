@@ -5,21 +5,48 @@
 //! horizon and the caller's budget.
 //!
 //! Nothing about backoff, jitter, classification, Retry-After, budgets,
-//! breakers or hedging is decided here: [`RetrySession`], `Breaker` and
-//! [`HedgeSession`] do all of it. A layer's breaker is asked before the
-//! first attempt (outside the retry loop) or before every attempt (inside
-//! it); a hedging layer keeps several copies out and takes the first
-//! answer its schedule accepts.
+//! breakers or hedging is decided here: [`LayerSession`] does all of it —
+//! when the breaker is asked and what it records, what follows an attempt,
+//! why a hedged request stopped. This module keeps the virtual clock and
+//! the events; a hedging layer keeps several copies out.
 
 use std::time::Duration;
 
+use super::engine::CallerState;
 use super::engine::{Attempt, CallerOf, Engine, Hop, Inv, Parent, duration};
 use super::model::Next;
 use super::queue::{Event, Nanos, Phase};
 use super::slab::Key;
 use crate::policy::{
-    Admission, Bounds, Decision, HedgeSession, HedgeStep, Outcome, RetrySession, Stop, breaker,
+    Before, Bounds, Caller, CopyStep, Decision, End, HedgeStep, LayerSession, Outcome, Rng, Stop,
+    Transition, breaker,
 };
+
+/// The state of `caller`, borrowed apart from the engine's other fields.
+fn state_of<'a>(
+    callers: &'a mut [CallerState],
+    client_callers: &'a mut [CallerState],
+    caller: CallerOf,
+) -> &'a mut CallerState {
+    match caller {
+        CallerOf::Slot(s) => &mut callers[s as usize],
+        CallerOf::Client(c) => &mut client_callers[c as usize],
+    }
+}
+
+/// What the layer session is given of `state`.
+fn held<'a>(
+    state: &'a mut CallerState,
+    rng: &'a mut Rng,
+    transitions: &'a mut Vec<Transition>,
+) -> Caller<'a> {
+    Caller {
+        budget: state.budget.as_mut(),
+        breaker: state.breaker.as_mut(),
+        rng,
+        transitions,
+    }
+}
 
 impl<'m> Engine<'m> {
     /// The bounds of a logical request carrying `deadline`: it and the run's
@@ -64,8 +91,10 @@ impl<'m> Engine<'m> {
         let m: &'m super::model::Model = self.m;
         let layer = &m.layers[slot as usize];
         let now = duration(self.now);
-        let session = RetrySession::start(
+        let session = LayerSession::start(
             &layer.policy,
+            layer.hedging.as_ref(),
+            layer.breaker.as_ref(),
             now,
             bounds,
             self.caller(caller).budget.as_mut(),
@@ -77,8 +106,6 @@ impl<'m> Engine<'m> {
             caller,
             execution,
             attempt: None,
-            admission: None,
-            hedge: layer.hedging.as_ref().map(|h| HedgeSession::start(h, now)),
             copies: Vec::new(),
         });
         if !grouped {
@@ -87,92 +114,41 @@ impl<'m> Engine<'m> {
         key
     }
 
-    /// Asks the invocation's breaker, if its layer has one and it is asked
-    /// now (before the first attempt outside the retry loop, before every
-    /// attempt inside it). `false`: rejected, and already handled.
+    /// The layer session decides whether the invocation's next attempt
+    /// (hedged copy) goes now. `false`: it does not, and that is handled.
     fn admitted(&mut self, key: Key) -> bool {
-        let m = self.m;
-        let Some(inv) = self.invs.get(key) else {
-            return false;
-        };
-        let (slot, caller) = (inv.slot, inv.caller);
-        let Some(spec) = &m.layers[slot as usize].breaker else {
-            return true;
-        };
-        let asked = spec.inside() || (inv.session.attempts() == 0 && inv.admission.is_none());
-        if !asked {
-            return true;
-        }
         let now = duration(self.now);
-        let mut transitions = Vec::new();
-        let admission = match self.caller(caller).breaker.as_mut() {
-            Some(b) => b.admit(now, &mut transitions),
-            None => Admission::Pass,
-        };
-        let counts = &mut self.counts.layers[slot as usize];
-        for t in transitions {
-            counts.transition(now, t);
-        }
-        if admission != Admission::Reject {
-            if let Some(inv) = self.invs.get_mut(key) {
-                inv.admission = Some(admission);
-            }
-            return true;
-        }
-        counts.short_circuited += 1;
-        if spec.inside() {
-            // The retry loop sees the rejection as a failed attempt.
-            self.after_attempt(key, breaker::REJECTED, None, false);
-        } else {
-            counts.stopped(Stop::CircuitOpen);
-            if let Some(inv) = self.invs.remove(key) {
-                self.deliver(inv.parent, breaker::REJECTED, None, false);
-            }
-        }
-        false
-    }
-
-    /// Records an attempt's or a request's result with the invocation's
-    /// breaker, as its spec says what it counts.
-    fn record(&mut self, key: Key, outcome: Outcome, final_result: bool) {
-        let m = self.m;
-        let Some(inv) = self.invs.get(key) else {
-            return;
-        };
-        let (slot, caller, admission) = (inv.slot, inv.caller, inv.admission);
-        let Some(spec) = &m.layers[slot as usize].breaker else {
-            return;
-        };
-        if spec.counts_attempts() == final_result {
-            return;
-        }
-        let Some(admission) = admission else {
-            return;
-        };
-        let now = duration(self.now);
-        let mut transitions = Vec::new();
         let Engine {
-            rng,
+            invs,
             callers,
             client_callers,
+            rng,
+            counts,
             ..
         } = self;
-        let state = match caller {
-            CallerOf::Slot(s) => &mut callers[s as usize],
-            CallerOf::Client(c) => &mut client_callers[c as usize],
+        let Some(inv) = invs.get_mut(key) else {
+            return false; // cancelled while waiting
         };
-        if let Some(b) = state.breaker.as_mut() {
-            b.record(
-                now,
-                admission,
-                breaker::counts_as_failure(outcome),
-                rng,
-                &mut transitions,
-            );
-        }
+        let mut transitions = Vec::new();
+        let state = state_of(callers, client_callers, inv.caller);
+        let before = inv
+            .session
+            .before_attempt(now, held(state, rng, &mut transitions));
+        let layer = &mut counts.layers[inv.slot as usize];
         for t in transitions {
-            self.counts.layers[slot as usize].transition(now, t);
+            layer.transition(now, t);
         }
+        if before.short_circuited() {
+            layer.short_circuited += 1;
+        }
+        match before {
+            Before::Send => return true,
+            // The retry loop sees the rejection as a failed attempt.
+            Before::Rejected => self.after_attempt(key, breaker::REJECTED, None, false),
+            Before::Skip | Before::Wait => {}
+            Before::Stop(end) => self.end_invocation(key, end),
+        }
+        false
     }
 
     /// An invocation sends its next attempt now (a hedging one: its next
@@ -183,21 +159,13 @@ impl<'m> Engine<'m> {
             return;
         }
         let Some(inv) = self.invs.get_mut(key) else {
-            return; // cancelled while waiting
+            return;
         };
         let (slot, execution) = (inv.slot, inv.execution);
         let layer = &m.layers[slot as usize];
         let now = duration(self.now);
         let mut next_copy = None;
-        if let Some(h) = inv.hedge.as_mut() {
-            if inv.session.bounds().refuses_start(now).is_some() {
-                // No copy starts at or after the limit; with none out, the
-                // request ends here.
-                if inv.copies.is_empty() {
-                    self.finish_hedge(key, Outcome::Timeout, None);
-                }
-                return;
-            }
+        if let Some(h) = inv.session.hedge() {
             if h.sent() > 0 {
                 self.counts.layers[slot as usize].hedges += 1;
             }
@@ -225,7 +193,7 @@ impl<'m> Engine<'m> {
             hop: Hop::Nothing,
         });
         if let Some(inv) = self.invs.get_mut(key) {
-            if inv.hedge.is_some() {
+            if inv.session.hedges() {
                 inv.copies.push(att);
             }
             inv.attempt.get_or_insert(att);
@@ -264,7 +232,7 @@ impl<'m> Engine<'m> {
     /// answer or an earlier copy came first.
     pub fn hedge_due(&mut self, key: Key) {
         let now = duration(self.now);
-        let Some(h) = self.invs.get_mut(key).and_then(|i| i.hedge.as_mut()) else {
+        let Some(h) = self.invs.get_mut(key).and_then(|i| i.session.hedge()) else {
             return;
         };
         if h.on_timer(now) == HedgeStep::Send {
@@ -333,8 +301,7 @@ impl<'m> Engine<'m> {
 
     /// Attempt `att` of invocation `key` ended with `outcome`.
     fn ended(&mut self, key: Key, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
-        self.record(key, outcome, false);
-        let hedged = self.invs.get(key).is_some_and(|i| i.hedge.is_some());
+        let hedged = self.invs.get(key).is_some_and(|i| i.session.hedges());
         if hedged {
             self.hedge_answered(key, att, outcome, retry_after);
         } else {
@@ -351,12 +318,9 @@ impl<'m> Engine<'m> {
             let Some(mut inv) = self.invs.remove(key) else {
                 continue;
             };
-            let state = match inv.caller {
-                CallerOf::Slot(s) => &mut self.callers[s as usize],
-                CallerOf::Client(c) => &mut self.client_callers[c as usize],
-            };
+            let state = state_of(&mut self.callers, &mut self.client_callers, inv.caller);
             inv.session.abandon(state.budget.as_mut());
-            let out: Vec<Key> = if inv.hedge.is_some() {
+            let out: Vec<Key> = if inv.session.hedges() {
                 std::mem::take(&mut inv.copies)
             } else {
                 inv.attempt.into_iter().collect()
@@ -373,7 +337,7 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// A copy of a hedging invocation ended: the hedging schedule decides.
+    /// A copy of a hedging invocation ended: the layer session decides.
     fn hedge_answered(
         &mut self,
         key: Key,
@@ -381,25 +345,40 @@ impl<'m> Engine<'m> {
         outcome: Outcome,
         retry_after: Option<Duration>,
     ) {
-        let Some(inv) = self.invs.get_mut(key) else {
+        let now = duration(self.now);
+        let Engine {
+            invs,
+            callers,
+            client_callers,
+            rng,
+            counts,
+            ..
+        } = self;
+        let Some(inv) = invs.get_mut(key) else {
             return;
         };
         inv.copies.retain(|&c| c != att);
-        let Some(h) = inv.hedge.as_mut() else {
-            return;
-        };
-        match h.on_answer(outcome) {
-            HedgeStep::Send => self.queue.push(self.now, Phase::Start, Event::Attempt(key)),
-            HedgeStep::SendAt(_) | HedgeStep::Wait => {}
-            HedgeStep::Done(o) => self.finish_hedge(key, o, retry_after),
+        let mut transitions = Vec::new();
+        let state = state_of(callers, client_callers, inv.caller);
+        let step = inv.session.after_copy(
+            now,
+            outcome,
+            retry_after,
+            held(state, rng, &mut transitions),
+        );
+        for t in transitions {
+            counts.layers[inv.slot as usize].transition(now, t);
+        }
+        match step {
+            CopyStep::Send => self.queue.push(self.now, Phase::Start, Event::Attempt(key)),
+            CopyStep::Wait => {}
+            CopyStep::Done(end) => self.end_invocation(key, end),
         }
     }
 
-    /// A hedging invocation is done with `outcome`: the copies still out
+    /// An invocation ends as its layer session said: the copies still out
     /// are cancelled (a service goes on with work nobody waits for).
-    fn finish_hedge(&mut self, key: Key, outcome: Outcome, retry_after: Option<Duration>) {
-        let m = self.m;
-        self.record(key, outcome, true);
+    fn end_invocation(&mut self, key: Key, end: End) {
         let Some(mut inv) = self.invs.remove(key) else {
             return;
         };
@@ -412,19 +391,9 @@ impl<'m> Engine<'m> {
                 }
             }
         }
-        let why = if outcome.is_success() {
-            Stop::Succeeded
-        } else if m.layers[slot]
-            .hedging
-            .as_ref()
-            .is_some_and(|h| h.non_fatal.matches(outcome))
-        {
-            Stop::AttemptsExhausted
-        } else {
-            Stop::NotRetryable
-        };
-        self.counts.layers[slot].stopped(why);
-        self.deliver(inv.parent, outcome, retry_after, false);
+        self.counts.layers[slot].stopped(end.why);
+        let cut = end.why == Stop::Horizon;
+        self.deliver(inv.parent, end.outcome, end.retry_after, cut);
     }
 
     /// The policy engine decides what follows an attempt of invocation `key`
@@ -452,18 +421,19 @@ impl<'m> Engine<'m> {
         if sent {
             inv.attempt = None;
         }
-        let state = match inv.caller {
-            CallerOf::Slot(s) => &mut callers[s as usize],
-            CallerOf::Client(c) => &mut client_callers[c as usize],
+        let state = state_of(callers, client_callers, inv.caller);
+        let mut transitions = Vec::new();
+        let caller = held(state, rng, &mut transitions);
+        let decision = if sent {
+            inv.session
+                .after_attempt(duration(now), outcome, retry_after, caller)
+        } else {
+            inv.session.after_rejected(duration(now), caller)
         };
-        let decision = inv.session.after_attempt(
-            duration(now),
-            outcome,
-            retry_after,
-            state.budget.as_mut(),
-            rng,
-        );
         let layer = &mut counts.layers[inv.slot as usize];
+        for t in transitions {
+            layer.transition(duration(now), t);
+        }
         match decision {
             Decision::Retry {
                 wait,
@@ -478,7 +448,6 @@ impl<'m> Engine<'m> {
             Decision::Stop(why) => {
                 layer.stopped(why);
                 let cut = why == Stop::Horizon;
-                self.record(key, outcome, true);
                 if let Some(inv) = self.invs.remove(key) {
                     self.deliver(inv.parent, outcome, retry_after, cut);
                 }

@@ -6,11 +6,14 @@
 //! imports nothing of the project but `policy`-free plain types of its own.
 
 pub mod duration;
+pub mod embedded;
 pub mod error;
 pub mod fields;
 pub mod lines;
+pub mod quote;
 pub mod rate;
 pub mod read;
+pub mod spans;
 pub mod yaml;
 
 pub use error::{ErrorKind, LoadError};

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use super::facts::*;
 use super::node::{self, Cx, entry, get, items, path, str_at};
-use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::{BudgetSpec, Condition};
 use crate::source::error::LoadError;
 use crate::source::{Node, Pos, Value};
 
@@ -598,7 +598,7 @@ fn retry_policy(
     let per_try = entry(p, "per_try_timeout")
         .map(|(k, v)| node::duration(cx, v, "per_try_timeout").map(|d| (d, k.pos)))
         .transpose()?;
-    let (mut base, mut cap) = (Duration::from_millis(25), None);
+    let (mut base, mut cap) = (super::envoy_retry::BASE_INTERVAL, None);
     if let Some((k, b)) = entry(p, "retry_back_off") {
         spans.backoff = Some(k.pos);
         if let Some(v) = get(b, "base_interval") {
@@ -612,19 +612,7 @@ fn retry_policy(
     if let Some((k, _)) = honor {
         spans.honor_retry_after = Some(k.pos);
     }
-    let policy = RetryPolicy {
-        max_attempts: retries + 1,
-        backoff: Backoff {
-            kind: BackoffKind::Exponential,
-            base,
-            multiplier: 2.0,
-            cap: Some(cap.unwrap_or(base * 10)),
-            jitter: Jitter::Full,
-        },
-        retry_on: RetryOn(retry_on),
-        honor_retry_after: honor.is_some(),
-        budget: None,
-    };
+    let policy = super::envoy_retry::policy(retries, base, cap, retry_on, honor.is_some());
     Ok(LayerFact {
         timeout_default: None,
         name: LAYER.into(),

@@ -17,12 +17,10 @@
 //! as the gRPC service config reads those statuses
 //! (`grpc_service_config::status`: UNAVAILABLE is 503, connect, reset).
 
-use std::time::Duration;
-
 use super::facts::*;
 use super::gateway_api::{ENVOY_GATEWAY_RETRY_ON, LAYER};
 use super::node::{self, Cx, entry, get, str_at};
-use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::{BudgetSpec, Condition};
 use crate::source::Node;
 use crate::source::error::LoadError;
 
@@ -258,7 +256,7 @@ fn policy_retry(
         .and_then(|p| entry(p, "timeout"))
         .map(|(k, v)| node::duration(cx, v, "timeout").map(|d| (d, k.pos)))
         .transpose()?;
-    let (mut base, mut cap) = (Duration::from_millis(25), None);
+    let (mut base, mut cap) = (super::envoy_retry::BASE_INTERVAL, None);
     // Envoy Gateway's field is `backOff`; its own test data writes `backoff`.
     if let Some((k, b)) =
         per_retry.and_then(|p| entry(p, "backOff").or_else(|| entry(p, "backoff")))
@@ -281,19 +279,7 @@ fn policy_retry(
             "Envoy Gateway BackendTrafficPolicy retry: numRetries {retries} counts retries"
         ),
         policy: PolicyFact::Inline {
-            policy: RetryPolicy {
-                max_attempts: retries + 1,
-                backoff: Backoff {
-                    kind: BackoffKind::Exponential,
-                    base,
-                    multiplier: 2.0,
-                    cap: Some(cap.unwrap_or(base * 10)),
-                    jitter: Jitter::Full,
-                },
-                retry_on: RetryOn(retry_on),
-                honor_retry_after: false,
-                budget: None,
-            },
+            policy: super::envoy_retry::policy(retries, base, cap, retry_on, false),
             spans,
         },
     })

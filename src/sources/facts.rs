@@ -561,17 +561,5 @@ pub enum PolicyFact {
     },
 }
 
-/// Positions of a policy's fields in its source file (see
-/// `topology::PolicySpans`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Spans {
-    pub policy: Option<Pos>,
-    pub max_attempts: Option<Pos>,
-    pub backoff: Option<Pos>,
-    pub backoff_kind: Option<Pos>,
-    pub jitter: Option<Pos>,
-    pub cap: Option<Pos>,
-    pub retry_on: Option<Pos>,
-    pub honor_retry_after: Option<Pos>,
-    pub budget: Option<Pos>,
-}
+/// Positions of a policy's fields in its source file.
+pub use crate::source::spans::PolicySpans as Spans;

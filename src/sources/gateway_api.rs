@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use super::facts::*;
 use super::node::{self, Cx, entry, get, str_at};
-use crate::policy::{Backoff, BackoffKind, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::Condition;
 use crate::source::Node;
 use crate::source::error::LoadError;
 
@@ -523,7 +523,7 @@ fn retry(
             spans.backoff = Some(k.pos);
             node::duration(cx, v, "backoff")?
         }
-        None => Duration::from_millis(25),
+        None => super::envoy_retry::BASE_INTERVAL,
     };
     Ok(LayerFact {
         timeout_default: None,
@@ -536,19 +536,7 @@ fn retry(
             implementation.name()
         ),
         policy: PolicyFact::Inline {
-            policy: RetryPolicy {
-                max_attempts: retries + 1,
-                backoff: Backoff {
-                    kind: BackoffKind::Exponential,
-                    base,
-                    multiplier: 2.0,
-                    cap: Some(base * 10),
-                    jitter: Jitter::Full,
-                },
-                retry_on: RetryOn(retry_on),
-                honor_retry_after: false,
-                budget: None,
-            },
+            policy: super::envoy_retry::policy(retries, base, None, retry_on, false),
             spans,
         },
     })

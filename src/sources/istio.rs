@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use super::facts::*;
 use super::node::{self, Cx, entry, get, items, path, str_at};
-use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::{BudgetSpec, Condition};
 use crate::source::error::LoadError;
 use crate::source::{Node, Pos, Value};
 
@@ -339,27 +339,14 @@ fn read_retries(
         }
         None => default_conditions(options.istio_minor),
     };
-    let (base, cap) = match entry(r, "backoff") {
+    let base = match entry(r, "backoff") {
         Some((k, v)) => {
             spans.backoff = Some(k.pos);
-            let b = node::duration(cx, v, "backoff")?;
-            (b, b * 10)
+            node::duration(cx, v, "backoff")?
         }
-        None => (Duration::from_millis(25), Duration::from_millis(250)),
+        None => super::envoy_retry::BASE_INTERVAL,
     };
-    let policy = RetryPolicy {
-        max_attempts: attempts + 1,
-        backoff: Backoff {
-            kind: BackoffKind::Exponential,
-            base,
-            multiplier: 2.0,
-            cap: Some(cap),
-            jitter: Jitter::Full,
-        },
-        retry_on: RetryOn(retry_on),
-        honor_retry_after: false,
-        budget: None,
-    };
+    let policy = super::envoy_retry::policy(attempts, base, None, retry_on, false);
     Ok(LayerFact {
         timeout_default,
         name: SIDECAR.into(),

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use super::facts::*;
 use super::node::{self, Cx, entry, get, str_at};
-use crate::policy::{Backoff, BackoffKind, Condition, Jitter, RetryOn, RetryPolicy};
+use crate::policy::Condition;
 use crate::source::error::LoadError;
 use crate::source::{Node, Pos};
 
@@ -402,8 +402,8 @@ fn layers(e: &Entry) -> Vec<LayerFact> {
         return out;
     }
     let (base, max) = match e.backoff {
-        Some((b, m, _)) => (b, m.unwrap_or(b * 10)),
-        None => (Duration::from_millis(25), Duration::from_millis(250)),
+        Some((b, m, _)) => (b, m),
+        None => (super::envoy_retry::BASE_INTERVAL, None),
     };
     let retry_on = match &e.retry_on {
         Some((c, _, _)) => c.clone(),
@@ -425,19 +425,13 @@ fn layers(e: &Entry) -> Vec<LayerFact> {
         timeout: e.per_try,
         comment: format!("Kuma MeshRetry: numRetries {retries} counts retries"),
         policy: PolicyFact::Inline {
-            policy: RetryPolicy {
-                max_attempts: retries + 1,
-                backoff: Backoff {
-                    kind: BackoffKind::Exponential,
-                    base,
-                    multiplier: 2.0,
-                    cap: Some(max),
-                    jitter: Jitter::Full,
-                },
-                retry_on: RetryOn(retry_on),
-                honor_retry_after: e.rate_limited.is_some(),
-                budget: None,
-            },
+            policy: super::envoy_retry::policy(
+                retries,
+                base,
+                max,
+                retry_on,
+                e.rate_limited.is_some(),
+            ),
             spans,
         },
     });

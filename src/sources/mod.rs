@@ -15,6 +15,7 @@
 pub mod docs;
 pub mod envoy;
 pub mod envoy_gateway;
+pub mod envoy_retry;
 pub mod facts;
 pub mod gateway_api;
 pub mod glob;

@@ -79,18 +79,16 @@ pub fn read_breaker(f: Fields, node: &Node) -> Result<BreakerSpec, LoadError> {
         b.half_open_calls = f.int(v, "half_open_calls", 1, i128::from(u32::MAX))? as u32;
     }
     if let Some(v) = m.get("counts") {
-        b.counts = match f.str(v, "`counts`")? {
-            "outcomes" => BreakerCounts::Outcomes,
-            "attempts" => BreakerCounts::Attempts,
-            other => return Err(choice(f, v, "counts", other, &["outcomes", "attempts"])),
-        };
+        let name = f.str(v, "`counts`")?;
+        b.counts = name
+            .parse::<BreakerCounts>()
+            .map_err(|_| choice(f, v, "counts", name, BreakerCounts::NAMES))?;
     }
     if let Some(v) = m.get("position") {
-        b.position = match f.str(v, "`position`")? {
-            "outside" => BreakerPosition::Outside,
-            "inside" => BreakerPosition::Inside,
-            other => return Err(choice(f, v, "position", other, &["outside", "inside"])),
-        };
+        let name = f.str(v, "`position`")?;
+        b.position = name
+            .parse::<BreakerPosition>()
+            .map_err(|_| choice(f, v, "position", name, BreakerPosition::NAMES))?;
     }
     Ok(b)
 }

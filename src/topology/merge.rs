@@ -740,17 +740,7 @@ fn attach_layers(
 }
 
 fn shift_spans(places: &Places, file: usize, s: Spans) -> PolicySpans {
-    PolicySpans {
-        policy: places.opt(file, s.policy),
-        max_attempts: places.opt(file, s.max_attempts),
-        backoff: places.opt(file, s.backoff),
-        backoff_kind: places.opt(file, s.backoff_kind),
-        jitter: places.opt(file, s.jitter),
-        cap: places.opt(file, s.cap),
-        retry_on: places.opt(file, s.retry_on),
-        honor_retry_after: places.opt(file, s.honor_retry_after),
-        budget: places.opt(file, s.budget),
-    }
+    s.map(|p| places.opt(file, p))
 }
 
 fn layer(

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
 
+/// Where a layer's policy fields were written (shared with the importers' facts).
+pub use crate::source::spans::PolicySpans;
 pub use crate::source::yaml::Pos;
 
 /// Index of a service in `Topology::services`.
@@ -302,22 +304,6 @@ pub struct Layer {
     /// App layers only: copies sent `delay` apart instead of retries (the
     /// policy then never retries), located at its key.
     pub hedging: Option<Located<HedgingPolicy>>,
-}
-
-/// Positions of a policy's fields in the topology file. A field a preset filled
-/// in points at the place that names the preset.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PolicySpans {
-    /// The `retry:` value; `None` when the layer does not declare one.
-    pub policy: Option<Pos>,
-    pub max_attempts: Option<Pos>,
-    pub backoff: Option<Pos>,
-    pub backoff_kind: Option<Pos>,
-    pub jitter: Option<Pos>,
-    pub cap: Option<Pos>,
-    pub retry_on: Option<Pos>,
-    pub honor_retry_after: Option<Pos>,
-    pub budget: Option<Pos>,
 }
 
 /// The `lint:` section of a topology.

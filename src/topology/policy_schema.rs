@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 
+use crate::policy::names::one_of;
 use crate::policy::{
-    Backoff, BackoffKind, BudgetSpec, Condition, Jitter, MAX_ATTEMPTS_LIMIT, RetryOn, RetryPolicy,
+    Backoff, BackoffKind, BudgetKind, BudgetSpec, Condition, Jitter, MAX_ATTEMPTS_LIMIT, RetryOn,
+    RetryPolicy,
 };
 
 use super::model::PolicySpans;
@@ -281,20 +283,17 @@ fn read_backoff(
         let name = f.str(v, "`jitter`")?;
         let ratio = match b.jitter {
             Jitter::Proportional { ratio } => ratio,
-            _ => 0.2,
+            _ => Jitter::DEFAULT_RATIO,
         };
-        b.jitter = match name {
-            "none" => Jitter::None,
-            "full" => Jitter::Full,
-            "equal" => Jitter::Equal,
-            "decorrelated" => Jitter::Decorrelated,
-            "proportional" => Jitter::Proportional { ratio },
-            other => {
-                let kinds = ["none", "full", "equal", "decorrelated", "proportional"];
-                let err = f.error(v.pos, format!("unknown jitter `{other}`"));
-                return Err(match nearest(other, kinds) {
+        b.jitter = match name.parse::<Jitter>() {
+            Ok(Jitter::Proportional { .. }) => Jitter::Proportional { ratio },
+            Ok(jitter) => jitter,
+            Err(_) => {
+                let kinds = Jitter::NAMES.iter().copied();
+                let err = f.error(v.pos, format!("unknown jitter `{name}`"));
+                return Err(match nearest(name, kinds) {
                     Some(n) => err.with_help(format!("did you mean `{n}`?")),
-                    None => err.with_help("use none, full, equal, decorrelated or proportional"),
+                    None => err.with_help(format!("use {}", one_of(Jitter::NAMES.iter().copied()))),
                 });
             }
         };
@@ -313,24 +312,29 @@ fn read_backoff(
 }
 
 fn backoff_kind(f: Fields, node: &Node, s: &str) -> Result<BackoffKind, LoadError> {
-    Ok(match s {
-        "none" => BackoffKind::None,
-        "constant" | "fixed" => BackoffKind::Constant,
-        "linear" => BackoffKind::Linear,
-        "exponential" => BackoffKind::Exponential,
-        "decorrelated" | "full" | "equal" => {
-            return Err(f
-                .error(node.pos, format!("`{s}` is a jitter, not a backoff kind"))
-                .with_help(format!("write `kind: exponential` and `jitter: {s}`")));
-        }
-        other => {
-            let kinds = ["none", "constant", "linear", "exponential"];
-            let err = f.error(node.pos, format!("unknown backoff kind `{other}`"));
-            return Err(match nearest(other, kinds) {
-                Some(n) => err.with_help(format!("did you mean `{n}`?")),
-                None => err.with_help("use none, constant, linear or exponential"),
-            });
-        }
+    // `fixed` is what some libraries call a constant backoff.
+    let name = if s == "fixed" { "constant" } else { s };
+    if let Ok(kind) = name.parse::<BackoffKind>() {
+        return Ok(kind);
+    }
+    if matches!(
+        s.parse::<Jitter>(),
+        Ok(Jitter::Full | Jitter::Equal | Jitter::Decorrelated)
+    ) {
+        return Err(f
+            .error(node.pos, format!("`{s}` is a jitter, not a backoff kind"))
+            .with_help(format!(
+                "write `kind: {}` and `jitter: {s}`",
+                BackoffKind::Exponential.as_str()
+            )));
+    }
+    let err = f.error(node.pos, format!("unknown backoff kind `{s}`"));
+    Err(match nearest(s, BackoffKind::NAMES.iter().copied()) {
+        Some(n) => err.with_help(format!("did you mean `{n}`?")),
+        None => err.with_help(format!(
+            "use {}",
+            one_of(BackoffKind::NAMES.iter().copied())
+        )),
     })
 }
 
@@ -397,20 +401,37 @@ fn read_budget(
     ];
     let m = f.map(node, "a budget", &all)?;
     let kind = match m.get("kind") {
-        Some(k) => f.str(k, "`kind`")?.to_owned(),
+        Some(k) => {
+            let name = f.str(k, "`kind`")?;
+            match name.parse::<BudgetKind>() {
+                Ok(kind) => kind,
+                Err(_) => {
+                    let err = f.error(k.pos, format!("unknown budget kind `{name}`"));
+                    return Err(match nearest(name, BudgetKind::NAMES.iter().copied()) {
+                        Some(n) => err.with_help(format!("did you mean `{n}`?")),
+                        None => err.with_help(format!(
+                            "use {}",
+                            one_of(BudgetKind::NAMES.iter().copied())
+                        )),
+                    });
+                }
+            }
+        }
         None => match base {
-            Some(b) => b.kind().to_owned(),
+            Some(b) => b.kind(),
             None => {
-                return Err(f.error(node.pos, "a budget needs `kind`").with_help(
-                    "add `kind: ratio`, `kind: token_bucket`, `kind: grpc_throttling` or `kind: concurrency`",
-                ));
+                let kinds = BudgetKind::NAMES.iter().map(|n| format!("`kind: {n}`"));
+                let kinds: Vec<String> = kinds.collect();
+                return Err(f
+                    .error(node.pos, "a budget needs `kind`")
+                    .with_help(format!("add {}", one_of(kinds.iter().map(String::as_str)))));
             }
         },
     };
     // Overrides of a preset's budget of the same kind start from its values.
     let base = base.filter(|b| b.kind() == kind);
-    let (allowed, spec): (&[&str], BudgetSpec) = match kind.as_str() {
-        "ratio" => {
+    let (allowed, spec): (&[&str], BudgetSpec) = match kind {
+        BudgetKind::Ratio => {
             let (mut ratio, mut min, mut window) = match base {
                 Some(BudgetSpec::Ratio {
                     ratio,
@@ -448,7 +469,7 @@ fn read_budget(
                 },
             )
         }
-        "token_bucket" => {
+        BudgetKind::TokenBucket => {
             let (mut capacity, mut retry_cost, mut timeout_cost, mut success_refund) = match base {
                 Some(BudgetSpec::TokenBucket {
                     capacity,
@@ -487,7 +508,7 @@ fn read_budget(
                 },
             )
         }
-        "grpc_throttling" => {
+        BudgetKind::GrpcThrottling => {
             let (mut max_tokens, mut token_ratio) = match base {
                 Some(BudgetSpec::GrpcThrottling {
                     max_tokens,
@@ -517,7 +538,7 @@ fn read_budget(
                 },
             )
         }
-        "concurrency" => {
+        BudgetKind::Concurrency => {
             let mut max = match base {
                 Some(BudgetSpec::Concurrency { max }) => *max,
                 // Envoy's cluster circuit breaker default.
@@ -527,15 +548,6 @@ fn read_budget(
                 max = f.int(v, "max", 0, i128::from(u32::MAX))? as u32;
             }
             (&["kind", "max"], BudgetSpec::Concurrency { max })
-        }
-        other => {
-            let kinds = ["ratio", "token_bucket", "grpc_throttling", "concurrency"];
-            let k = m.get("kind").unwrap_or(node);
-            let err = f.error(k.pos, format!("unknown budget kind `{other}`"));
-            return Err(match nearest(other, kinds) {
-                Some(n) => err.with_help(format!("did you mean `{n}`?")),
-                None => err.with_help("use ratio, token_bucket, grpc_throttling or concurrency"),
-            });
         }
     };
     for (k, _) in m.entries() {

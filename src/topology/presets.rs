@@ -6,13 +6,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
+use crate::source::embedded;
 use crate::source::error::{ErrorKind, LoadError};
-
-// build.rs writes every embedded table into one file; each user reads one.
-#[allow(dead_code)]
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
-}
 
 /// The sources of every known preset, by name.
 #[derive(Debug, Clone)]
@@ -102,9 +97,7 @@ impl Presets {
                     text,
                 },
             ) {
-                let shipped = embedded::POLICIES
-                    .iter()
-                    .any(|(n, text)| *n == name && *text == old.text);
+                let shipped = embedded::policy(&name) == Some(old.text.as_str());
                 replaced.push(Replaced {
                     name,
                     file,

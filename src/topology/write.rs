@@ -12,10 +12,10 @@ use std::fmt::Write as _;
 
 use super::model::{Call, Discipline, Latency, Layer, LevelSetting, Pos, Queueing, Topology};
 use crate::policy::{
-    BackoffKind, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, BudgetSpec,
-    HedgingPolicy, Jitter, RetryPolicy,
+    BackoffKind, BreakerSpec, BreakerWindow, BudgetSpec, HedgingPolicy, Jitter, RetryPolicy,
 };
 use crate::source::duration::format as dur;
+use crate::source::quote::scalar as quote;
 
 /// One call's measured attempts: `(from, to, mean, most, calls)`.
 pub type MeasuredCall = (String, String, f64, u32, u64);
@@ -235,15 +235,8 @@ impl Writer<'_> {
         let backoff = match b.kind {
             BackoffKind::None => "backoff: { kind: none }".to_owned(),
             kind => {
-                let mut text = format!(
-                    "backoff: {{ kind: {}, base: {}",
-                    match kind {
-                        BackoffKind::Constant => "constant",
-                        BackoffKind::Linear => "linear",
-                        _ => "exponential",
-                    },
-                    dur(b.base)
-                );
+                let mut text =
+                    format!("backoff: {{ kind: {}, base: {}", kind.as_str(), dur(b.base));
                 if kind == BackoffKind::Exponential {
                     let _ = write!(text, ", multiplier: {}", b.multiplier);
                 }
@@ -251,13 +244,10 @@ impl Writer<'_> {
                     let _ = write!(text, ", cap: {}", dur(cap));
                 }
                 let jitter = match b.jitter {
-                    Jitter::None => "none".to_owned(),
-                    Jitter::Full => "full".to_owned(),
-                    Jitter::Equal => "equal".to_owned(),
-                    Jitter::Decorrelated => "decorrelated".to_owned(),
                     Jitter::Proportional { ratio } => {
-                        format!("proportional, jitter_ratio: {ratio}")
+                        format!("{}, jitter_ratio: {ratio}", b.jitter.as_str())
                     }
+                    other => other.as_str().to_owned(),
                 };
                 let _ = write!(text, ", jitter: {jitter} }}");
                 text
@@ -337,14 +327,8 @@ fn breaker(b: &BreakerSpec) -> String {
         dur(b.open_for),
         b.open_jitter,
         b.half_open_calls,
-        match b.counts {
-            BreakerCounts::Outcomes => "outcomes",
-            BreakerCounts::Attempts => "attempts",
-        },
-        match b.position {
-            BreakerPosition::Outside => "outside",
-            BreakerPosition::Inside => "inside",
-        },
+        b.counts.as_str(),
+        b.position.as_str(),
     )
 }
 
@@ -364,23 +348,5 @@ fn level(l: LevelSetting) -> &'static str {
         LevelSetting::Warning => "warning",
         LevelSetting::Info => "info",
         LevelSetting::Allow => "allow",
-    }
-}
-
-/// A YAML scalar: plain when that reads back as the same string, else
-/// double-quoted (JSON escaping is valid YAML).
-fn quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
-        );
-    if plain {
-        s.to_owned()
-    } else {
-        serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
     }
 }

@@ -1,6 +1,7 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge, layer_of, layer_sites, where_layer};
 use crate::lint::{Intent, Section};
+use crate::policy::{BreakerCounts, BreakerPosition};
 use crate::topology::LayerKind;
 
 declare_rule! {
@@ -72,10 +73,20 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     fix.join(" and ").replace('`', "")
                 ));
                 if spec.inside() {
-                    intent = intent.set(site.at(), Section::Breaker, "position", "outside");
+                    intent = intent.set(
+                        site.at(),
+                        Section::Breaker,
+                        "position",
+                        BreakerPosition::Outside.as_str(),
+                    );
                 }
                 if spec.counts_attempts() {
-                    intent = intent.set(site.at(), Section::Breaker, "counts", "outcomes");
+                    intent = intent.set(
+                        site.at(),
+                        Section::Breaker,
+                        "counts",
+                        BreakerCounts::Outcomes.as_str(),
+                    );
                 }
                 intent
             };

@@ -1,6 +1,7 @@
 use crate::declare_rule;
 use crate::lint::Intent;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
+use crate::policy::{BackoffKind, Jitter};
 
 declare_rule! {
     /// ## What it finds
@@ -63,10 +64,10 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                 .backoff(
                     site.at(),
                     &[
-                        ("kind", "exponential"),
+                        ("kind", BackoffKind::Exponential.as_str()),
                         ("base", "100ms"),
                         ("cap", "2s"),
-                        ("jitter", "full"),
+                        ("jitter", Jitter::Full.as_str()),
                     ],
                     true,
                 )

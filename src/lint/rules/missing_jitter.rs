@@ -57,7 +57,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                     "add jitter: full to the backoff of {}",
                     site.describe(cx.topology)
                 ))
-                .backoff(site.at(), &[("jitter", "full")], false)
+                .backoff(site.at(), &[("jitter", Jitter::Full.as_str())], false)
             }),
         );
     }

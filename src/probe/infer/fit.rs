@@ -202,30 +202,11 @@ pub struct BackoffFit {
 }
 
 fn ser_kind<S: serde::Serializer>(k: &BackoffKind, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(kind_name(*k))
+    s.serialize_str(k.as_str())
 }
 
 fn ser_jitter<S: serde::Serializer>(j: &Jitter, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(jitter_name(*j))
-}
-
-pub fn kind_name(k: BackoffKind) -> &'static str {
-    match k {
-        BackoffKind::None => "none",
-        BackoffKind::Constant => "constant",
-        BackoffKind::Linear => "linear",
-        BackoffKind::Exponential => "exponential",
-    }
-}
-
-pub fn jitter_name(j: Jitter) -> &'static str {
-    match j {
-        Jitter::None => "none",
-        Jitter::Full => "full",
-        Jitter::Equal => "equal",
-        Jitter::Decorrelated => "decorrelated",
-        Jitter::Proportional { .. } => "proportional",
-    }
+    s.serialize_str(j.as_str())
 }
 
 /// Another schedule that fits the waits.
@@ -961,7 +942,7 @@ mod tests {
             for seed in 0..5 {
                 let b = backoff(BackoffKind::Exponential, 100, Some(10_000), jitter);
                 let f = fit(&drawn(&b, 3, 30, seed)).unwrap();
-                assert_eq!(jitter_name(f.jitter), name, "seed {seed}: {f:#?}");
+                assert_eq!(f.jitter.as_str(), name, "seed {seed}: {f:#?}");
                 assert_eq!(
                     f.jitter_confidence,
                     if jitter == Jitter::Equal {
