@@ -796,9 +796,10 @@ fn the_recovery_map_is_the_sweep_its_caption_names_and_the_fixes_move_the_bounda
     assert!(later, "as written {boundary}/s, with the fixes {limit}");
 }
 
-#[test]
-fn review_comments_carry_the_summarys_suggestions_on_their_lines() {
-    let path = scratch("review-comments.json");
+/// The suggestion fixtures' PR comment, and the review `--review-comments`
+/// writes to `name` beside it.
+fn review_comments(name: &str) -> (String, PathBuf, serde_json::Value) {
+    let path = scratch(name);
     let (code, md, err) = retrylint(&[
         "report",
         SUGGEST_HEAD,
@@ -810,8 +811,13 @@ fn review_comments_carry_the_summarys_suggestions_on_their_lines() {
         path.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    (md, path, v)
+}
+
+#[test]
+fn review_comments_carry_the_summarys_suggestions_on_their_lines() {
+    let (md, _, v) = review_comments("review-comments.json");
     assert_eq!(v["event"], "COMMENT");
     let comments = v["comments"].as_array().unwrap();
     let blocks = suggestion_blocks(&md.replace(env!("CARGO_PKG_VERSION"), "VERSION"));
@@ -876,29 +882,14 @@ fn the_shipped_workflow_posts_each_suggestion_once() {
     let start = "jq --rawfile posted posted.txt --arg sha \"$HEAD_SHA\" '";
     let i = workflow.find(start).expect("the workflow's jq filter") + start.len();
     let filter = &workflow[i..i + workflow[i..].find("' review-comments.json").unwrap()];
-    let review = scratch("workflow-review.json");
-    let (code, _, err) = retrylint(&[
-        "report",
-        SUGGEST_HEAD,
-        "--format",
-        "markdown",
-        "--base",
-        SUGGEST_BASE,
-        "--review-comments",
-        review.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let marker = {
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&review).unwrap()).unwrap();
-        v["comments"][0]["body"]
-            .as_str()
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .to_owned()
-    };
+    let (_, review, v) = review_comments("workflow-review.json");
+    let marker = v["comments"][0]["body"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
     let posted = scratch("workflow-posted.txt");
     let run = |already: &str| -> serde_json::Value {
         std::fs::write(&posted, already).unwrap();

@@ -127,6 +127,34 @@ fn chromium(exe: &str, profile: &Path, args: &[String], url: &str) -> (String, S
     (out_t.join().unwrap(), err_t.join().unwrap())
 }
 
+/// One chromium start in colour scheme `setting` (0 dark, 1 light) that
+/// does both: the screenshot to `png`, and the DOM it returns. Asserts the
+/// page logged no console error and the screenshot is not blank; `what`
+/// names the page in messages.
+fn shoot(exe: &str, profile: &Path, png: &Path, setting: u8, url: &str, what: &str) -> String {
+    let _ = std::fs::remove_dir_all(profile);
+    let _ = std::fs::remove_file(png);
+    let (dom, log) = chromium(
+        exe,
+        profile,
+        &[
+            format!("--blink-settings=preferredColorScheme={setting}"),
+            format!("--screenshot={}", png.display()),
+            "--dump-dom".into(),
+            "--window-size=1280,4000".into(),
+        ],
+        url,
+    );
+    let errors = console_errors(&log);
+    assert!(errors.is_empty(), "{what}: console errors: {errors:?}");
+    let size = std::fs::metadata(png)
+        .unwrap_or_else(|e| panic!("{what}: no screenshot {}: {e}\n{log}", png.display()))
+        .len();
+    assert!(size > 10_000, "{what}: a {size}-byte screenshot is blank");
+    let _ = std::fs::remove_dir_all(profile);
+    dom
+}
+
 /// Console messages in chromium's log. Chromium logs every console message
 /// at INFO (`INFO:CONSOLE:1] "Uncaught ReferenceError…"`), whatever its
 /// level, so any of them counts: the page has no script, and a message can
@@ -207,30 +235,11 @@ fn every_example_renders_in_chromium() {
         let url = format!("file://{}", probed.canonicalize().unwrap().display());
         for (scheme, setting) in [("light", 1), ("dark", 0)] {
             let profile = scratch.join(format!("profile-{name}-{scheme}"));
-            let _ = std::fs::remove_dir_all(&profile);
             let png = match scheme {
                 "light" => target.join(format!("review-{name}.png")),
                 _ => target.join(format!("review-{name}-{scheme}.png")),
             };
-            let _ = std::fs::remove_file(&png);
-            // One start does both: the screenshot, and the DOM on stdout.
-            let (dom, log) = chromium(
-                exe,
-                &profile,
-                &[
-                    format!("--blink-settings=preferredColorScheme={setting}"),
-                    format!("--screenshot={}", png.display()),
-                    "--dump-dom".into(),
-                    "--window-size=1280,4000".into(),
-                ],
-                &url,
-            );
-            let errors = console_errors(&log);
-            assert!(errors.is_empty(), "{name}: console errors: {errors:?}");
-            let size = std::fs::metadata(&png)
-                .unwrap_or_else(|e| panic!("{name}: no screenshot {}: {e}\n{log}", png.display()))
-                .len();
-            assert!(size > 10_000, "{name}: a {size}-byte screenshot is blank");
+            let dom = shoot(exe, &profile, &png, setting, &url, name);
             for id in retrylint::report::html::SECTIONS {
                 assert!(
                     dom.contains(&format!("id=\"{id}\"")),
@@ -251,7 +260,6 @@ fn every_example_renders_in_chromium() {
                 "{name} ({scheme}): the call graph is drawn wrong:\n{}",
                 faults.join("\n")
             );
-            let _ = std::fs::remove_dir_all(&profile);
         }
     }
 }
@@ -351,26 +359,8 @@ fn dark_mode_darkens_the_page_and_light_mode_does_not() {
     let url = format!("file://{}", probed.canonicalize().unwrap().display());
     for (scheme, setting, dark) in [("dark", 0, true), ("light", 1, false)] {
         let profile = scratch.join(format!("profile-{scheme}"));
-        let _ = std::fs::remove_dir_all(&profile);
         let png = target.join(format!("review-{name}-{scheme}.png"));
-        let _ = std::fs::remove_file(&png);
-        let (dom, log) = chromium(
-            exe,
-            &profile,
-            &[
-                format!("--blink-settings=preferredColorScheme={setting}"),
-                format!("--screenshot={}", png.display()),
-                "--dump-dom".into(),
-                "--window-size=1280,4000".into(),
-            ],
-            &url,
-        );
-        let errors = console_errors(&log);
-        assert!(errors.is_empty(), "{scheme}: console errors: {errors:?}");
-        let size = std::fs::metadata(&png)
-            .unwrap_or_else(|e| panic!("{scheme}: no screenshot {}: {e}\n{log}", png.display()))
-            .len();
-        assert!(size > 10_000, "{scheme}: a {size}-byte screenshot is blank");
+        let dom = shoot(exe, &profile, &png, setting, &url, scheme);
         let [matches, background, text, chart_text] = probe(&dom);
         assert_eq!(
             matches,
@@ -395,7 +385,6 @@ fn dark_mode_darkens_the_page_and_light_mode_does_not() {
                 "dark text on it: {text}, charts {chart_text}"
             );
         }
-        let _ = std::fs::remove_dir_all(&profile);
     }
 }
 
