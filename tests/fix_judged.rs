@@ -169,8 +169,9 @@ fn a_fix_held_back_is_not_suggested_on_a_pull_request() {
 
 /// Every topology file under tests/ that loads on its own (no `sources:`,
 /// one entry), fixed by `--fix` and held to the file as written like the
-/// examples above. About ten minutes of debug simulation, so it runs with
-/// `RETRYLINT_LARGE_TESTS=1` or in release, and says so when it does not.
+/// examples above. About 90 s of debug simulation, so it runs with
+/// `RETRYLINT_LARGE_TESTS=1` (`.ci/run` sets it) or in release, and says so
+/// when it does not.
 #[test]
 fn fixing_every_topology_the_tests_use_never_makes_it_worse() {
     if cfg!(debug_assertions) && std::env::var_os("RETRYLINT_LARGE_TESTS").is_none() {

@@ -281,6 +281,9 @@ fn headroom(r: &Review) -> String {
             cell(why)
         );
     }
+    if let Some(h) = maps.iter().find_map(|(_, m)| m.grid_below_boundary()) {
+        let _ = writeln!(out, "\n{}", crate::review::recovery::higher_rate_hint(h));
+    }
     if let Some((_, first)) = maps.first() {
         let _ = write!(
             out,

@@ -66,6 +66,33 @@ impl RecoveryMap {
     pub fn headroom(&self) -> &str {
         &self.rows[self.own].headroom
     }
+
+    /// When every load of the grid recovers from the scenario's own surge:
+    /// the grid's ends and a page load five times the highest, whose grid
+    /// (a quarter to twice the load) reaches past it. The grid follows the
+    /// page's `--rate`, so a boundary above it only says the load asked for
+    /// is safe, not where safety ends.
+    pub fn grid_below_boundary(&self) -> Option<(f64, f64, f64)> {
+        let (&lo, &hi) = (self.rates.first()?, self.rates.last()?);
+        (self.rows.get(self.own)?.bracket == "above-hi").then_some((lo, hi, hi * 5.0))
+    }
+}
+
+/// The sentence a page gives for [`RecoveryMap::grid_below_boundary`].
+pub fn higher_rate_hint((lo, hi, rate): (f64, f64, f64)) -> String {
+    let n = |x: f64| {
+        if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    format!(
+        "The grid runs from a quarter to twice the page's load ({}/s to {}/s) and recovers at every point, so the boundary lies higher: make the page with a higher `--rate` (e.g. `--rate {}`) to find it.",
+        n(lo),
+        n(hi),
+        n(rate)
+    )
 }
 
 /// Whether a page with this scenario and load gets a map.
@@ -147,4 +174,39 @@ pub fn map(
         rule: RecoveryRule::LastHalf.name(),
         duration_s: load.in_virtual_time().horizon().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(bracket: &'static str) -> RecoveryMap {
+        RecoveryMap {
+            rates: vec![5.0, 12.0, 19.0, 26.0, 33.0, 40.0],
+            rows: vec![Row {
+                surge: 2500.0,
+                recovered: vec![4; 6],
+                boundary: None,
+                bracket,
+                headroom: String::new(),
+            }],
+            own: 0,
+            trials: 4,
+            surge_for_s: Some(10.0),
+            rule: "last-half",
+            duration_s: 40.0,
+        }
+    }
+
+    #[test]
+    fn a_grid_that_recovers_everywhere_says_which_rate_would_find_the_boundary() {
+        let h = map("above-hi").grid_below_boundary();
+        assert_eq!(h, Some((5.0, 40.0, 200.0)));
+        assert_eq!(
+            higher_rate_hint(h.unwrap()),
+            "The grid runs from a quarter to twice the page's load (5/s to 40/s) and recovers at every point, so the boundary lies higher: make the page with a higher `--rate` (e.g. `--rate 200`) to find it."
+        );
+        assert_eq!(map("below-lo").grid_below_boundary(), None);
+        assert_eq!(map("bracketed").grid_below_boundary(), None);
+    }
 }

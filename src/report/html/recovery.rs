@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::{capital, esc, n};
 use crate::review::Review;
-use crate::review::recovery::RecoveryMap;
+use crate::review::recovery::{RecoveryMap, higher_rate_hint};
 
 /// Present only when some side has a map or a reason it has none.
 pub fn section(out: &mut String, r: &Review) {
@@ -38,6 +38,22 @@ pub fn section(out: &mut String, r: &Review) {
             }
             None => {}
         }
+    }
+    let hint = r
+        .sides
+        .iter()
+        .filter_map(|s| s.recovery.as_ref()?.as_ref().ok())
+        .find_map(RecoveryMap::grid_below_boundary);
+    if let Some(h) = hint {
+        let text = esc(&higher_rate_hint(h));
+        // The hint's `--rate` spans as code, as the markdown writes them.
+        let mut parts = text.split('`');
+        let mut html = parts.next().unwrap_or_default().to_owned();
+        for (i, part) in parts.enumerate() {
+            html.push_str(if i % 2 == 0 { "<code>" } else { "</code>" });
+            html.push_str(part);
+        }
+        let _ = writeln!(out, "<p class=\"note\">{html}</p>");
     }
     out.push_str("<div class=\"sides\">\n");
     for side in &r.sides {
