@@ -233,12 +233,7 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
     })?;
     config.resolve_fixes = matches!(format, CheckFormat::Json | CheckFormat::Sarif);
     let (t, report) = if let Some(path) = &fix_target {
-        let default_name = if stdin {
-            "stdin".to_owned()
-        } else {
-            path.file_stem()
-                .map_or_else(|| "topology".into(), |s| s.to_string_lossy().into_owned())
-        };
+        let default_name = default_name(path);
         let fixed = fix_file(&args, path, &t, &default_name, &presets, &cli)?;
         if args.diff {
             let code = if fixed.report.failed() && !args.exit_zero {
@@ -317,12 +312,8 @@ fn judge_offered_fixes(
     if !offered {
         return;
     }
-    let default_name = args
-        .topology
-        .as_ref()
-        .filter(|p| p.as_os_str() != "-")
-        .and_then(|p| p.file_stem())
-        .map_or_else(|| "stdin".into(), |s| s.to_string_lossy().into_owned());
+    let Some(path) = &args.topology else { return };
+    let default_name = default_name(path);
     match fix::fix_judged(&t.source, &t.file, &default_name, presets, cli) {
         Ok(judged) => {
             if let Some(why) = &judged.unjudged {
@@ -342,6 +333,17 @@ fn judge_offered_fixes(
         Err(e) => eprintln!(
             "note: the SARIF fixes could not be judged ({e}); they are offered as the rules propose them"
         ),
+    }
+}
+
+/// The name a topology without `name:` gets, as its loader gave it: the
+/// file's stem, or `stdin`.
+fn default_name(path: &std::path::Path) -> String {
+    if path.as_os_str() == "-" {
+        "stdin".to_owned()
+    } else {
+        path.file_stem()
+            .map_or_else(|| "topology".into(), |s| s.to_string_lossy().into_owned())
     }
 }
 

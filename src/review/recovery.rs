@@ -80,13 +80,7 @@ impl RecoveryMap {
 
 /// The sentence a page gives for [`RecoveryMap::grid_below_boundary`].
 pub fn higher_rate_hint((lo, hi, rate): (f64, f64, f64)) -> String {
-    let n = |x: f64| {
-        if x.fract() == 0.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x:.1}")
-        }
-    };
+    let n = crate::sim::sweep::figure;
     format!(
         "The grid runs from a quarter to twice the page's load ({}/s to {}/s) and recovers at every point, so the boundary lies higher: make the page with a higher `--rate` (e.g. `--rate {}`) to find it.",
         n(lo),

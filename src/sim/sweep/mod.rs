@@ -445,16 +445,19 @@ fn point(
     }
 }
 
+/// A rate or a length as the headroom sentences write it: `2500`, `12.5`.
+pub fn figure(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// `recovers from a 10 s surge to 2500/s up to 540/s (95 % CI 520–560/s)`.
 fn headroom(spec: &Spec, scenario: &Scenario, load: &LoadSettings, b: &Boundary) -> String {
     let variable = spec.variable;
-    let num = |v: f64| {
-        if v.fract() == 0.0 {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.1}")
-        }
-    };
+    let num = figure;
     let unit = variable.unit();
     let rate = match load.arrival {
         crate::run::Arrival::Rate(r) => num(r),
