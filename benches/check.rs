@@ -20,7 +20,7 @@ use retrylint::topology::{self, Presets};
 
 // The binary's allocator, so that the figures in-process are the ones it pays.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: retrylint_alloc::NamedLimit = retrylint_alloc::NamedLimit;
 
 #[path = "../tests/common/generate.rs"]
 mod generate;

@@ -25,6 +25,7 @@ pub mod export;
 pub mod faults;
 pub mod fix;
 pub mod lint;
+pub mod memory_limits;
 pub mod policy;
 pub mod probe;
 pub mod report;

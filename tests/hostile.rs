@@ -473,3 +473,44 @@ fn a_port_clash_names_the_port_and_the_flag() {
     }
     drop(taken);
 }
+
+#[test]
+fn an_allocation_failure_names_the_memory_limit() {
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::absent::tool_missing(
+            "an allocation failure names the memory limit",
+            "prlimit",
+            "apt-get install -y util-linux",
+        );
+        return;
+    }
+    // 20,000 services in a chain need a few hundred MiB; 96 MiB of address
+    // space is enough to start and read the limit, not to check them.
+    let dir = scratch("memory");
+    let path = dir.join("chain.yaml");
+    let mut yaml = String::from("version: 1\nentry: s0\nservices:\n");
+    for i in 0..20_000 {
+        yaml.push_str(&format!("  s{i}: {{ calls: [ {{ to: s{} }} ] }}\n", i + 1));
+    }
+    yaml.push_str("  s20000: {}\n");
+    std::fs::write(&path, yaml).unwrap();
+    let out = std::process::Command::new("prlimit")
+        .arg(format!("--as={}", 96 << 20))
+        .arg(env!("CARGO_BIN_EXE_retrylint"))
+        .args(["check", path.to_str().unwrap(), "--format", "json"])
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("prlimit runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with(
+            "error: retrylint ran out of memory under the address-space limit (RLIMIT_AS, `ulimit -v`) of 96 MiB.\n  help: raise the limit, or make the run smaller"
+        ),
+        "{err}"
+    );
+}

@@ -17,6 +17,7 @@ const LAYERS: &[&str] = &[
     "visible",
     "side_by_side",
     "stop_signal",
+    "memory_limits",
     // The ground floor: backoff, budgets, breakers, Retry-After.
     "policy",
     // The located YAML reader, durations, rates, lines, errors.
