@@ -193,6 +193,9 @@ fn within(x: f64, want: f64, rel: f64) -> bool {
     (x - want).abs() <= want * rel
 }
 
+/// The timing noise below which enough waits must give a sure jitter reading.
+const QUIET_NOISE_MS: f64 = 5.0;
+
 fn check(p: &Policy, v: &Value) -> Result<(), TestCaseError> {
     let policy = &v["policy"];
     prop_assert_eq!(
@@ -243,11 +246,17 @@ fn check(p: &Policy, v: &Value) -> Result<(), TestCaseError> {
             .all(|s| s["n"].as_u64() >= Some(15));
     let jitter = b["jitter"].as_str().unwrap();
     let confident = b["jitter_confidence"] != "low";
-    if enough {
+    // The probe may stay unsure on a machine whose own timing noise (what
+    // it measured where nothing is drawn) is too high to tell jitter from
+    // it; only a quiet run must be sure. Runs here beside two compiling
+    // helpers measured 0.3–11 ms; with four busy loops added, up to 19 ms.
+    let noise_ms = policy["noise_ms"].as_f64().unwrap();
+    if enough && noise_ms <= QUIET_NOISE_MS {
         prop_assert!(
             confident,
-            "{} waits per retry and still unsure: {:#}",
+            "{} waits per retry and still unsure at {} ms of noise: {:#}",
             first_waits,
+            noise_ms,
             b
         );
     }

@@ -507,8 +507,13 @@ fn additive_width(judged: &[&IndexStats]) -> Option<f64> {
     let (lo, hi) = widths
         .iter()
         .fold((f64::MAX, 0.0_f64), |(a, b), &w| (a.min(w), b.max(w)));
-    let grows = last.lo_end >= 1.6 * first.lo_end.max(1.0);
-    (lo > 0.0 && hi <= 1.5 * lo && grows).then(|| widths.iter().sum::<f64>() / widths.len() as f64)
+    let width = widths.iter().sum::<f64>() / widths.len() as f64;
+    // The interval itself must move, by half its width at least: full
+    // jitter's lower ends also "grow" from about 0 (the shortest of a few
+    // dozen draws of U(0, b) is near b / n), but by far less than the width.
+    let grows =
+        last.lo_end >= 1.6 * first.lo_end.max(1.0) && last.lo_end - first.lo_end >= width / 2.0;
+    (lo > 0.0 && hi <= 1.5 * lo && grows).then_some(width)
 }
 
 /// b_k under the jitter kind.
