@@ -34,10 +34,16 @@ pub struct Row {
     pub findings: Vec<&'static str>,
 }
 
-/// The rows of `t`'s observed calls, in the order they were read.
+/// The rows of `t`'s observed calls, in the topology's order.
 pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
-    let mut rows = Vec::with_capacity(t.observed.len());
-    for o in &t.observed {
+    // In the topology's order, whichever order the sources gave them in.
+    let mut observed: Vec<_> = t.observed.iter().collect();
+    observed.sort_by_key(|o| {
+        let at = t.services[o.from].calls.iter().position(|c| c.to == o.to);
+        (o.from, at)
+    });
+    let mut rows = Vec::with_capacity(observed.len());
+    for o in observed {
         let Some(call) = t.services[o.from].calls.iter().find(|c| c.to == o.to) else {
             continue;
         };

@@ -73,8 +73,13 @@ fn ratio(simulated: Option<f64>, observed: f64) -> Option<f64> {
 
 /// Sets `run` (a simulation of `t`) beside what `t` observed.
 pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
-    let mut calls = Vec::with_capacity(t.observed.len());
-    for o in &t.observed {
+    // In the topology's order, whichever order the sources gave them in.
+    let mut observed: Vec<_> = t.observed.iter().collect();
+    observed.sort_by_key(|o| (o.from, call_index(t, o.from, o.to)));
+    let mut latency: Vec<_> = t.observed_latency.iter().collect();
+    latency.sort_by_key(|l| l.service);
+    let mut calls = Vec::with_capacity(observed.len());
+    for o in observed {
         let from = &t.services[o.from].name;
         let to = &t.services[o.to].name;
         let layers = run
@@ -101,8 +106,8 @@ pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
             ratio: ratio(simulated, o.attempts_mean),
         });
     }
-    let mut services = Vec::with_capacity(t.observed_latency.len());
-    for l in &t.observed_latency {
+    let mut services = Vec::with_capacity(latency.len());
+    for l in latency {
         let name = &t.services[l.service].name;
         let simulated = run
             .services
@@ -131,6 +136,15 @@ pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
         services,
         furthest,
     }
+}
+
+/// Where the call `from → to` is among its caller's calls.
+fn call_index(t: &Topology, from: usize, to: usize) -> usize {
+    t.services[from]
+        .calls
+        .iter()
+        .position(|c| c.to == to)
+        .unwrap_or(usize::MAX)
 }
 
 /// How far a ratio is from 1, either way: 0.5 and 2 are as far.
