@@ -74,6 +74,13 @@ pub struct ReportArgs {
     /// the topology has several.
     #[arg(long, value_name = "NAME")]
     entry: Option<String>,
+    /// Traces or metrics (and configuration) merged in as `check --from`
+    /// merges them: the page sets the attempts they show beside the
+    /// declared layers, with RL021 and RL022 among the findings. With
+    /// --from the page has no what-if side (`check --fix` edits the file
+    /// alone); --compare still gives one.
+    #[command(flatten)]
+    sources: super::sources::SourceArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,7 +99,12 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
         ));
     }
     let presets = presets(&args.policies)?;
-    let mut t = topology::load(&args.topology, &presets).map_err(load_error)?;
+    let from = !args.sources.from.is_empty();
+    let mut t = if from {
+        super::sources::load(Some(&args.topology), &args.sources, &presets)?.topology
+    } else {
+        topology::load(&args.topology, &presets).map_err(load_error)?
+    };
     EntryFlag::entry(args.entry.as_deref(), "report").choose(&mut t)?;
     let chaos = args
         .chaos
@@ -164,6 +176,15 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
             topology::load(p, &presets).map_err(load_error)?,
             None::<String>,
         )),
+        // The fixes would be judged on the file alone, without what the
+        // sources add: set beside the merged model, they would compare
+        // two different topologies.
+        None if from => {
+            eprintln!(
+                "report: with --from, the page shows no what-if side (`check --fix` edits the topology file alone); --compare adds one"
+            );
+            None
+        }
         None => {
             let stem = args
                 .topology
@@ -268,6 +289,12 @@ fn command_line(args: &ReportArgs, fault: &str, seed: u64) -> String {
     }
     if let Some(p) = &args.compare {
         c.push_str(&format!(" --compare {}", p.display()));
+    }
+    for p in &args.sources.from {
+        c.push_str(&format!(" --from {}", p.display()));
+    }
+    if let Some(caller) = &args.sources.metrics_caller {
+        c.push_str(&format!(" --metrics-caller {caller}"));
     }
     for p in &args.policies {
         c.push_str(&format!(" --policies {}", p.display()));

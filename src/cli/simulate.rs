@@ -60,6 +60,15 @@ pub struct SimulateArgs {
     /// calls).
     #[arg(long, value_name = "NAME")]
     pub entry: Option<String>,
+    /// Set the simulated run beside what production showed: per call, the
+    /// attempts per call that traces or metrics (`--from`, or the
+    /// `observed:` figures `import` writes) observed against the simulated
+    /// ones; per service, the response time its server spans showed against
+    /// the simulated one; each with the ratio simulated / observed. Choose
+    /// the --fault that matches the window observed (`none` for a healthy
+    /// one).
+    #[arg(long, conflicts_with = "sweep")]
+    pub calibrate: bool,
 }
 
 /// `--recovery-rule`: the CLI's names for `run::goodput::RecoveryRule`.
@@ -86,6 +95,11 @@ pub fn simulate(mut args: SimulateArgs) -> Result<Outcome, Failure> {
         Vec::new()
     };
     let p = prepare(&args.run)?;
+    if args.topologies.len() > 1 && args.calibrate {
+        return Err(Failure::Usage(
+            "--calibrate sets one topology beside what production showed; calibrate each on its own".into(),
+        ));
+    }
     if args.topologies.len() > 1 && !p.gates.is_empty() {
         return Err(Failure::Usage(
             "--expect applies to one topology; compare several without it".into(),
@@ -122,6 +136,9 @@ pub fn simulate(mut args: SimulateArgs) -> Result<Outcome, Failure> {
             r.load.entry = entry.shown();
             r
         };
+        if args.calibrate {
+            return calibrate(t, &p, &options, args.run.format, named);
+        }
         return match sim::run_with(t, &p.scenario, &p.load, &options) {
             Ok(report) => finish(named(report), &p.gates, args.run.format, false),
             Err(sim::SimError::Interrupted(report)) => {
@@ -157,4 +174,39 @@ fn options(args: &SimulateArgs) -> sim::SimOptions {
         interrupt: Some(interrupt),
         rule: args.recovery_rule.into(),
     }
+}
+
+/// `--calibrate`: the run, gated as any, printed with its calibration.
+fn calibrate(
+    t: &topology::Topology,
+    p: &super::run_args::Prepared,
+    options: &sim::SimOptions,
+    format: Option<super::run_args::RunFormat>,
+    named: impl Fn(retrylint::run::RunReport) -> retrylint::run::RunReport,
+) -> Result<Outcome, Failure> {
+    if t.observed.is_empty() && t.observed_latency.is_empty() {
+        return Err(Failure::Usage(
+            "--calibrate needs what production showed: give a trace export or a proxy's metrics with --from, or a topology `retrylint import` wrote with its `observed:` figures".into(),
+        ));
+    }
+    let (mut report, interrupted) = match sim::run_with(t, &p.scenario, &p.load, options) {
+        Ok(report) => (named(report), false),
+        Err(sim::SimError::Interrupted(report)) => (named(*report), true),
+        Err(e) => return Err(Failure::Usage(e.to_string())),
+    };
+    let held = retrylint::run::evaluate_all(&mut report, &p.gates)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let calibration = sim::calibrate::calibrate(t, &report);
+    emit(&report::calibration::render(
+        format.map_or(report::RunFormat::Table, Into::into),
+        &report,
+        &calibration,
+    ));
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if held {
+        Outcome::Clean
+    } else {
+        Outcome::Failed
+    })
 }

@@ -1,6 +1,7 @@
 //! Output formats: one file per format, behind one trait. Reporters take plain
 //! result structs and only format; they never compute findings or figures.
 
+pub mod calibration;
 pub mod error;
 pub mod figures;
 pub mod github;

@@ -80,6 +80,7 @@ pub fn render(r: &Review) -> String {
     sections.push(storm(r));
     sections.push(headroom(r));
     sections.push(findings(r));
+    sections.push(observed(r));
     let at = sections.len();
     for side in &r.sides {
         let mut g = String::new();
@@ -389,6 +390,32 @@ fn findings(r: &Review) -> String {
             out,
             "\n…and {} more; `retrylint check` lists them all.",
             side.check.findings.len() - shown
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// Each call traces or counters saw, beside the worst case its declared
+/// layers allow.
+fn observed(r: &Review) -> String {
+    let mut out = String::new();
+    if r.observed.is_empty() {
+        return out;
+    }
+    out.push_str("### Observed against declared\n\nAttempts per call as production showed them, beside the attempts the call's declared layers allow together (RL021 when more were seen, RL022 when a declared retry never showed although the callee failed).\n\n");
+    out.push_str("| call | seen in | attempts per call | most on one call | over | declared | finding |\n|---|---|---:|---:|---|---:|---|\n");
+    for row in &r.observed {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            cell_code(&format!("{} → {}", row.from, row.to)),
+            cell(&row.seen_in),
+            row.mean_text(),
+            row.most_text(),
+            cell(&row.over),
+            cell(&row.declared_text()),
+            row.findings_text()
         );
     }
     out.push('\n');

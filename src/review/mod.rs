@@ -4,8 +4,9 @@
 //! `sim` for the storm in time, a chaos run's JSON for the measurements — and
 //! arranged for drawing (graph layout in `layout`, chart series on shared axes
 //! in `series`, findings grouped in `findings`, measured beside predicted in
-//! `measured`). The formats under `report::html` and `report::review_markdown`
-//! only format a [`Review`]; nothing here formats.
+//! `measured`, observed attempts beside the declared layers in `observed`).
+//! The formats under `report::html` and `report::review_markdown` only
+//! format a [`Review`]; nothing here formats.
 //!
 //! A page shows one topology, or two side by side ([`Other`]): the second is
 //! the what-if, the same topology with every fix of `check --fix` applied in
@@ -18,6 +19,7 @@
 pub mod findings;
 pub mod layout;
 pub mod measured;
+pub mod observed;
 pub mod recovery;
 pub mod series;
 pub mod suggestions;
@@ -149,6 +151,9 @@ pub struct Review {
     pub rows_omitted: usize,
     pub storm: Option<Storm>,
     pub measured: Option<Measured>,
+    /// Calls that traces or a proxy's counters saw, beside what the
+    /// topology declares (empty when nothing was observed).
+    pub observed: Vec<observed::Row>,
     /// The fixes of findings on changed lines as GitHub suggestions, when
     /// the file's version before the change was given
     /// ([`suggestions::suggest`]).
@@ -205,6 +210,7 @@ pub fn gather(
     let measured = chaos.map(|(file, run)| {
         measured::beside(file, run, sides[0].sim.as_ref(), &sides[0].check.topology)
     });
+    let observed = observed::rows(t, &sides[0].check);
     Ok(Review {
         version: env!("CARGO_PKG_VERSION"),
         scenario: ScenarioInfo {
@@ -221,6 +227,7 @@ pub fn gather(
         rows_omitted,
         storm,
         measured,
+        observed,
         suggestions: None,
         held_back: Vec::new(),
         command: settings.command.clone(),

@@ -42,6 +42,7 @@ mod slab;
 mod trials;
 mod users;
 
+pub mod calibrate;
 mod progress;
 pub mod sweep;
 mod wilson;

@@ -337,6 +337,9 @@ pub struct ServiceFact {
     pub latency: Option<(Duration, Duration)>,
     /// Server spans seen.
     pub server_spans: u64,
+    /// p50 and p99 of its server spans' whole durations (the response
+    /// time its callers see), for `simulate --calibrate`.
+    pub response: Option<(Duration, Duration)>,
 }
 
 /// A call seen in traces: `from` calls `to`.

@@ -236,6 +236,7 @@ pub fn merge(
                 origins: Vec::new(),
                 located: None,
                 observed: Vec::new(),
+                observed_latency: Vec::new(),
             }
         }
     };
@@ -258,8 +259,23 @@ pub fn merge(
     }
     let places = Places { first };
     add_traced(&mut t, facts, &places, has_base, &mut notes);
+    // What the sources show of a call replaces what the file wrote of it
+    // (`observed:`, from an earlier import): the newer record wins.
+    let written = std::mem::take(&mut t.observed);
+    let written_latency = std::mem::take(&mut t.observed_latency);
     add_observed(&mut t, facts, &places);
+    add_observed_latency(&mut t, facts, &places);
+    for l in written_latency {
+        if !t.observed_latency.iter().any(|n| n.service == l.service) {
+            t.observed_latency.push(l);
+        }
+    }
     add_counted(&mut t, facts, &places, &mut notes)?;
+    for o in written {
+        if !t.observed.iter().any(|n| n.from == o.from && n.to == o.to) {
+            t.observed.push(o);
+        }
+    }
     attach_layers(&mut t, facts, &places, presets, &mut notes)?;
     super::graph::check_acyclic(&t).map_err(|e| relocate(&t, e))?;
     if !has_base {
@@ -370,6 +386,34 @@ fn add_observed(t: &mut Topology, facts: &Facts, places: &Places) {
         })
         .collect();
     t.observed.extend(observed);
+}
+
+/// Services' response times from their server spans, for `simulate
+/// --calibrate`.
+fn add_observed_latency(t: &mut Topology, facts: &Facts, places: &Places) {
+    let ids: HashMap<&str, usize> = t
+        .services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let mut seen = Vec::new();
+    for s in &facts.services {
+        let Some((p50, p99)) = s.response else {
+            continue;
+        };
+        let Some(&service) = ids.get(s.name.as_str()) else {
+            continue;
+        };
+        seen.push(super::model::ObservedLatency {
+            service,
+            spans: s.server_spans,
+            p50,
+            p99,
+            pos: places.at(s.at),
+        });
+    }
+    t.observed_latency.extend(seen);
 }
 
 /// What proxies' counters showed of each call (metrics), beside what

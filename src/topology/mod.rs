@@ -10,6 +10,7 @@ pub mod graph;
 pub mod load;
 pub mod merge;
 pub mod model;
+mod observed_schema;
 mod policy_schema;
 pub mod presets;
 mod schema;

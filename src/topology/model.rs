@@ -53,6 +53,22 @@ pub struct Topology {
     /// for the rules that compare them with the declared layers (RL021,
     /// RL022).
     pub observed: Vec<Observed>,
+    /// Services' response times seen in traces (their server spans), for
+    /// `simulate --calibrate` to set beside the simulated ones.
+    pub observed_latency: Vec<ObservedLatency>,
+}
+
+/// What traces showed of one service's response time: its server spans'
+/// durations, own work and calls together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObservedLatency {
+    pub service: ServiceId,
+    /// Server spans seen.
+    pub spans: u64,
+    pub p50: Duration,
+    pub p99: Duration,
+    /// Its first server span, in its trace file (or the `observed:` key).
+    pub pos: Pos,
 }
 
 /// What traces showed of one call.

@@ -30,6 +30,7 @@ const SERVICE_KEYS: &[&str] = &[
     "deadline_propagation",
     "calls",
     "parallel",
+    "observed",
     "description",
 ];
 const CALL_KEYS: &[&str] = &[
@@ -44,6 +45,7 @@ const CALL_KEYS: &[&str] = &[
     "parallel",
     "circuit_breaker",
     "hedging",
+    "observed",
     "description",
 ];
 const LAYER_KEYS: &[&str] = &["name", "retry", "timeout", "circuit_breaker", "description"];
@@ -157,7 +159,9 @@ pub fn read(
         origins: Vec::new(),
         located: None,
         observed: Vec::new(),
+        observed_latency: Vec::new(),
     };
+    super::observed_schema::read(f, root, &mut topology)?;
     super::graph::check_acyclic(&topology)?;
     if topology.entries.is_empty() {
         topology.entries = super::graph::infer_entries(&topology, top.pos)?;

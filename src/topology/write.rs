@@ -10,7 +10,10 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::model::{Call, Discipline, Latency, Layer, LevelSetting, Pos, Queueing, Topology};
+use super::model::{
+    Call, Discipline, Latency, Layer, LevelSetting, Observed, ObservedLatency, Pos, Queueing,
+    Topology,
+};
 use crate::policy::{
     BackoffKind, BreakerSpec, BreakerWindow, BudgetSpec, HedgingPolicy, Jitter, RetryPolicy,
 };
@@ -31,10 +34,15 @@ pub fn write(t: &Topology, measured: &Measured) -> String {
     for m in measured {
         seen.entry((m.0.as_str(), m.1.as_str())).or_insert(m);
     }
+    let mut observed: HashMap<(usize, usize), Vec<&Observed>> = HashMap::new();
+    for o in &t.observed {
+        observed.entry((o.from, o.to)).or_default().push(o);
+    }
     let mut w = Writer {
         t,
         out: String::new(),
         seen,
+        observed,
     };
     w.out.push_str("# Written by `retrylint import`: edit freely. A comment names the file and\n# line each imported value came from.\n");
     let files: Vec<&str> = t.origins.iter().map(|o| o.file.as_str()).collect();
@@ -66,7 +74,9 @@ pub fn write(t: &Topology, measured: &Measured) -> String {
     }
     w.lint();
     w.out.push_str("services:\n");
-    for s in &t.services {
+    let latency: HashMap<usize, &ObservedLatency> =
+        t.observed_latency.iter().map(|l| (l.service, l)).collect();
+    for (i, s) in t.services.iter().enumerate() {
         w.line(2, &format!("{}:", quote(&s.name)), Some(s.pos));
         if s.latency != Latency::fixed(Latency::DEFAULT, None) {
             let l = &s.latency;
@@ -86,6 +96,15 @@ pub fn write(t: &Topology, measured: &Measured) -> String {
         if s.deadline_propagation {
             w.out.push_str("    deadline_propagation: true\n");
         }
+        if let Some(l) = latency.get(&i) {
+            let text = format!(
+                "observed: {{ source: traces, server_spans: {}, p50: {}, p99: {} }}",
+                l.spans,
+                dur(l.p50),
+                dur(l.p99)
+            );
+            w.line(4, &text, Some(l.pos));
+        }
         if s.calls.is_empty() {
             continue;
         }
@@ -102,6 +121,8 @@ struct Writer<'t> {
     out: String,
     /// Measured attempts by (from, to): the first entry of each pair.
     seen: ByCall<'t>,
+    /// What traces or counters showed of each call, by (from, to).
+    observed: HashMap<(usize, usize), Vec<&'t Observed>>,
 }
 
 impl Writer<'_> {
@@ -170,6 +191,21 @@ impl Writer<'_> {
         }
         if c.parallel {
             self.out.push_str("        parallel: true\n");
+        }
+        let observed: Vec<&Observed> = self
+            .observed
+            .get(&(c.from, c.to))
+            .map(|v| v.to_vec())
+            .unwrap_or_default();
+        match observed.as_slice() {
+            [] => {}
+            [o] => self.line(8, &format!("observed: {}", observed_text(o)), Some(o.pos)),
+            several => {
+                self.out.push_str("        observed:\n");
+                for o in several {
+                    self.line(10, &format!("- {}", observed_text(o)), Some(o.pos));
+                }
+            }
         }
         let mut layers = c.layers.iter();
         if let Some(app) = layers.next() {
@@ -290,6 +326,44 @@ impl Writer<'_> {
                 }
             };
             self.line(i, &text, s.budget);
+        }
+    }
+}
+
+/// A call's `observed:` figures as `topology::observed_schema` reads them
+/// back: every figure the rules use, so a later `check` of the file finds
+/// what `check --from` found.
+fn observed_text(o: &Observed) -> String {
+    match &o.counted {
+        None => format!(
+            "{{ source: traces, calls: {}, attempts_per_call: {}, max_attempts: {}, proxy_max: {}, client_max: {}, resend_max: {}, failed_calls: {} }}",
+            o.calls,
+            o.attempts_mean,
+            o.attempts_max,
+            o.proxy_max,
+            o.client_max,
+            o.resend_max,
+            o.failed_calls
+        ),
+        Some(c) => {
+            let mut text = format!("{{ source: envoy, cluster: {}", quote(&c.cluster));
+            let _ = write!(
+                text,
+                ", calls: {}, attempts_per_call: {:.2}, upstream_requests: {}",
+                o.calls, o.attempts_mean, c.attempts
+            );
+            if let Some(n) = c.unattached {
+                let _ = write!(text, ", unattached: {n}");
+            }
+            let _ = write!(text, ", retries: {}", c.retries);
+            if let Some(n) = c.limit_exceeded {
+                let _ = write!(text, ", limit_exceeded: {n}");
+            }
+            if let Some(n) = c.overflow {
+                let _ = write!(text, ", overflow: {n}");
+            }
+            let _ = write!(text, ", window: {} }}", quote(&c.window));
+            text
         }
     }
 }

@@ -17,6 +17,7 @@
 mod charts;
 mod findings;
 mod graph;
+mod observed;
 mod recovery;
 mod tables;
 
@@ -68,6 +69,9 @@ pub fn render(r: &Review) -> String {
     if r.measured.is_some() {
         out.push_str("<a href=\"#measured\">Measured</a>");
     }
+    if !r.observed.is_empty() {
+        out.push_str("<a href=\"#observed\">Observed</a>");
+    }
     out.push_str(
         "<a href=\"#findings\">Findings</a><a href=\"#reproduce\">Reproduce</a></nav>\n</header>\n",
     );
@@ -79,6 +83,7 @@ pub fn render(r: &Review) -> String {
     if let Some(m) = &r.measured {
         tables::measured(&mut out, m);
     }
+    observed::section(&mut out, r);
     // The long list last: the overview first, the details after it.
     findings::section(&mut out, r);
     footer(&mut out, r);

@@ -84,7 +84,7 @@ impl Acc {
         };
         // Services, in order of first appearance.
         let mut service_ix: HashMap<&str, usize> = HashMap::new();
-        let mut services: Vec<(ServiceFact, Vec<Duration>)> = Vec::new();
+        let mut services: Vec<(ServiceFact, Vec<Duration>, Vec<Duration>)> = Vec::new();
         for s in &spans {
             service_ix.entry(&s.service).or_insert_with(|| {
                 services.push((
@@ -93,7 +93,9 @@ impl Acc {
                         at: s.at,
                         latency: None,
                         server_spans: 0,
+                        response: None,
                     },
+                    Vec::new(),
                     Vec::new(),
                 ));
                 services.len() - 1
@@ -196,14 +198,17 @@ impl Acc {
                     .copied()
                     .unwrap_or_default(),
             );
-            let (fact, times) = &mut services[service_ix[&s.service[..]]];
+            let (fact, times, whole) = &mut services[service_ix[&s.service[..]]];
             fact.server_spans += 1;
             times.push(own);
+            whole.push(s.duration);
         }
-        for (mut fact, mut times) in services {
+        for (mut fact, mut times, mut whole) in services {
             if !times.is_empty() {
                 times.sort_unstable();
                 fact.latency = Some((rank(&times, 0.50), rank(&times, 0.99)));
+                whole.sort_unstable();
+                fact.response = Some((rank(&whole, 0.50), rank(&whole, 0.99)));
             }
             facts.services.push(fact);
         }

@@ -1,0 +1,154 @@
+//! Observed beside declared: each call that traces or a proxy's counters
+//! saw (`report --from`, `sources:`, or `observed:` written by `import`),
+//! with the attempts per call seen, what they cover, the worst case its
+//! declared layers allow, and the findings RL021 and RL022 made of it.
+
+use crate::analysis::LayerAttempts;
+use crate::lint::CheckReport;
+use crate::topology::{Call, Layer, LayerKind, Topology};
+
+/// The rules that hold observed attempts to the declared layers.
+pub const RULES: &[&str] = &["RL021", "RL022"];
+
+/// One call as production showed it and as the topology declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub from: String,
+    pub to: String,
+    /// `traces`, or `Envoy counters (cluster api)`.
+    pub seen_in: String,
+    /// Attempts per call on average (per request, from counters).
+    pub mean: f64,
+    /// The most attempts one call made; not known from counters.
+    pub most: Option<u32>,
+    /// What the figure covers: `10 calls`, `100 requests since the proxy
+    /// started`.
+    pub over: String,
+    /// The attempts the call's layers allow together (the worst case);
+    /// `None` when a layer is unlimited.
+    pub declared: Option<u64>,
+    /// From counters: what the layers below the caller (`via`) allow, which
+    /// a proxy's figure is held to.
+    pub below: Option<Option<u64>>,
+    /// The findings of [`RULES`] on this call, by code.
+    pub findings: Vec<&'static str>,
+}
+
+/// The rows of `t`'s observed calls, in the topology's order.
+pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
+    // In the topology's order, whichever order the sources gave them in.
+    let mut observed: Vec<_> = t.observed.iter().collect();
+    observed.sort_by_key(|o| {
+        let at = t.services[o.from].calls.iter().position(|c| c.to == o.to);
+        (o.from, at)
+    });
+    let mut rows = Vec::with_capacity(observed.len());
+    for o in observed {
+        let Some(call) = t.services[o.from].calls.iter().find(|c| c.to == o.to) else {
+            continue;
+        };
+        let from = &t.services[o.from].name;
+        let to = &t.services[o.to].name;
+        let findings = check
+            .findings
+            .iter()
+            .filter(|f| RULES.contains(&f.code))
+            .filter(|f| {
+                f.call
+                    .as_ref()
+                    .is_some_and(|c| &c.from == from && &c.to == to)
+            })
+            .map(|f| f.code)
+            .fold(Vec::new(), |mut v, c| {
+                if !v.contains(&c) {
+                    v.push(c);
+                }
+                v
+            });
+        let (seen_in, most, over, below) = match &o.counted {
+            None => (
+                "traces".to_owned(),
+                Some(o.attempts_max),
+                plural(o.calls, "call"),
+                None,
+            ),
+            Some(c) => {
+                let cluster = if c.cluster.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (cluster {})", c.cluster)
+                };
+                (
+                    format!("{} counters{cluster}", c.by),
+                    None,
+                    format!("{} {}", plural(o.calls, "request"), c.window),
+                    Some(product(call, |l| l.kind == LayerKind::Via)),
+                )
+            }
+        };
+        rows.push(Row {
+            from: from.clone(),
+            to: to.clone(),
+            seen_in,
+            mean: o.attempts_mean,
+            most,
+            over,
+            declared: product(call, |_| true),
+            below,
+            findings,
+        });
+    }
+    rows
+}
+
+/// The attempts the layers `which` picks allow together, as RL021 counts
+/// them; `None` when one of them is unlimited.
+fn product(call: &Call, which: impl Fn(&Layer) -> bool) -> Option<u64> {
+    let mut n: u64 = 1;
+    for l in call.layers.iter().filter(|l| which(l)) {
+        if l.hedging.is_none() && l.policy.is_unlimited() {
+            return None;
+        }
+        let a = LayerAttempts::of_layer(l, None);
+        n = n.saturating_mul(u64::from(a.count.max(1)));
+    }
+    Some(n)
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+impl Row {
+    /// `3`, `3 (1 below the caller)`, `unlimited`.
+    pub fn declared_text(&self) -> String {
+        let n = |d: Option<u64>| d.map_or("unlimited".to_owned(), |d| d.to_string());
+        match self.below {
+            Some(b) => format!("{} ({} below the caller)", n(self.declared), n(b)),
+            None => n(self.declared),
+        }
+    }
+
+    /// `6.00`, the mean as every format shows it.
+    pub fn mean_text(&self) -> String {
+        format!("{:.2}", self.mean)
+    }
+
+    /// `6`, or `–` when the counters do not say.
+    pub fn most_text(&self) -> String {
+        self.most.map_or("–".to_owned(), |m| m.to_string())
+    }
+
+    /// `RL021`, `RL021, RL022`, or `none`.
+    pub fn findings_text(&self) -> String {
+        if self.findings.is_empty() {
+            "none".to_owned()
+        } else {
+            self.findings.join(", ")
+        }
+    }
+}
