@@ -511,6 +511,7 @@ fn layers(e: &Entry) -> Vec<LayerFact> {
     let mut out = Vec::new();
     if let Some((d, pos)) = e.request_timeout {
         out.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: TIMEOUT.into(),
             file: e.file,
@@ -553,6 +554,7 @@ fn layers(e: &Entry) -> Vec<LayerFact> {
         ..Spans::default()
     };
     out.push(LayerFact {
+        grpc_retry_on: None,
         timeout_default: None,
         name: LAYER.into(),
         file: e.file,

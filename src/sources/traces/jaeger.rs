@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::attempts::{self, Attr};
-use super::{Span, SpanKind, messaging_key, method_of};
+use super::{Span, SpanKind, grpc_attr, messaging_key, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
 use crate::sources::facts::Facts;
@@ -76,6 +76,11 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     .any(|t| get(t, "key").and_then(str_at).is_some_and(messaging_key)),
             );
             let name = get(span, "operationName").and_then(str_at);
+            let grpc = tags.map(items).unwrap_or(&[]).iter().any(|t| {
+                get(t, "key")
+                    .and_then(str_at)
+                    .is_some_and(|k| grpc_attr(k, get(t, "value").and_then(str_at)))
+            });
             let trace_id = cx.f.str(required(cx, span, "traceID")?, "`traceID`")?;
             // The parent is a CHILD_OF reference in the span's own trace: a
             // reference may name a span of another trace (Jaeger's own
@@ -116,6 +121,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                 duration: Some(Duration::from_micros(micros as u64)),
                 method: method_of(|k| tag(tags, k).and_then(str_at), name),
                 name: name.map(str::to_owned),
+                grpc,
                 signals,
                 at: cx.at(span.pos),
             });

@@ -54,6 +54,15 @@ impl SpanKind {
     }
 }
 
+/// Whether an attribute says its span is of a gRPC call: OpenTelemetry's
+/// `rpc.system: grpc`, or a gRPC status code attribute (`rpc.grpc.status_code`;
+/// Brave's `grpc.status_code` in Zipkin).
+pub fn grpc_attr(key: &str, value: Option<&str>) -> bool {
+    (key == "rpc.system" && value == Some("grpc"))
+        || key == "rpc.grpc.status_code"
+        || key == "grpc.status_code"
+}
+
 /// Whether an attribute (tag) key says its span sends or receives a
 /// message: OpenTelemetry's `messaging.*` conventions, and the tags Brave's
 /// messaging instrumentations write in Zipkin (`kafka.topic`,
@@ -80,6 +89,8 @@ pub struct Span {
     pub name: Option<String>,
     /// What the span says about attempts (see [`attempts`]).
     pub signals: attempts::Signals,
+    /// The span is of a gRPC call ([`grpc_attr`]).
+    pub grpc: bool,
     pub at: At,
 }
 
@@ -141,6 +152,7 @@ impl Acc {
             to: String,
             at: At,
             method: Option<String>,
+            grpc: bool,
             groups: HashMap<(String, Option<String>, Option<String>), Group>,
         }
         let mut edges: Vec<Edge> = Vec::new();
@@ -153,6 +165,7 @@ impl Acc {
                     to: callee.service.clone(),
                     at: client.at,
                     method: None,
+                    grpc: false,
                     groups: HashMap::new(),
                 });
                 edges.len() - 1
@@ -161,6 +174,7 @@ impl Acc {
             if e.method.is_none() {
                 e.method = client.method.clone();
             }
+            e.grpc |= client.grpc || callee.grpc;
             let parent = client.parent.clone().unwrap_or_else(|| client.id.clone());
             // Without span kinds the callee's span names the operation.
             let name = if client.kind == SpanKind::Client {
@@ -315,6 +329,7 @@ impl Acc {
                 client_max: seen.iter().map(|g| g.client).max().unwrap_or(1),
                 resend_max: seen.iter().map(|g| g.numbered).max().unwrap_or(1),
                 failed_calls: seen.iter().filter(|g| g.failed).count() as u64,
+                grpc: e.grpc,
             });
         }
     }

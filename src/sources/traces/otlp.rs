@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::attempts::{self, Attr};
-use super::{Span, SpanKind, messaging_key, method_of};
+use super::{Span, SpanKind, grpc_attr, messaging_key, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
 use crate::sources::facts::Facts;
@@ -137,6 +137,11 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                         .any(|a| get(a, "key").and_then(str_at).is_some_and(messaging_key)),
                 );
                 let name = get(span, "name").and_then(str_at);
+                let grpc = sattrs.map(items).unwrap_or(&[]).iter().any(|a| {
+                    get(a, "key")
+                        .and_then(str_at)
+                        .is_some_and(|k| grpc_attr(k, attr(sattrs, k)))
+                });
                 let parent = get(span, "parentSpanId")
                     .and_then(str_at)
                     .filter(|p| !p.is_empty())
@@ -152,6 +157,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     )),
                     method: method_of(|k| attr(sattrs, k), name),
                     name: name.map(str::to_owned),
+                    grpc,
                     signals: attempts::read(|k| signal_attr(sattrs, k), status_error(span)),
                     at: cx.at(span.pos),
                 });

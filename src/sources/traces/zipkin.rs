@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use super::attempts::{self, Attr};
-use super::{Span, SpanKind, messaging_key, method_of};
+use super::{Span, SpanKind, grpc_attr, messaging_key, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
 use crate::sources::facts::Facts;
@@ -67,6 +67,12 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             }
         }));
         let name = get(span, "name").and_then(str_at);
+        let grpc = match tags.map(|t| &t.value) {
+            Some(Value::Map(entries)) => entries
+                .iter()
+                .any(|(k, v)| str_at(k).is_some_and(|k| grpc_attr(k, str_at(v)))),
+            _ => false,
+        };
         let pushed = facts.traces.push(Span {
             trace: cx
                 .f
@@ -79,6 +85,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             duration: micros.map(|m| Duration::from_micros(m as u64)),
             method: method_of(tag, name),
             name: name.map(str::to_owned),
+            grpc,
             signals: attempts::read(|k| tag(k).map(Attr::Str), false),
             at: cx.at(span.pos),
         });
