@@ -522,9 +522,11 @@ fn malformed_documents_are_located_errors() {
             ":2:18: a gRPC retryPolicy needs `initialBackoff`",
         ),
         (
+            // Zipkin allows a span without a service or a duration
+            // (tests/sources_upstream_traces.rs), not one without its id.
             "zipkin-bad.json",
-            "[{\"traceId\": \"1\", \"id\": \"2\", \"duration\": 5}]\n",
-            ":1:2: a Zipkin span without `localEndpoint.serviceName`",
+            "[{\"traceId\": \"1\", \"id\": \"2\", \"localEndpoint\": {\"serviceName\": \"a\"}},\n {\"traceId\": \"1\"}]\n",
+            ":2:2: a Zipkin span without `id`",
         ),
         (
             "syntax.yaml",

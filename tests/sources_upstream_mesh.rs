@@ -600,6 +600,58 @@ fn kuma_mesh_service_entry_wins_over_the_mesh_entry() {
     );
 }
 
+/// Kuma's inspect-API test input `multiple_outbound_polices` has a
+/// MeshCircuitBreaker on test-server-1 with `connectionLimits.maxRetries:
+/// 2` (Envoy's circuit breaker `max_retries`: retries in flight). Read with
+/// the e2e `meshretry/outbound-mix` policies, whose Mesh entry (3 retries,
+/// 409) is the one test-server-1 gets: the breaker bounds them as a
+/// concurrency budget, located at its key in its own file; `other` has no
+/// breaker. Alone, the breaker bounds nothing (no MeshRetry retries the
+/// calls), and a note says so. Before, a MeshCircuitBreaker was an error.
+#[test]
+fn kuma_mesh_circuit_breaker_max_retries_bounds_the_retries_in_flight() {
+    let cb = "kuma/multiple_outbound_polices.input.yaml";
+    let topo = "version: 1\nentry: demo-client\nservices:\n  demo-client: { calls: [test-server-1, other] }\n  test-server-1: {}\n  other: {}\n";
+    let m = merged(topo, &["kuma/meshretry-outbound-mix.input.yaml", cb]);
+    let t = &m.topology;
+    let l = layer(call(t, "demo-client", "test-server-1"), "kuma");
+    assert_eq!(l.policy.max_attempts, 4, "the Mesh entry's numRetries: 3");
+    assert_eq!(l.policy.retry_on.0, conditions("409"));
+    assert_eq!(l.policy.budget, Some(BudgetSpec::Concurrency { max: 2 }));
+    assert_eq!(
+        at(t, l.spans.budget),
+        (format!("{DATA}/{cb}"), line_of(cb, "maxRetries: 2", 0))
+    );
+    let o = layer(call(t, "demo-client", "other"), "kuma");
+    assert_eq!(o.policy.max_attempts, 4);
+    assert_eq!(o.policy.budget, None);
+    // Its universal Mesh, Dataplane and MeshService documents carry no
+    // retry settings, and are named so (before: not understood).
+    let facts =
+        sources::import(&[Request::path(format!("{DATA}/{cb}"))], Options::default()).unwrap();
+    assert_eq!(
+        facts.summary(),
+        "sources: 5 document(s) in 1 file(s): 1 × Kuma MeshTimeout, 1 × Kuma MeshCircuitBreaker; 3 carry no retry settings (--verbose lists them)"
+    );
+    let m = merged(topo, &[cb]);
+    assert_eq!(
+        names(call(&m.topology, "demo-client", "test-server-1")),
+        ["app"]
+    );
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("MeshCircuitBreaker"))
+        .collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{cb}:{}:11: note: MeshCircuitBreaker maxRetries 2 bounds the retries in flight to `test-server-1`, but no MeshRetry among the sources retries those calls: it bounds nothing here",
+            line_of(cb, "maxRetries: 2", 0)
+        )]
+    );
+}
+
 /// Kuma's e2e `meshtimeout/outbound`: `http.requestTimeout: 52s` is the
 /// route timeout (golden: `"timeout": "52s"`), the request with its retries.
 #[test]

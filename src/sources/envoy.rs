@@ -523,6 +523,7 @@ fn route_layers(
     let mut layers = Vec::new();
     if let Some((d, pos)) = timeout {
         layers.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: ROUTE.into(),
             file: cx.file,
@@ -563,6 +564,8 @@ fn retry_policy(
         Some(kv) => node::retries(cx, kv, "num_retries", &mut spans.max_attempts)?,
         None => 1,
     };
+    // On a gRPC call the gRPC conditions match its statuses.
+    let mut grpc_retry_on: Option<Vec<Condition>> = None;
     let mut retry_on: Vec<Condition> = match entry(p, "retry_on") {
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
@@ -585,14 +588,19 @@ fn retry_policy(
                     );
                 }
             }
+            if known.iter().any(|t| super::istio::GRPC_ONLY.contains(t)) {
+                grpc_retry_on = super::envoy_gateway::grpc_retry_on(&known.join(",")).ok();
+            }
             super::istio::retry_on(&known.join(",")).unwrap_or_default()
         }
         None => Vec::new(),
     };
     for code in get(p, "retriable_status_codes").map(items).unwrap_or(&[]) {
         let c = node::int(cx, code, "retriable_status_codes", 100, 599)? as u16;
-        if !retry_on.contains(&Condition::Status(c)) {
-            retry_on.push(Condition::Status(c));
+        for on in std::iter::once(&mut retry_on).chain(grpc_retry_on.as_mut()) {
+            if !on.contains(&Condition::Status(c)) {
+                on.push(Condition::Status(c));
+            }
         }
     }
     let per_try = entry(p, "per_try_timeout")
@@ -614,6 +622,7 @@ fn retry_policy(
     }
     let policy = super::envoy_retry::policy(retries, base, cap, retry_on, honor.is_some());
     Ok(LayerFact {
+        grpc_retry_on,
         timeout_default: None,
         name: LAYER.into(),
         file: cx.file,

@@ -270,6 +270,7 @@ fn policy_retry(
         }
     }
     Ok(LayerFact {
+        grpc_retry_on: None,
         timeout_default: None,
         name: LAYER.into(),
         file: cx.file,
@@ -364,6 +365,7 @@ pub(crate) fn apply_traffic_policies(facts: &mut Facts) {
                                 // The route's backendRequest timeout stays unless the policy sets one.
                                 let timeout = l.timeout.or(old.timeout);
                                 *old = LayerFact {
+                                    grpc_retry_on: None,
                                     timeout,
                                     ..l.clone()
                                 };

@@ -40,6 +40,10 @@ pub struct Facts {
     /// in a namespace labelled for injection): the default policy applies to
     /// calls to them that no VirtualService route covers.
     pub meshed: Vec<HostRef>,
+    /// Hosts whose Kubernetes Service port speaks gRPC (`appProtocol:
+    /// grpc`, or a port named `grpc` or `grpc-*`, as Istio selects the
+    /// protocol): calls to them are gRPC calls.
+    pub grpc_hosts: Vec<HostRef>,
     /// The Istio default policy's preset, once an Istio document was read.
     pub istio_default: Option<&'static str>,
     /// Istio's minor version the defaults follow (`--istio-version`).
@@ -368,6 +372,8 @@ pub struct CallFact {
     pub resend_max: u32,
     /// Logical calls whose callee failed (an error status).
     pub failed_calls: u64,
+    /// A span of the call says `rpc.system: grpc`.
+    pub grpc: bool,
 }
 
 /// A call one proxy's counters describe: the requests the caller's Envoy
@@ -528,6 +534,10 @@ pub struct LayerFact {
     pub policy: PolicyFact,
     /// Said beside the layer in `import`'s output.
     pub comment: String,
+    /// The policy's conditions on a gRPC call, when they differ from its
+    /// HTTP ones (Envoy's `unavailable`, `cancelled`, … match a gRPC
+    /// status only): `None`, the same.
+    pub grpc_retry_on: Option<Vec<crate::policy::Condition>>,
 }
 
 // One per route read: their size does not matter, and a box would only add

@@ -286,6 +286,7 @@ fn rule_layers(
         .filter(|(d, _)| !d.is_zero());
     if let Some((d, pos)) = request {
         layers.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: ROUTE.into(),
             file: cx.file,
@@ -307,6 +308,7 @@ fn rule_layers(
         None => {
             if let Some((d, pos)) = backend {
                 layers.push(LayerFact {
+                    grpc_retry_on: None,
                     timeout_default: None,
                     name: LAYER.into(),
                     file: cx.file,
@@ -526,6 +528,7 @@ fn retry(
         None => super::envoy_retry::BASE_INTERVAL,
     };
     Ok(LayerFact {
+        grpc_retry_on: None,
         timeout_default: None,
         name: LAYER.into(),
         file: cx.file,

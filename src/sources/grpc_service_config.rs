@@ -174,6 +174,7 @@ pub fn read(
         if let Some((k, v)) = get(mc, "timeout") {
             let d = node::duration(cx, v, "timeout")?;
             layers.push(LayerFact {
+                grpc_retry_on: None,
                 timeout_default: None,
                 name: DEADLINE.into(),
                 file: cx.file,
@@ -191,6 +192,7 @@ pub fn read(
                 spans.budget = Some(*at);
             }
             layers.push(LayerFact {
+                grpc_retry_on: None,
                 timeout_default: None,
                 name: LAYER.into(),
                 file: cx.file,

@@ -55,6 +55,19 @@ pub fn default_preset(minor: u32) -> &'static str {
 /// The conditions of Istio's default `retryOn`
 /// (`connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes`)
 /// as the presets write them: `connect`, and 503 up to 1.23 (see [`retry_on`]).
+/// The same default on a gRPC call, where its `unavailable` and
+/// `cancelled` match the gRPC statuses (read as the service config reads
+/// UNAVAILABLE and CANCELLED).
+pub fn default_grpc_conditions(minor: u32) -> Vec<Condition> {
+    let mut c =
+        super::envoy_gateway::grpc_retry_on("connect-failure,refused-stream,unavailable,cancelled")
+            .unwrap_or_default();
+    if minor < 24 && !c.contains(&Condition::Status(503)) {
+        c.push(Condition::Status(503));
+    }
+    c
+}
+
 fn default_conditions(minor: u32) -> Vec<Condition> {
     let mut c = vec![Condition::Connect];
     if minor < 24 {
@@ -220,6 +233,7 @@ fn read_route(
     let mut layers = Vec::new();
     if let Some((d, pos)) = route_timeout {
         layers.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: ROUTE.into(),
             file: cx.file,
@@ -240,6 +254,7 @@ fn read_route(
         let sidecar = match &retries {
             Some(l) => l.clone(),
             None => LayerFact {
+                grpc_retry_on: None,
                 timeout_default: route_timeout.map(|_| PER_TRY_DEFAULT),
                 name: SIDECAR.into(),
                 file: cx.file,
@@ -315,6 +330,7 @@ fn read_retries(
     };
     if attempts == 0 {
         return Ok(LayerFact {
+            grpc_retry_on: None,
             timeout_default,
             name: SIDECAR.into(),
             file: cx.file,
@@ -324,11 +340,15 @@ fn read_retries(
             comment: "Istio retries with `attempts: 0` (or none): retries disabled".into(),
         });
     }
+    let mut grpc_retry_on = None;
     let retry_on = match entry(r, "retryOn") {
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
             let text = cx.f.str(v, "`retryOn`")?;
             note_grpc_only(cx, v.pos, text, facts);
+            if text.split(',').any(|t| GRPC_ONLY.contains(&t.trim())) {
+                grpc_retry_on = super::envoy_gateway::grpc_retry_on(text).ok();
+            }
             retry_on(text).map_err(|bad| {
                 cx.f.error(v.pos, format!("unknown retryOn condition `{bad}`"))
                     .with_help(format!(
@@ -337,7 +357,10 @@ fn read_retries(
                     ))
             })?
         }
-        None => default_conditions(options.istio_minor),
+        None => {
+            grpc_retry_on = Some(default_grpc_conditions(options.istio_minor));
+            default_conditions(options.istio_minor)
+        }
     };
     let base = match entry(r, "backoff") {
         Some((k, v)) => {
@@ -348,6 +371,7 @@ fn read_retries(
     };
     let policy = super::envoy_retry::policy(attempts, base, None, retry_on, false);
     Ok(LayerFact {
+        grpc_retry_on,
         timeout_default,
         name: SIDECAR.into(),
         file: cx.file,
@@ -711,7 +735,7 @@ pub fn note_grpc_only(cx: Cx, at: Pos, text: &str, facts: &mut Facts) {
         if GRPC_ONLY.contains(&t) {
             facts.note(
                 Some(cx.at(at)),
-                format!("`{t}` matches a gRPC status in the response headers only; the calls modelled are HTTP, so it retries nothing here"),
+                format!("`{t}` matches a gRPC status in the response headers only: it retries nothing on an HTTP call, and the gRPC status on a gRPC call (`protocol: grpc`, a Service port `appProtocol: grpc` or named `grpc-*`)"),
             );
         }
     }

@@ -17,6 +17,38 @@ use crate::source::{Node, Value};
 
 const INJECT: &str = "sidecar.istio.io/inject";
 
+/// What a Service's ports say of its protocol, as Istio's protocol
+/// selection reads them
+/// (istio.io/latest/docs/ops/configuration/traffic-management/protocol-selection/):
+/// `appProtocol` first, else the port name's prefix before `-` (`grpc`,
+/// `grpc-ping`; `grpc-web` is gRPC-Web, HTTP to the proxy; `http`,
+/// `http2`, `https`). A topology's call names no port, so the Service is
+/// gRPC when a port is gRPC and none is HTTP (metrics or TCP ports beside
+/// it take no calls); `None` when both are (said by the caller).
+fn speaks_grpc(ports: Option<&Node>) -> Option<bool> {
+    let (mut grpc, mut http) = (false, false);
+    for p in ports.map(super::node::items).unwrap_or(&[]) {
+        let app = path(p, &["appProtocol"]).and_then(str_at);
+        let name = path(p, &["name"]).and_then(str_at).unwrap_or("");
+        let proto = app.unwrap_or_else(|| {
+            if name.starts_with("grpc-web") {
+                "http"
+            } else {
+                name.split('-').next().unwrap_or("")
+            }
+        });
+        match proto {
+            "grpc" => grpc = true,
+            "http" | "http2" | "https" | "kubernetes.io/h2c" => http = true,
+            _ => {}
+        }
+    }
+    match (grpc, http) {
+        (true, true) => None,
+        (g, _) => Some(g),
+    }
+}
+
 pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), LoadError> {
     let Some(meta) = path(root, &["metadata"]) else {
         return Err(cx
@@ -75,6 +107,14 @@ pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), Lo
                 at: cx.at(nk.pos),
             };
             super::linkerd::annotations(cx, meta, vec![host.clone()], Matcher::default(), facts)?;
+            match speaks_grpc(path(root, &["spec", "ports"])) {
+                Some(true) => facts.grpc_hosts.push(host.clone()),
+                Some(false) => {}
+                None => facts.note(
+                    Some(host.at),
+                    format!("Service `{}` has gRPC and HTTP ports; calls to it are read as HTTP: write `protocol: grpc` on a call to its gRPC port", host.host),
+                ),
+            }
             let selector = string_map(path(root, &["spec", "selector"]));
             facts.k8s_services.push(K8sService { host, selector });
         }

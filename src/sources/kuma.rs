@@ -28,6 +28,15 @@
 //! - MeshTimeout `default.http.requestTimeout` is Envoy's route timeout: the
 //!   request with all its retries (an outer `kuma-timeout` layer);
 //!   connection and idle timeouts are not deadlines of a request.
+//! - MeshCircuitBreaker `default.connectionLimits.maxRetries` is the
+//!   cluster's Envoy circuit breaker `max_retries`
+//!   (`meshcircuitbreaker/plugin/xds/configurer.go`): at most that many
+//!   retries in flight to the destination, a concurrency budget on the
+//!   MeshRetry layer of the calls to it (merged as the retry entries are:
+//!   a MeshService entry wins over the Mesh one). The other connection
+//!   limits and `outlierDetection` eject hosts or refuse connections; they
+//!   set no retry and are not modelled. A breaker whose destination no
+//!   MeshRetry among the sources retries bounds nothing here: noted.
 
 use std::time::Duration;
 
@@ -59,18 +68,36 @@ pub struct Entry {
     retry_on: Option<(Vec<Condition>, Vec<String>, Pos)>,
     rate_limited: Option<Pos>,
     request_timeout: Option<(Duration, Pos)>,
+    /// A MeshCircuitBreaker's `maxRetries`, located in its own file.
+    max_retries: Option<(u32, At)>,
+}
+
+/// Which policy a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Policy {
+    Retry,
+    Timeout,
+    CircuitBreaker,
 }
 
 pub fn read_retry(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
-    read(cx, root, true, facts)
+    read(cx, root, Policy::Retry, facts)
 }
 
 pub fn read_timeout(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
-    read(cx, root, false, facts)
+    read(cx, root, Policy::Timeout, facts)
 }
 
-fn read(cx: Cx, root: &Node, retry: bool, facts: &mut Facts) -> Result<(), LoadError> {
-    let what = if retry { "MeshRetry" } else { "MeshTimeout" };
+pub fn read_circuit_breaker(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+    read(cx, root, Policy::CircuitBreaker, facts)
+}
+
+fn read(cx: Cx, root: &Node, policy: Policy, facts: &mut Facts) -> Result<(), LoadError> {
+    let what = match policy {
+        Policy::Retry => "MeshRetry",
+        Policy::Timeout => "MeshTimeout",
+        Policy::CircuitBreaker => "MeshCircuitBreaker",
+    };
     let meta = get(root, "metadata");
     let name = meta
         .and_then(|m| get(m, "name"))
@@ -145,11 +172,25 @@ fn read(cx: Cx, root: &Node, retry: bool, facts: &mut Facts) -> Result<(), LoadE
             continue;
         };
         e.at = Some(dk.pos);
-        if retry {
-            read_retry_conf(cx, conf, &mut e, facts)?;
-        } else if let Some((k, v)) = get(conf, "http").and_then(|h| entry(h, "requestTimeout")) {
-            let d = node::duration(cx, v, "requestTimeout")?;
-            e.request_timeout = Some((d, k.pos));
+        match policy {
+            Policy::Retry => read_retry_conf(cx, conf, &mut e, facts)?,
+            Policy::Timeout => {
+                if let Some((k, v)) = get(conf, "http").and_then(|h| entry(h, "requestTimeout")) {
+                    let d = node::duration(cx, v, "requestTimeout")?;
+                    e.request_timeout = Some((d, k.pos));
+                }
+            }
+            Policy::CircuitBreaker => {
+                let Some((k, v)) =
+                    get(conf, "connectionLimits").and_then(|c| entry(c, "maxRetries"))
+                else {
+                    // Outlier detection and the other limits alone: no
+                    // bound on retries.
+                    continue;
+                };
+                let n = node::int(cx, v, "maxRetries", 0, i128::from(u32::MAX))? as u32;
+                e.max_retries = Some((n, cx.at(k.pos)));
+            }
         }
         facts.kuma.push(e);
     }
@@ -284,6 +325,41 @@ fn merged(base: &Entry, over: &Entry) -> Entry {
         request_timeout: over
             .request_timeout
             .or(base.request_timeout.map(|(d, p)| (d, moved(p)))),
+        max_retries: over.max_retries.or(base.max_retries),
+    }
+}
+
+/// The circuit breakers' `maxRetries` per destination (`None`: the Mesh's),
+/// merged as the retry entries are: the Mesh entries, then each
+/// MeshService's over them, in policy name order.
+fn breakers(entries: &mut Vec<Entry>) -> Vec<(Option<HostRef>, u32, At)> {
+    let (mut found, rest): (Vec<Entry>, Vec<Entry>) =
+        entries.drain(..).partition(|e| e.max_retries.is_some());
+    *entries = rest;
+    found.sort_by(|a, b| {
+        a.host
+            .is_some()
+            .cmp(&b.host.is_some())
+            .then(a.name.cmp(&b.name))
+    });
+    let mut out: Vec<(Option<HostRef>, u32, At)> = Vec::new();
+    for e in found {
+        let Some((n, at)) = e.max_retries else {
+            continue;
+        };
+        match out.iter_mut().find(|(h, _, _)| same_host(h, &e.host)) {
+            Some(b) => *b = (e.host.clone(), n, at),
+            None => out.push((e.host.clone(), n, at)),
+        }
+    }
+    out
+}
+
+fn same_host(a: &Option<HostRef>, b: &Option<HostRef>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.host == b.host && a.namespace == b.namespace,
+        _ => false,
     }
 }
 
@@ -295,6 +371,7 @@ pub(crate) fn finish(facts: &mut Facts) {
     if entries.is_empty() {
         return;
     }
+    let breakers = breakers(&mut entries);
     entries.sort_by(|a, b| {
         a.host
             .is_some()
@@ -320,9 +397,28 @@ pub(crate) fn finish(facts: &mut Facts) {
             },
         }
     }
+    // A destination of its own breaker but only the Mesh's retries: its
+    // own route, the Mesh's settings under its budget.
+    for (host, _, _) in &breakers {
+        if host.is_some() && mesh_seen && !services.iter().any(|s| same_host(&s.host, host)) {
+            services.push(Entry {
+                host: host.clone(),
+                ..mesh.clone()
+            });
+        }
+    }
+    let mut applied = vec![false; breakers.len()];
     let group = facts.read_kinds.len();
     for e in services.iter().chain(mesh_seen.then_some(&mesh)) {
-        let layers = layers(e);
+        let mut layers = layers(e);
+        let breaker = breakers
+            .iter()
+            .position(|(h, _, _)| h.is_some() && same_host(h, &e.host))
+            .or_else(|| breakers.iter().position(|(h, _, _)| h.is_none()));
+        if let Some(i) = breaker {
+            let (_, n, at) = breakers[i];
+            applied[i] |= bound(&mut layers, n, at);
+        }
         let (matcher, hosts) = match (&e.retry_on, &e.host) {
             (Some((_, methods, _)), h) if !methods.is_empty() => (
                 Matcher {
@@ -370,12 +466,52 @@ pub(crate) fn finish(facts: &mut Facts) {
             });
         }
     }
+    for ((host, n, at), applied) in breakers.iter().zip(applied) {
+        if !applied {
+            let to = host.as_ref().map_or_else(
+                || "every destination".to_owned(),
+                |h| format!("`{}`", h.host),
+            );
+            facts.note(
+                Some(*at),
+                format!("MeshCircuitBreaker maxRetries {n} bounds the retries in flight to {to}, but no MeshRetry among the sources retries those calls: it bounds nothing here"),
+            );
+        }
+    }
+}
+
+/// Puts a breaker's `maxRetries` on the MeshRetry layer as a concurrency
+/// budget, located at the breaker's key (in its own file, if another);
+/// whether there was a layer to bound.
+fn bound(layers: &mut [LayerFact], max: u32, at: At) -> bool {
+    use crate::policy::BudgetSpec;
+    let mut found = false;
+    for l in layers.iter_mut().filter(|l| l.name == LAYER) {
+        found = true;
+        if let PolicyFact::Inline { policy, spans } = &mut l.policy {
+            let budget = BudgetSpec::Concurrency { max };
+            if at.file == l.file {
+                spans.budget = Some(at.pos);
+                policy.budget = Some(budget);
+            } else {
+                let mut policy = policy.clone();
+                policy.budget = Some(budget);
+                l.policy = PolicyFact::InlineBudgetElsewhere {
+                    policy,
+                    spans: *spans,
+                    budget_at: at,
+                };
+            }
+        }
+    }
+    found
 }
 
 fn layers(e: &Entry) -> Vec<LayerFact> {
     let mut out = Vec::new();
     if let Some((d, pos)) = e.request_timeout {
         out.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: TIMEOUT.into(),
             file: e.file,
@@ -418,6 +554,7 @@ fn layers(e: &Entry) -> Vec<LayerFact> {
         ..Spans::default()
     };
     out.push(LayerFact {
+        grpc_retry_on: None,
         timeout_default: None,
         name: LAYER.into(),
         file: e.file,

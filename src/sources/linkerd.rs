@@ -73,6 +73,7 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
         if let Some((tk, tv)) = entry(route, "timeout") {
             let d = node::duration(cx, tv, "timeout")?;
             layers.push(LayerFact {
+                grpc_retry_on: None,
                 timeout_default: None,
                 name: TIMEOUT.into(),
                 file: cx.file,
@@ -93,6 +94,7 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
                 ..Spans::default()
             };
             layers.push(LayerFact {
+                grpc_retry_on: None,
                 timeout_default: None,
                 name: LAYER.into(),
                 file: cx.file,
@@ -205,6 +207,7 @@ pub fn route_layers(
     };
     if let Some((d, pos)) = timeout_of("timeout.linkerd.io/request")? {
         layers.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: TIMEOUT.into(),
             file: cx.file,
@@ -232,6 +235,7 @@ pub fn route_layers(
         // a deadline outside the retry layer does (it is read per request,
         // a bound no looser than Linkerd's per-response one).
         layers.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: RESPONSE_TIMEOUT.into(),
             file: cx.file,
@@ -303,6 +307,7 @@ pub fn route_layers(
             retry_on.push(Condition::Timeout);
         }
         layers.push(LayerFact {
+            grpc_retry_on: None,
             timeout_default: None,
             name: LAYER.into(),
             file: cx.file,

@@ -116,6 +116,7 @@ pub enum Kind {
     EnvoyGatewayBackendTrafficPolicy,
     KumaMeshRetry,
     KumaMeshTimeout,
+    KumaMeshCircuitBreaker,
     LinkerdServiceProfile,
     KubernetesService,
     KubernetesNamespace,
@@ -138,6 +139,7 @@ impl Kind {
             Kind::GatewayGrpcRoute => "Gateway API GRPCRoute",
             Kind::KumaMeshRetry => "Kuma MeshRetry",
             Kind::KumaMeshTimeout => "Kuma MeshTimeout",
+            Kind::KumaMeshCircuitBreaker => "Kuma MeshCircuitBreaker",
             Kind::EnvoyGatewayBackendTrafficPolicy => "Envoy Gateway BackendTrafficPolicy",
             Kind::LinkerdServiceProfile => "Linkerd ServiceProfile",
             Kind::KubernetesService => "Kubernetes Service",
@@ -325,6 +327,7 @@ fn read_document(
         Kind::GatewayGrpcRoute => gateway_api::read(cx, root, options, true, facts)?,
         Kind::KumaMeshRetry => kuma::read_retry(cx, root, facts)?,
         Kind::KumaMeshTimeout => kuma::read_timeout(cx, root, facts)?,
+        Kind::KumaMeshCircuitBreaker => kuma::read_circuit_breaker(cx, root, facts)?,
         Kind::EnvoyGatewayBackendTrafficPolicy => {
             envoy_gateway::read_backend_traffic_policy(cx, root, facts)?
         }
@@ -388,6 +391,19 @@ pub fn classify(root: &crate::source::Node) -> Detected {
             None => Detected::NoRetry(what),
         };
     }
+    // Kuma's universal form: `type:`, `name:`, `mesh:` (a Mesh has none).
+    if let Some(kind) = get(root, "type").and_then(str_at)
+        && (get(root, "mesh").is_some() || kind == "Mesh")
+        && let Some(free) = mesh::retry_free("kuma.io", kind)
+    {
+        let name = get(root, "name").and_then(str_at).unwrap_or("");
+        let what = format!("Kuma {kind} {name}");
+        return if free {
+            Detected::NoRetry(what)
+        } else {
+            Detected::LooksLike(format!("{what} is a mesh resource"))
+        };
+    }
     match envoy::looks_like(root) {
         Some(what) => Detected::LooksLike(what),
         None if traces_look_like(root) => {
@@ -419,6 +435,7 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
             ("gateway.networking.k8s.io", "GRPCRoute") => Some(Kind::GatewayGrpcRoute),
             ("kuma.io", "MeshRetry") => Some(Kind::KumaMeshRetry),
             ("kuma.io", "MeshTimeout") => Some(Kind::KumaMeshTimeout),
+            ("kuma.io", "MeshCircuitBreaker") => Some(Kind::KumaMeshCircuitBreaker),
             ("gateway.envoyproxy.io", "BackendTrafficPolicy") => {
                 Some(Kind::EnvoyGatewayBackendTrafficPolicy)
             }
@@ -440,9 +457,22 @@ pub fn detect(root: &crate::source::Node) -> Option<Kind> {
         Value::Map(_) if get(root, "type").and_then(str_at) == Some("MeshTimeout") => {
             Some(Kind::KumaMeshTimeout)
         }
+        Value::Map(_) if get(root, "type").and_then(str_at) == Some("MeshCircuitBreaker") => {
+            Some(Kind::KumaMeshCircuitBreaker)
+        }
         Value::Map(_) if get(root, "methodConfig").is_some() => Some(Kind::GrpcServiceConfig),
         Value::Map(_) if get(root, "retryThrottling").is_some() => Some(Kind::GrpcServiceConfig),
         Value::Map(_) if get(root, "resourceSpans").is_some() => Some(Kind::Otlp),
+        // Grafana Tempo's trace API: OTLP's resource spans as `batches`.
+        Value::Map(_) if traces::tempo_batches(root) => Some(Kind::Otlp),
+        // One Jaeger trace alone, not under `data`.
+        Value::Map(_)
+            if get(root, "traceID").is_some()
+                && get(root, "spans").is_some()
+                && get(root, "processes").is_some() =>
+        {
+            Some(Kind::Jaeger)
+        }
         Value::Map(_) if metrics::prom_api::detect(root) => Some(Kind::PrometheusQuery),
         Value::Map(_) => {
             let data = get(root, "data")?;

@@ -276,6 +276,7 @@ pub fn merge(
             t.observed.push(o);
         }
     }
+    mark_grpc(&mut t, facts);
     attach_layers(&mut t, facts, &places, presets, &mut notes)?;
     super::graph::check_acyclic(&t).map_err(|e| relocate(&t, e))?;
     if !has_base {
@@ -619,6 +620,7 @@ fn add_traced(
             path: None,
             idempotency_key: false,
             parallel: false,
+            grpc: c.grpc,
             layers: vec![no_retry_app_layer(pos)],
         });
     }
@@ -669,6 +671,30 @@ fn resolve_hosts(t: &Topology, facts: &Facts, notes: &mut Vec<String>) -> Vec<Ve
     out
 }
 
+/// Calls to the hosts the sources say speak gRPC (a Kubernetes Service's
+/// port) are gRPC calls; a topology's `protocol:` or a trace may say so too.
+fn mark_grpc(t: &mut Topology, facts: &Facts) {
+    if facts.grpc_hosts.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = t.services.iter().map(|s| s.name.as_str()).collect();
+    let grpc: Vec<usize> = facts
+        .grpc_hosts
+        .iter()
+        .filter_map(|h| {
+            match hosts::resolve(&h.host, h.namespace.as_deref(), names.iter().copied()) {
+                Resolved::One(i) => Some(i),
+                _ => None,
+            }
+        })
+        .collect();
+    for s in &mut t.services {
+        for c in &mut s.calls {
+            c.grpc |= grpc.contains(&c.to);
+        }
+    }
+}
+
 /// The layers the sources put on each call.
 fn attach_layers(
     t: &mut Topology,
@@ -689,6 +715,7 @@ fn attach_layers(
             let call = &t.services[s].calls[c];
             let to = call.to;
             let (method, path) = (call.method.value.clone(), call.path.clone());
+            let grpc = call.grpc;
             let mut add: Vec<Layer> = Vec::new();
             let mut istio_seen = false;
             for source in [
@@ -722,18 +749,24 @@ fn attach_layers(
                     .find(|(_, r)| r.matcher.matches(&method, path.as_deref()));
                 if let Some((_, r)) = chosen {
                     istio_seen |= source == "istio";
-                    for l in &r.layers {
-                        add.push(layer(facts, places, &mut reader, l)?);
+                    for fact in &r.layers {
+                        let mut l = layer(facts, places, &mut reader, fact)?;
+                        // On a gRPC call the proxy's gRPC conditions apply.
+                        if grpc && let Some(on) = &fact.grpc_retry_on {
+                            l.policy.retry_on.0 = on.clone();
+                        }
+                        add.push(l);
                     }
                 }
             }
             if !istio_seen && let Some(h) = meshed.iter().position(|m| *m == Some(to)) {
                 let at = facts.meshed[h].at;
-                add.push(layer(
+                let mut default = layer(
                     facts,
                     places,
                     &mut reader,
                     &LayerFact {
+                        grpc_retry_on: None,
                         timeout_default: None,
                         name: crate::sources::istio::SIDECAR.into(),
                         file: at.file,
@@ -757,7 +790,12 @@ fn attach_layers(
                             facts.istio_minor
                         ),
                     },
-                )?);
+                )?;
+                if grpc {
+                    default.policy.retry_on.0 =
+                        crate::sources::istio::default_grpc_conditions(facts.istio_minor);
+                }
+                add.push(default);
             }
             for l in add {
                 let found = t.services[s].calls[c]

@@ -272,6 +272,11 @@ pub struct Call {
     pub idempotency_key: bool,
     /// Runs concurrently with the neighbouring parallel calls of its service.
     pub parallel: bool,
+    /// A gRPC call (`protocol: grpc`, or a source says so: a Kubernetes
+    /// port `appProtocol: grpc` or named `grpc`/`grpc-*`, a trace's
+    /// `rpc.system: grpc`): a proxy's gRPC retry conditions (`unavailable`,
+    /// `cancelled`, …) apply to it, read as the gRPC statuses.
+    pub grpc: bool,
     /// The retry layers of this call, outermost first: the caller's own
     /// (application) layer, then every `via` layer.
     pub layers: Vec<Layer>,

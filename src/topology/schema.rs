@@ -39,6 +39,7 @@ const CALL_KEYS: &[&str] = &[
     "path",
     "idempotent",
     "idempotency_key",
+    "protocol",
     "timeout",
     "retry",
     "via",
@@ -527,6 +528,7 @@ fn read_call(
                 idempotent: true,
                 idempotency_key: false,
                 parallel: false,
+                grpc: false,
                 layers: vec![app_layer(node.pos, None, None, None, None)],
             },
             to_name: to.to_string(),
@@ -586,6 +588,18 @@ fn read_call(
         .map(|v| f.bool(v, "parallel"))
         .transpose()?
         .unwrap_or(false);
+    let grpc = match m.get("protocol") {
+        None => false,
+        Some(v) => match f.str(v, "`protocol`")? {
+            "http" => false,
+            "grpc" => true,
+            other => {
+                return Err(f
+                    .error(v.pos, format!("unknown protocol `{other}`"))
+                    .with_help("write `protocol: http` (the default) or `protocol: grpc`"));
+            }
+        },
+    };
     let timeout = located_duration(f, &m, "timeout")?;
     let read = m
         .entry("retry")
@@ -641,6 +655,7 @@ fn read_call(
             idempotent,
             idempotency_key,
             parallel,
+            grpc,
             layers,
         },
         to_name,

@@ -1,12 +1,14 @@
 //! Jaeger JSON, as the query API (`/api/traces`) and the UI's download give
 //! it: `data[]` traces, each with `spans[]` (`traceID`, `spanID`,
 //! `references` with `CHILD_OF`, `duration` in microseconds, `tags`) and
-//! `processes` naming each span's service.
+//! `processes` naming each span's service; or one such trace alone (`{
+//! traceID, spans, processes }`, what Jaeger's UI model holds and its
+//! converter tests write).
 
 use std::time::Duration;
 
 use super::attempts::{self, Attr};
-use super::{Span, SpanKind, method_of};
+use super::{Span, SpanKind, grpc_attr, messaging_key, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
 use crate::sources::facts::Facts;
@@ -30,7 +32,12 @@ fn required<'a>(cx: Cx, n: &'a Node, key: &str) -> Result<&'a Node, LoadError> {
 }
 
 pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
-    for trace in crate::sources::node::list(cx, root, "data")? {
+    let traces = if get(root, "data").is_some() {
+        crate::sources::node::list(cx, root, "data")?
+    } else {
+        std::slice::from_ref(root)
+    };
+    for trace in traces {
         let processes = get(trace, "processes");
         for span in crate::sources::node::list(cx, trace, "spans")? {
             let pid_node = required(cx, span, "processID")?;
@@ -59,14 +66,34 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             let kind = match tag(tags, "span.kind").and_then(str_at) {
                 Some("server") => SpanKind::Server,
                 Some("client") => SpanKind::Client,
+                Some("producer" | "consumer") => SpanKind::Messaging,
                 _ => SpanKind::Other,
-            };
+            }
+            .or_messaging(
+                tags.map(items)
+                    .unwrap_or(&[])
+                    .iter()
+                    .any(|t| get(t, "key").and_then(str_at).is_some_and(messaging_key)),
+            );
+            let name = get(span, "operationName").and_then(str_at);
+            let grpc = tags.map(items).unwrap_or(&[]).iter().any(|t| {
+                get(t, "key")
+                    .and_then(str_at)
+                    .is_some_and(|k| grpc_attr(k, get(t, "value").and_then(str_at)))
+            });
+            let trace_id = cx.f.str(required(cx, span, "traceID")?, "`traceID`")?;
+            // The parent is a CHILD_OF reference in the span's own trace: a
+            // reference may name a span of another trace (Jaeger's own
+            // converter fixture has one before the real parent).
             let parent = crate::sources::node::items(get(span, "references").unwrap_or(span))
                 .iter()
                 .find(|r| {
                     get(r, "refType")
                         .and_then(str_at)
                         .is_none_or(|t| t == "CHILD_OF")
+                        && get(r, "traceID")
+                            .and_then(str_at)
+                            .is_none_or(|t| t == trace_id)
                 })
                 .and_then(|r| get(r, "spanID"))
                 .and_then(str_at)
@@ -83,10 +110,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                 false,
             );
             let pushed = facts.traces.push(Span {
-                trace: cx
-                    .f
-                    .str(required(cx, span, "traceID")?, "`traceID`")?
-                    .to_owned(),
+                trace: trace_id.to_owned(),
                 id: cx
                     .f
                     .str(required(cx, span, "spanID")?, "`spanID`")?
@@ -94,8 +118,10 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                 parent,
                 service: service.to_owned(),
                 kind,
-                duration: Duration::from_micros(micros as u64),
-                method: method_of(|k| tag(tags, k).and_then(str_at)),
+                duration: Some(Duration::from_micros(micros as u64)),
+                method: method_of(|k| tag(tags, k).and_then(str_at), name),
+                name: name.map(str::to_owned),
+                grpc,
                 signals,
                 at: cx.at(span.pos),
             });

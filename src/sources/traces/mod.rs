@@ -5,12 +5,21 @@
 //!   Zipkin server span sharing its client's id; or, without span kinds, a
 //!   span of B whose parent belongs to A.
 //! - The method: `http.request.method` (semantic conventions 1.23+) or
-//!   `http.method` (before).
+//!   `http.method` (before); without either, the span name's first word
+//!   when it is an HTTP method (Zipkin's `post /tokens/access`, OTel's
+//!   `GET /users/{id}` or older `HTTP GET`).
+//! - Messages are no calls: a PRODUCER or CONSUMER span, or one with a
+//!   messaging attribute ([`messaging_key`]), neither calls nor answers, and a
+//!   span under one is no callee (the consumer runs when the broker hands
+//!   it the message, not while the producer waits).
+//! - Cycles: the call graph must be acyclic, so a call that closes a cycle
+//!   (a back edge of a depth-first walk from the services nobody calls) is
+//!   left out with a warning naming the cycle.
 //! - A service's latency (its own work, as the topology means it): each
 //!   server span's duration minus the durations of the client spans under
 //!   it, p50 and p99 by nearest rank.
 //! - Attempts seen, per logical call (the client spans to one callee, with
-//!   one method, under one parent span): the larger of the client spans
+//!   one method and one span name, under one parent span): the larger of the client spans
 //!   (or their resend_count + 1, see [`attempts`]) and the attempts that
 //!   reached the callee: each client span's server spans, or the proxy's
 //!   `x-envoy-attempt-count` when larger. Several server spans under one
@@ -18,6 +27,7 @@
 //!   authentication resends and gRPC transparent retries are not counted.
 
 pub mod attempts;
+pub mod cycles;
 pub mod jaeger;
 pub mod otlp;
 pub mod zipkin;
@@ -32,8 +42,36 @@ pub enum SpanKind {
     Client,
     Server,
     Other,
+    /// A message sent or received (PRODUCER, CONSUMER, or a span with
+    /// messaging attributes): not a synchronous call.
+    Messaging,
 }
 
+impl SpanKind {
+    /// The kind a span's messaging attribute overrides.
+    pub fn or_messaging(self, messaging: bool) -> SpanKind {
+        if messaging { SpanKind::Messaging } else { self }
+    }
+}
+
+/// Whether an attribute says its span is of a gRPC call: OpenTelemetry's
+/// `rpc.system: grpc`, or a gRPC status code attribute (`rpc.grpc.status_code`;
+/// Brave's `grpc.status_code` in Zipkin).
+pub fn grpc_attr(key: &str, value: Option<&str>) -> bool {
+    (key == "rpc.system" && value == Some("grpc"))
+        || key == "rpc.grpc.status_code"
+        || key == "grpc.status_code"
+}
+
+/// Whether an attribute (tag) key says its span sends or receives a
+/// message: OpenTelemetry's `messaging.*` conventions, and the tags Brave's
+/// messaging instrumentations write in Zipkin (`kafka.topic`,
+/// `kafka.partition`, `rabbit.queue`, `jms.queue`, …).
+pub fn messaging_key(key: &str) -> bool {
+    ["messaging.", "kafka.", "rabbit.", "jms."]
+        .iter()
+        .any(|p| key.starts_with(p))
+}
 /// One span, in the common form.
 #[derive(Debug, Clone)]
 pub struct Span {
@@ -42,10 +80,17 @@ pub struct Span {
     pub parent: Option<String>,
     pub service: String,
     pub kind: SpanKind,
-    pub duration: Duration,
+    /// Zipkin's `duration` may be absent (a span whose end was not
+    /// reported): no latency is taken from it.
+    pub duration: Option<Duration>,
     pub method: Option<String>,
+    /// The span's name (operation): calls of different operations under
+    /// one parent are different logical calls, not retries.
+    pub name: Option<String>,
     /// What the span says about attempts (see [`attempts`]).
     pub signals: attempts::Signals,
+    /// The span is of a gRPC call ([`grpc_attr`]).
+    pub grpc: bool,
     pub at: At,
 }
 
@@ -109,7 +154,8 @@ impl Acc {
             to: String,
             at: At,
             method: Option<String>,
-            groups: HashMap<(String, Option<String>), Group>,
+            grpc: bool,
+            groups: HashMap<(String, Option<String>, Option<String>), Group>,
         }
         let mut edges: Vec<Edge> = Vec::new();
         let mut edge_ix: HashMap<(String, String), usize> = HashMap::new();
@@ -121,6 +167,7 @@ impl Acc {
                     to: callee.service.clone(),
                     at: client.at,
                     method: None,
+                    grpc: false,
                     groups: HashMap::new(),
                 });
                 edges.len() - 1
@@ -129,10 +176,21 @@ impl Acc {
             if e.method.is_none() {
                 e.method = client.method.clone();
             }
+            e.grpc |= client.grpc || callee.grpc;
             let parent = client.parent.clone().unwrap_or_else(|| client.id.clone());
+            // Without span kinds the callee's span names the operation.
+            let name = if client.kind == SpanKind::Client {
+                client.name.clone()
+            } else {
+                callee.name.clone()
+            };
             let g = e
                 .groups
-                .entry((format!("{}/{parent}", client.trace), client.method.clone()))
+                .entry((
+                    format!("{}/{parent}", client.trace),
+                    client.method.clone(),
+                    name,
+                ))
                 .or_default();
             // Without span kinds, each callee span is an attempt of its own.
             let id = if client.kind == SpanKind::Client {
@@ -156,8 +214,9 @@ impl Acc {
         for s in &spans {
             if s.kind == SpanKind::Client
                 && let Some(p) = &s.parent
+                && let Some(d) = s.duration
             {
-                *under.entry((&s.trace, p)).or_default() += s.duration;
+                *under.entry((&s.trace, p)).or_default() += d;
             }
             // The client side of this span, if it is a callee's.
             let caller: Option<&Span> = match s.kind {
@@ -165,10 +224,18 @@ impl Acc {
                     let shared = find(&s.trace, &s.id, &|c| {
                         c.kind == SpanKind::Client && c.service != s.service
                     });
+                    // A parent of the span's own service (Zipkin's shared
+                    // server span, with the handler's span under it) is
+                    // no caller, even if the client shares its id.
                     let parent = s
                         .parent
                         .as_deref()
-                        .and_then(|p| find(&s.trace, p, &|c| c.service != s.service));
+                        .filter(|p| find(&s.trace, p, &|c| c.service == s.service).is_none())
+                        .and_then(|p| {
+                            find(&s.trace, p, &|c| {
+                                c.service != s.service && c.kind != SpanKind::Messaging
+                            })
+                        });
                     shared.or(parent).map(|i| &spans[i])
                 }
                 SpanKind::Other => s
@@ -176,11 +243,12 @@ impl Acc {
                     .as_deref()
                     .and_then(|p| {
                         find(&s.trace, p, &|c| {
-                            c.service != s.service && c.kind != SpanKind::Client
+                            c.service != s.service
+                                && !matches!(c.kind, SpanKind::Client | SpanKind::Messaging)
                         })
                     })
                     .map(|i| &spans[i]),
-                SpanKind::Client => None,
+                SpanKind::Client | SpanKind::Messaging => None,
             };
             if let Some(c) = caller {
                 add_edge(c, s, &mut edges);
@@ -192,16 +260,51 @@ impl Acc {
             if s.kind != SpanKind::Server {
                 continue;
             }
-            let own = s.duration.saturating_sub(
+            let (fact, times, whole) = &mut services[service_ix[&s.service[..]]];
+            fact.server_spans += 1;
+            let Some(duration) = s.duration else {
+                continue;
+            };
+            let own = duration.saturating_sub(
                 under
                     .get(&(&s.trace[..], &s.id[..]))
                     .copied()
                     .unwrap_or_default(),
             );
-            let (fact, times, whole) = &mut services[service_ix[&s.service[..]]];
-            fact.server_spans += 1;
             times.push(own);
-            whole.push(s.duration);
+            whole.push(duration);
+        }
+        let names: Vec<&str> = services.iter().map(|(f, _, _)| f.name.as_str()).collect();
+        let pairs: Vec<(usize, usize)> = edges
+            .iter()
+            .map(|e| (service_ix[&e.from[..]], service_ix[&e.to[..]]))
+            .collect();
+        // A cycle nobody enters is entered where its traces start: the
+        // services of root spans (no parent among the spans).
+        let roots: Vec<usize> = spans
+            .iter()
+            .filter(|s| {
+                s.parent
+                    .as_deref()
+                    .is_none_or(|p| !by_id.contains_key(&(&s.trace[..], p)))
+            })
+            .map(|s| service_ix[&s.service[..]])
+            .collect();
+        let cut = cycles::back_edges(names.len(), &pairs, &roots);
+        for &(i, ref path) in &cut {
+            let e = &edges[i];
+            let cycle: Vec<&str> = path.iter().map(|&s| names[s]).collect();
+            let text = format!(
+                "the traced calls form a cycle, {}; the call `{} → {}` that closes it is left out, as a call graph must be acyclic",
+                cycles::text(&cycle),
+                e.from,
+                e.to
+            );
+            facts.warn(Some(e.at), text);
+        }
+        let mut left_out = vec![false; edges.len()];
+        for (i, _) in cut {
+            left_out[i] = true;
         }
         for (mut fact, mut times, mut whole) in services {
             if !times.is_empty() {
@@ -212,7 +315,10 @@ impl Acc {
             }
             facts.services.push(fact);
         }
-        for e in edges {
+        for (i, e) in edges.into_iter().enumerate() {
+            if left_out[i] {
+                continue;
+            }
             let calls = e.groups.len() as u64;
             let seen: Vec<Seen> = e.groups.values().map(Group::seen).collect();
             let attempts: u64 = seen.iter().map(|g| u64::from(g.attempts)).sum();
@@ -228,6 +334,7 @@ impl Acc {
                 client_max: seen.iter().map(|g| g.client).max().unwrap_or(1),
                 resend_max: seen.iter().map(|g| g.numbered).max().unwrap_or(1),
                 failed_calls: seen.iter().filter(|g| g.failed).count() as u64,
+                grpc: e.grpc,
             });
         }
     }
@@ -305,9 +412,40 @@ fn rank(times: &[Duration], q: f64) -> Duration {
     times[i]
 }
 
-/// The HTTP method among a span's attributes, new name first.
-pub fn method_of<'a>(attr: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+/// The HTTP method among a span's attributes, new name first; without
+/// one, from the span's name.
+pub fn method_of<'a>(attr: impl Fn(&str) -> Option<&'a str>, name: Option<&str>) -> Option<String> {
     attr("http.request.method")
         .or_else(|| attr("http.method"))
         .map(|m| m.to_ascii_uppercase())
+        .or_else(|| name.and_then(method_in_name))
+}
+
+/// The HTTP method a span name starts with: Zipkin's `post /tokens/access`
+/// or `get`, OpenTelemetry's `GET /users/{id}`, the older `HTTP GET`.
+/// Anything else (`get_multi`, `redirect`, a gRPC method) says nothing.
+pub fn method_in_name(name: &str) -> Option<String> {
+    const METHODS: &[&str] = &[
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ];
+    let mut words = name.split_whitespace();
+    let mut first = words.next()?;
+    if first.eq_ignore_ascii_case("HTTP") {
+        first = words.next()?;
+    }
+    METHODS
+        .iter()
+        .find(|m| m.eq_ignore_ascii_case(first))
+        .map(|m| (*m).to_owned())
+}
+
+/// Grafana Tempo's `{"batches": […]}`: a list of OTLP resource spans.
+pub fn tempo_batches(root: &crate::source::Node) -> bool {
+    use crate::sources::node::{get, items};
+    get(root, "batches")
+        .map(items)
+        .and_then(|b| b.first())
+        .is_some_and(|b| {
+            get(b, "scopeSpans").is_some() || get(b, "instrumentationLibrarySpans").is_some()
+        })
 }

@@ -1,5 +1,6 @@
 //! OpenTelemetry OTLP/JSON, as the collector's file exporter writes it:
-//! `resourceSpans[].resource.attributes` (`service.name`) and
+//! `resourceSpans[].resource.attributes` (`service.name`) — or `batches`,
+//! the same list under the name Grafana Tempo's trace API gives it — and
 //! `scopeSpans[].spans[]` (`instrumentationLibrarySpans` before OTLP 0.15),
 //! with `kind` as a number (2 server, 3 client) or its enum name, and
 //! times in nanoseconds as strings or numbers.
@@ -7,7 +8,7 @@
 use std::time::Duration;
 
 use super::attempts::{self, Attr};
-use super::{Span, SpanKind, method_of};
+use super::{Span, SpanKind, grpc_attr, messaging_key, method_of};
 use crate::source::error::LoadError;
 use crate::source::{Node, Value};
 use crate::sources::facts::Facts;
@@ -93,7 +94,12 @@ fn required<'a>(cx: Cx, span: &'a Node, key: &str) -> Result<&'a str, LoadError>
 }
 
 pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
-    for rs in crate::sources::node::list(cx, root, "resourceSpans")? {
+    let key = if get(root, "resourceSpans").is_some() {
+        "resourceSpans"
+    } else {
+        "batches"
+    };
+    for rs in crate::sources::node::list(cx, root, key)? {
         let attrs = get(rs, "resource").and_then(|r| get(r, "attributes"));
         let service = attr(attrs, "service.name")
             .unwrap_or("unknown_service")
@@ -114,9 +120,28 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     Some(Value::Int(3)) => SpanKind::Client,
                     Some(Value::Str(s)) if s == "SPAN_KIND_SERVER" => SpanKind::Server,
                     Some(Value::Str(s)) if s == "SPAN_KIND_CLIENT" => SpanKind::Client,
+                    Some(Value::Int(4 | 5)) => SpanKind::Messaging,
+                    Some(Value::Str(s))
+                        if s == "SPAN_KIND_PRODUCER" || s == "SPAN_KIND_CONSUMER" =>
+                    {
+                        SpanKind::Messaging
+                    }
                     _ => SpanKind::Other,
                 };
                 let sattrs = get(span, "attributes");
+                let kind = kind.or_messaging(
+                    sattrs
+                        .map(items)
+                        .unwrap_or(&[])
+                        .iter()
+                        .any(|a| get(a, "key").and_then(str_at).is_some_and(messaging_key)),
+                );
+                let name = get(span, "name").and_then(str_at);
+                let grpc = sattrs.map(items).unwrap_or(&[]).iter().any(|a| {
+                    get(a, "key")
+                        .and_then(str_at)
+                        .is_some_and(|k| grpc_attr(k, attr(sattrs, k)))
+                });
                 let parent = get(span, "parentSpanId")
                     .and_then(str_at)
                     .filter(|p| !p.is_empty())
@@ -127,8 +152,12 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     parent,
                     service: service.clone(),
                     kind,
-                    duration: Duration::from_nanos(u64::try_from(end - start).unwrap_or(u64::MAX)),
-                    method: method_of(|k| attr(sattrs, k)),
+                    duration: Some(Duration::from_nanos(
+                        u64::try_from(end - start).unwrap_or(u64::MAX),
+                    )),
+                    method: method_of(|k| attr(sattrs, k), name),
+                    name: name.map(str::to_owned),
+                    grpc,
                     signals: attempts::read(|k| signal_attr(sattrs, k), status_error(span)),
                     at: cx.at(span.pos),
                 });
