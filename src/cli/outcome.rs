@@ -23,6 +23,18 @@ pub enum Failure {
 }
 
 impl Outcome {
+    /// A run's end: interrupted before anything else, then whether its
+    /// gates held.
+    pub fn of_run(interrupted: bool, held: bool) -> Outcome {
+        if interrupted {
+            Outcome::Interrupted
+        } else if held {
+            Outcome::Clean
+        } else {
+            Outcome::Failed
+        }
+    }
+
     pub fn exit_code(result: Result<Outcome, Failure>) -> ExitCode {
         match result {
             Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -294,13 +294,7 @@ pub fn finish(
         format.map_or(report::RunFormat::Table, Into::into),
         &report,
     ));
-    Ok(if interrupted {
-        Outcome::Interrupted
-    } else if held {
-        Outcome::Clean
-    } else {
-        Outcome::Failed
-    })
+    Ok(Outcome::of_run(interrupted, held))
 }
 
 impl From<RunFormat> for report::RunFormat {

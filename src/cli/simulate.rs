@@ -202,11 +202,5 @@ fn calibrate(
         &report,
         &calibration,
     ));
-    Ok(if interrupted {
-        Outcome::Interrupted
-    } else if held {
-        Outcome::Clean
-    } else {
-        Outcome::Failed
-    })
+    Ok(Outcome::of_run(interrupted, held))
 }

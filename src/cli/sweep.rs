@@ -30,11 +30,8 @@ pub fn sweep(
         format.map_or(report::RunFormat::Table, Into::into),
         &r,
     ));
-    Ok(if r.interrupted {
-        Outcome::Interrupted
-    } else if r.expectations.iter().all(|e| e.held) {
-        Outcome::Clean
-    } else {
-        Outcome::Failed
-    })
+    Ok(Outcome::of_run(
+        r.interrupted,
+        r.expectations.iter().all(|e| e.held),
+    ))
 }
