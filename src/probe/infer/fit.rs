@@ -970,6 +970,25 @@ mod tests {
         }
     }
 
+    /// The harness's reference client: 3 attempts (2 waits), full jitter
+    /// on 100 ms ×2, 25 runs, each wait a few ms late as on a busy machine.
+    /// Its shortest waits rise from about 0 to about b/26, which the
+    /// additive test once took for an interval that moves.
+    #[test]
+    fn full_jitter_over_two_retries_is_not_additive() {
+        let b = backoff(BackoffKind::Exponential, 100, None, Jitter::Full);
+        for seed in 0..200 {
+            let mut by = drawn(&b, 2, 25, seed);
+            for (k, waits) in by.iter_mut().enumerate() {
+                for (i, w) in waits.iter_mut().enumerate() {
+                    *w += ((i * 7 + k * 3 + seed as usize) % 5) as f64;
+                }
+            }
+            let f = fit(&by).unwrap();
+            assert_eq!(f.additive_jitter_ms, None, "seed {seed}: {f:#?}");
+        }
+    }
+
     #[test]
     fn a_stall_is_an_outlier_not_jitter() {
         let mut waits = vec![100.0; 29];
