@@ -10,25 +10,12 @@
 //! metrics file is tests/data/metrics/web-sidecar.prom (see
 //! tests/data/README.md).
 
+mod common;
+
 use std::path::PathBuf;
-use std::time::Duration;
 
-use assert_cmd::Command;
+use common::run::retrylint;
 use serde_json::{Value, json};
-
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn scratch(name: &str) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("observed-everywhere");
