@@ -1,6 +1,6 @@
 //! The literature's figures, exactly, and the analysis at scale.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 

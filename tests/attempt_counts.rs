@@ -3,7 +3,7 @@
 //! can start before the layer's time bound, says which bound applied, and the
 //! simulator stops where the analysis says it does.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

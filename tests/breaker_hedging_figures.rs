@@ -2,7 +2,7 @@
 //! work out by hand (each derivation is in the test's comment), and the rules
 //! about breakers and hedging on the cases the issue names.
 
-mod common;
+use crate::common;
 
 use retrylint::lint::{AmplificationRow, CheckReport};
 

@@ -4,7 +4,7 @@
 //! boundaries of the open windows by a few milliseconds, and a stalled CI
 //! machine more: a tolerance may take up to three runs to be met.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

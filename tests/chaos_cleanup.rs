@@ -5,8 +5,7 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-#[path = "common/sockets.rs"]
-mod sockets;
+use crate::common::sockets;
 
 use retrylint::chaos::{self, ChaosError, RunOptions, StopHandle};
 use retrylint::faults;

@@ -8,7 +8,7 @@
 //! take turns: three real-time runs at once on two cores would measure each
 //! other.
 
-mod common;
+use crate::common;
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;

@@ -3,14 +3,11 @@
 
 use std::time::Duration;
 
-#[path = "common/sockets.rs"]
-mod sockets;
+use crate::common::sockets;
 
-mod common;
+use crate::common;
 
-use common::run::{retrylint, stop_with};
-
-use assert_cmd::Command;
+use common::run::{retrylint, retrylint_with_stdin, stop_with};
 
 /// Writes `text` to a file named `name` in the tests' scratch directory.
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
@@ -523,13 +520,6 @@ fn simulate_stopped_by(signal: &str, code: i32) {
     assert_eq!(v["interrupted"], true);
     let trials = v["trials"].as_u64().unwrap();
     assert!(trials > 0 && trials < 1_000_000, "{trials} trials");
-}
-
-/// Runs with `stdin` as standard input.
-fn retrylint_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut cmd = Command::cargo_bin("retrylint").unwrap();
-    cmd.args(args).write_stdin(stdin.as_bytes().to_vec());
-    common::run::output(cmd)
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! figures on declared latencies stay beside the hang figures; and figures
 //! that rest on a default say which.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! and reporting each service's worst over them, runs choosing one entry
 //! with `--entry`.
 
-mod common;
+use crate::common;
 
 use common::run::retrylint;
 

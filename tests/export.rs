@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-mod common;
+use crate::common;
 
 use common::run::retrylint;
 use serde_json::{Value as Json, json};

@@ -3,7 +3,7 @@
 //! run changes nothing, comments survive, unsafe edits are refused with the
 //! reason, and JSON and SARIF carry the fixes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! sends no service more attempts than the file as written — within the
 //! judge's stated noise (`retrylint::fix::judge::beyond_noise`).
 
-mod common;
+use crate::common;
 
 use common::run::retrylint;
 use retrylint::fix::judge::beyond_noise;

@@ -1,7 +1,7 @@
 //! Attacks on the outputs and on file handling (issue 25), with the inputs
 //! under `tests/hostile/` (its README says what each tries).
 
-mod common;
+use crate::common;
 
 use common::run::retrylint;
 

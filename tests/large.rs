@@ -1,8 +1,7 @@
 //! Large topologies are ordinary input: 10,000 services (~6 MB) load and check.
 
-mod common;
-#[path = "common/generate.rs"]
-mod generate;
+use crate::common;
+use crate::common::generate;
 
 #[test]
 fn ten_thousand_services_load_and_check() {

@@ -10,7 +10,7 @@
 //! metrics file is tests/data/metrics/web-sidecar.prom (see
 //! tests/data/README.md).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

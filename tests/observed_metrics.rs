@@ -5,27 +5,12 @@
 //! tests/data/metrics/ (see its README entry for which are upstream's and
 //! which are derived).
 
+use crate::common::run::retrylint;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 const DATA: &str = "tests/data/metrics";
-
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -5,25 +5,10 @@
 //! (tests/data/traces/upstream-otlp-trace.json), as the collector's file
 //! exporter writes it.
 
+use crate::common::run::retrylint;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
-
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn temp_file(name: &str, text: &str) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("observed");

@@ -2,7 +2,7 @@
 //! the first attempt): Istio's `attempts: 2` is 3 attempts, Polly's
 //! `MaxRetryAttempts: 3` is 4, gRPC's and Resilience4j's counts are attempts.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

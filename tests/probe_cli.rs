@@ -10,7 +10,7 @@ use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_retrylint");
 
-mod common;
+use crate::common;
 
 use common::run::retrylint;
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn installed(program: &str) -> bool {
     let found = std::process::Command::new(program)

@@ -7,16 +7,13 @@
 //!
 //! The browser's view of the same pages is `tests/report_browser.rs`.
 
-mod common;
-#[path = "common/generate.rs"]
-mod generate;
-#[path = "common/html.rs"]
-mod html;
+use crate::common;
+use crate::common::generate;
+use crate::common::html;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use retrylint::faults;
 use retrylint::report::{html as page, review_markdown};
 use retrylint::review::{self, GraphView, Other, Review, Settings};
@@ -34,18 +31,9 @@ const ONE_LAYER: &str = "tests/fixtures/review/sre-book-one-layer.yaml";
 const SUGGEST_BASE: &str = "tests/fixtures/review/suggest/base.yaml";
 const SUGGEST_HEAD: &str = "tests/fixtures/review/suggest/head.yaml";
 
+/// Reports run simulations and chaos: two minutes, not one.
 fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run::retrylint_within(args, Duration::from_secs(120))
 }
 
 fn scratch(name: &str) -> PathBuf {

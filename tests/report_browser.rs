@@ -28,10 +28,9 @@
 //! label or service text that leaves the picture or its background box,
 //! and every two label or service boxes that overlap.
 
-#[path = "common/html.rs"]
-mod html;
+use crate::common::html;
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -5,7 +5,7 @@
 //! Paths are given relative ("examples/ecommerce.yaml") and cargo runs tests
 //! from the crate root, so every output names the file the same way.
 
-mod common;
+use crate::common;
 
 use retrylint::lint::{CheckReport, RULES, Severity};
 use retrylint::report::{CheckFormat, Style, render_check};

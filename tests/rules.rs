@@ -1,7 +1,7 @@
 //! Every rule fires exactly at the lines its fixture marks with `# expect: CODE`,
 //! and never on its `_ok` fixture.
 
-mod common;
+use crate::common;
 
 use retrylint::lint::RULES;
 

@@ -2,7 +2,7 @@
 //! process's peak memory by a few MB, not by the size of the log (it grew by
 //! ten times the log's size when the log was built whole).
 
-mod common;
+use crate::common;
 
 use retrylint::report::{self, CheckFormat, Style};
 
@@ -31,6 +31,11 @@ impl std::io::Write for Count {
 
 #[test]
 fn the_sarif_log_of_a_large_chain_is_written_as_it_is_made() {
+    if !common::alone::in_own_process(
+        "sarif_memory::the_sarif_log_of_a_large_chain_is_written_as_it_is_made",
+    ) {
+        return;
+    }
     let n = 3_000;
     let mut y = String::from("version: 1\nentry: s0\nservices:\n");
     for i in 0..n {

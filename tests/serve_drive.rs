@@ -5,9 +5,8 @@
 //! strict text-format checker accepts and that agrees with the JSON, and
 //! every process gone at the end, nothing left listening.
 
-mod common;
-#[path = "common/sockets.rs"]
-mod sockets;
+use crate::common;
+use crate::common::sockets;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};

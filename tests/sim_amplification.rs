@@ -8,7 +8,7 @@
 //! done: the attempts reaching each service are then exactly `check`'s DP (the
 //! sum over call paths of the product of `max_attempts` of every layer).
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! DESIGN's semantics (and the choices the chaos harness documents). One
 //! trial each unless said otherwise: virtual time makes them exact.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

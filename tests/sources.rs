@@ -2,29 +2,15 @@
 //! per kind, findings located in the source files, defaults, malformed
 //! documents, the same system written three ways.
 
+use crate::common::run::retrylint;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use retrylint::policy::{Condition, Jitter};
 use retrylint::sources::{self, Options, Request};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
 const DATA: &str = "tests/data";
-
-fn retrylint(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("retrylint")
-        .unwrap()
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sources");

@@ -5,29 +5,15 @@
 //! DestinationRule limits), Kubernetes `List`s, and the accounting that
 //! leaves no document unmentioned.
 
+use crate::common::run::{retrylint, retrylint_with_stdin};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use retrylint::policy::{BudgetSpec, Condition};
 use retrylint::sources::{self, Account, Options, Request};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
 const DATA: &str = "tests/data";
-
-fn retrylint(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
-    let mut cmd = Command::cargo_bin("retrylint").unwrap();
-    cmd.args(args).timeout(Duration::from_secs(60));
-    if let Some(s) = stdin {
-        cmd.write_stdin(s);
-    }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sources-upstream");
@@ -426,26 +412,20 @@ fn every_document_is_accounted_for_on_standard_error() {
         "accounted.yaml",
         "version: 1\nentry: web\nservices:\n  web: { calls: [productpage] }\n  productpage: {}\n",
     );
-    let (code, _, err) = retrylint(
-        &[
-            "check",
-            topo.to_str().unwrap(),
-            "--from",
-            &gw,
-            "--from",
-            &mesh,
-        ],
-        None,
-    );
+    let (code, _, err) = retrylint(&[
+        "check",
+        topo.to_str().unwrap(),
+        "--from",
+        &gw,
+        "--from",
+        &mesh,
+    ]);
     assert!(code == 0 || code == 1, "{err}");
     assert!(
         err.contains("sources: 6 document(s) in 2 file(s): 4 × Istio VirtualService; 2 carry no retry settings (--verbose lists them)"),
         "{err}"
     );
-    let (_, _, err) = retrylint(
-        &["check", topo.to_str().unwrap(), "--from", &gw, "--verbose"],
-        None,
-    );
+    let (_, _, err) = retrylint(&["check", topo.to_str().unwrap(), "--from", &gw, "--verbose"]);
     assert!(
         err.contains(&format!(
             "{gw}:1:1: skipped networking.istio.io/v1 Gateway bookinfo-gateway (no retry settings)"
@@ -461,7 +441,7 @@ fn a_mesh_resource_no_reader_takes_is_an_error_at_its_line() {
         "envoy-filter.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: { name: x }\n---\napiVersion: networking.istio.io/v1alpha3\nkind: EnvoyFilter\nmetadata:\n  name: retries\nspec: {}\n",
     );
-    let (code, _, err) = retrylint(&["check", "--from", filter.to_str().unwrap()], None);
+    let (code, _, err) = retrylint(&["check", "--from", filter.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(&format!(
@@ -475,7 +455,7 @@ fn a_mesh_resource_no_reader_takes_is_an_error_at_its_line() {
         "odd-envoy.json",
         "{\"dump\": {\"routeConfig\": {\"virtualHosts\": []}}}\n",
     );
-    let (code, _, err) = retrylint(&["check", "--from", odd.to_str().unwrap()], None);
+    let (code, _, err) = retrylint(&["check", "--from", odd.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("Envoy-looking configuration (`routeConfig`) of a shape not known"),
@@ -489,7 +469,7 @@ fn helm_templates_are_refused_and_stdin_reads_the_rendered_output() {
         "service-template.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ include \"reviews.fullname\" . }}\n",
     );
-    let (code, _, err) = retrylint(&["check", "--from", chart.to_str().unwrap()], None);
+    let (code, _, err) = retrylint(&["check", "--from", chart.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(&format!(
@@ -509,9 +489,9 @@ fn helm_templates_are_refused_and_stdin_reads_the_rendered_output() {
     );
     let rendered =
         std::fs::read_to_string(format!("{DATA}/istio/virtual-service-all-v1.yaml")).unwrap();
-    let (code, out, err) = retrylint(
+    let (code, out, err) = retrylint_with_stdin(
         &["import", topo.to_str().unwrap(), "--from", "-", "-o", "-"],
-        Some(&rendered),
+        &rendered,
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("istio-sidecar"), "{out}");
@@ -542,19 +522,16 @@ fn exclude_skips_what_it_names_on_purpose() {
         "version: 1\nentry: web\nservices:\n  web: { calls: [productpage] }\n  productpage: {}\n",
     );
     let d = dir.to_str().unwrap();
-    let (code, _, err) = retrylint(&["check", topo.to_str().unwrap(), "--from", d], None);
+    let (code, _, err) = retrylint(&["check", topo.to_str().unwrap(), "--from", d]);
     assert_eq!(code, 2, "{err}");
-    let (code, _, err) = retrylint(
-        &[
-            "check",
-            topo.to_str().unwrap(),
-            "--from",
-            d,
-            "--exclude",
-            "templates/*",
-        ],
-        None,
-    );
+    let (code, _, err) = retrylint(&[
+        "check",
+        topo.to_str().unwrap(),
+        "--from",
+        d,
+        "--exclude",
+        "templates/*",
+    ]);
     assert!(code == 0 || code == 1, "{err}");
     assert!(
         err.contains("sources: 4 document(s) in 1 file(s): 4 × Istio VirtualService"),

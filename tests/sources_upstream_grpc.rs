@@ -10,7 +10,7 @@ use retrylint::policy::Condition;
 use retrylint::sources::{self, Options, Request};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
-mod common;
+use crate::common;
 
 const DATA: &str = "tests/data";
 

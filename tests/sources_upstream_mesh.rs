@@ -9,7 +9,7 @@ use retrylint::policy::{BackoffKind, BudgetSpec, Condition, Jitter};
 use retrylint::sources::{self, Options, Request, gateway_api::Implementation};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
-mod common;
+use crate::common;
 
 const DATA: &str = "tests/data";
 

@@ -6,7 +6,7 @@
 
 use retrylint::sources::{self, Kind, Options, Request};
 
-mod common;
+use crate::common;
 
 const DIR: &str = "tests/data/traces/upstream";
 

@@ -2,7 +2,11 @@
 #![allow(dead_code)]
 
 pub mod absent;
+pub mod alone;
+pub mod generate;
+pub mod html;
 pub mod run;
+pub mod sockets;
 
 use retrylint::lint::{CheckReport, CliLevels, Config};
 use retrylint::topology::{self, LoadError, Presets, Topology};

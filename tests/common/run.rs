@@ -10,10 +10,30 @@ pub fn retrylint(args: &[&str]) -> (i32, String, String) {
     output(cmd)
 }
 
+/// [`retrylint`] with `stdin` as its standard input.
+pub fn retrylint_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut cmd = assert_cmd::Command::cargo_bin("retrylint").unwrap();
+    cmd.args(args).write_stdin(stdin.as_bytes().to_vec());
+    output(cmd)
+}
+
+/// [`retrylint`] bounded by `bound` instead of a minute (a chaos run
+/// inside a report).
+pub fn retrylint_within(args: &[&str], bound: Duration) -> (i32, String, String) {
+    let mut cmd = assert_cmd::Command::cargo_bin("retrylint").unwrap();
+    cmd.args(args);
+    output_within(cmd, bound)
+}
+
 /// Runs `cmd` (its arguments, environment and input set) within a minute:
 /// (exit code, stdout, stderr).
-pub fn output(mut cmd: assert_cmd::Command) -> (i32, String, String) {
-    let out = cmd.timeout(Duration::from_secs(60)).output().unwrap();
+pub fn output(cmd: assert_cmd::Command) -> (i32, String, String) {
+    output_within(cmd, Duration::from_secs(60))
+}
+
+/// [`output`] within `bound`.
+pub fn output_within(mut cmd: assert_cmd::Command, bound: Duration) -> (i32, String, String) {
+    let out = cmd.timeout(bound).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
