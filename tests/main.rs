@@ -59,3 +59,4 @@ mod sources_upstream_envoy;
 mod sources_upstream_grpc;
 mod sources_upstream_mesh;
 mod sources_upstream_traces;
+mod suite_layout;
