@@ -18,8 +18,22 @@
 //!   statuses and refused connections. (The man page does not list which
 //!   statuses it retries; 1.21.3 retries 504 and not 500, 502, 503, 429.)
 //!
+//! - Python's urllib3 (`urllib3.util.Retry`, the engine under requests and
+//!   boto3's predecessors; 2.x, and 1.26 alike): `total=3` is 4 attempts;
+//!   `status_forcelist` names the statuses retried; connection errors, read
+//!   timeouts and resets of an idempotent method are retried; the wait
+//!   before retry n is `backoff_factor * 2 ** (n - 1)`, except that "no
+//!   backoff will ever be applied" before the first retry (0 s); no jitter
+//!   unless `backoff_jitter` is set; `Retry-After` is honoured on 413, 429
+//!   and 503 (`respect_retry_after_header=True`). `Timeout(total=0.5)`
+//!   bounds each attempt.
+//! - Node's built-in `fetch` (undici): no retries at all, and no timeout of
+//!   its own shorter than minutes.
+//!
 //! Delays are kept to curl's and wget's smallest whole second and few runs,
-//! so each test takes a few seconds.
+//! so each test takes a few seconds. A timing figure the probe reports at
+//! medium or high confidence must be the client's; one at low confidence
+//! may be anything, as long as it says it is unsure.
 
 use std::time::Duration;
 
@@ -38,10 +52,37 @@ fn installed(program: &str) -> bool {
         common::absent::tool_missing(
             &format!("probe of {program}"),
             program,
-            "apt-get install -y curl wget",
+            if program == "node" {
+                "apt-get install -y nodejs"
+            } else {
+                "apt-get install -y curl wget"
+            },
         );
     }
     found
+}
+
+/// Whether `python3` can import `module`; says how to get it when not.
+fn python_has(module: &str) -> bool {
+    let found = std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        common::absent::tool_missing(
+            &format!("probe of Python's {module}"),
+            &format!("python3 with {module}"),
+            &format!("python3 -m pip install {module}"),
+        );
+    }
+    found
+}
+
+/// Whether the probe claims to know a field: `medium` or `high`.
+fn sure(confidence: &Value) -> bool {
+    matches!(confidence.as_str(), Some("medium" | "high"))
 }
 
 /// Runs `retrylint probe --format json` with `flags`, then `-- client…`.
@@ -381,4 +422,120 @@ fn wget_retry_on_http_error_and_connrefused_add_what_they_name() {
             v["policy"]["retry_on"]
         );
     }
+}
+
+/// urllib3 `Retry(total=3, backoff_factor=0.2, status_forcelist=[503])`:
+/// 0, 400 and 800 ms before retries 1–3, Retry-After honoured.
+const URLLIB3_CLIENT: &str = "import sys, urllib3
+from urllib3.util import Retry
+pool = urllib3.PoolManager(
+    retries=Retry(total=3, backoff_factor=0.2, status_forcelist=[503]),
+    timeout=urllib3.Timeout(total=0.5),
+)
+try:
+    print(pool.request('GET', sys.argv[1]).status)
+except Exception as e:
+    print(e)
+    sys.exit(1)
+";
+
+#[test]
+fn urllib3_retry_is_read_as_its_source_says_or_said_to_be_unsure() {
+    if !python_has("urllib3") {
+        return;
+    }
+    let (code, v) = probe(
+        &[
+            "--runs",
+            "3",
+            "--scenario",
+            "503,500,hang,503-retry-after,reset,refused",
+        ],
+        &["python3", "-c", URLLIB3_CLIENT, "{url}"],
+    );
+    assert_eq!(code, 0);
+    let p = &v["policy"];
+    assert_eq!(max_attempts(&v), 4, "{:#}", p["max_attempts"]);
+    for (outcome, want) in [
+        ("503", true),
+        ("500", false),
+        ("timeout", true),
+        ("reset", true),
+        ("connect", true),
+    ] {
+        assert_eq!(
+            retried(&v, outcome),
+            Some(want),
+            "{outcome}: {:#}",
+            p["retry_on"]
+        );
+    }
+    let b = &p["backoff"];
+    if sure(&b["kind_confidence"]) {
+        assert_eq!(b["kind"], "exponential", "{b:#}");
+        assert_eq!(b["first_retry_immediate"], true, "{b:#}");
+        // b_k = base × multiplier^(k-1) from retry 2 on: 400 ms, 800 ms.
+        let base = b["base_ms"].as_f64().unwrap();
+        let multiplier = b["multiplier"].as_f64().unwrap();
+        assert!(within(base * multiplier, 400.0, 0.1), "{b:#}");
+        assert!(within(multiplier, 2.0, 0.1), "{b:#}");
+    }
+    if sure(&b["jitter_confidence"]) {
+        assert_eq!(b["jitter"], "none", "{b:#}");
+    }
+    let retry_after = &p["honor_retry_after"];
+    if sure(&retry_after["confidence"]) {
+        assert_eq!(retry_after["value"], true, "{retry_after:#}");
+    }
+    // The per-attempt timeout is how long a hanging attempt was held.
+    let t = &p["timeout_ms"];
+    if sure(&t["confidence"]) {
+        let ms = t["value"].as_f64().unwrap();
+        assert!(
+            within(ms, 500.0, 0.1),
+            "Timeout(total=0.5) measured as {t:#}"
+        );
+    }
+}
+
+#[test]
+fn node_fetch_is_one_attempt_without_a_timeout() {
+    if !installed("node") {
+        return;
+    }
+    let (code, v) = probe(
+        &[
+            "--runs",
+            "2",
+            "--timeout",
+            "3s",
+            "--scenario",
+            "503,hang,reset,refused",
+        ],
+        &[
+            "node",
+            "-e",
+            "fetch(process.argv[1]).then(r => console.log(r.status)).catch(e => { console.error(String(e)); process.exit(1) })",
+            "{url}",
+        ],
+    );
+    assert_eq!(code, 0);
+    let p = &v["policy"];
+    assert_eq!(max_attempts(&v), 1, "{:#}", p["max_attempts"]);
+    for outcome in ["503", "reset", "connect"] {
+        assert_eq!(
+            retried(&v, outcome),
+            Some(false),
+            "{outcome}: {:#}",
+            p["retry_on"]
+        );
+    }
+    // Every hanging attempt was held until the run was cut: no timeout,
+    // and the snippet proposes none and no retries.
+    assert!(p["timeout_ms"]["value"].is_null(), "{:#}", p["timeout_ms"]);
+    let snippet = v["snippet"].as_str().unwrap();
+    assert!(!snippet.contains("timeout:"), "{snippet}");
+    assert!(snippet.contains("max_attempts: 1"), "{snippet}");
+    // A client with no timeout is what RL011 is about.
+    assert!(codes(&v).contains(&"RL011".to_owned()), "{:?}", codes(&v));
 }
