@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use retrylint::chaos::fuzz_hook;
+use retrylint::chaos::load::fuzz_hook;
 use retrylint::faults;
 use retrylint::lint::{self, CliLevels, ResolveError};
 use retrylint::report::{self, CheckFormat, Style};

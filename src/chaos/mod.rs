@@ -18,59 +18,33 @@
 //! the run and is gone when [`run`] returns — after the load ends, on error,
 //! and on Ctrl-C. Nothing here prints (the progress bar is opt-in).
 //!
-//! One job per file: `api` (the entry points), `boot` (binding and wiring the
-//! servers), `drive_url` (the load driver against any URL), `server`
-//! (listening, down windows, detaching work), `tier` (a service), `sidecar`
-//! (a `via` proxy), `client` (one retrying layer), `transport` (reqwest
-//! between tiers, `http1`'s lean client in the load driver), `fault_layer`
-//! (faults on real requests), `driver` (load), `metrics` (counters),
-//! `progress`, `context` (what a run shares), `header`, `draw`, `caller`,
-//! `timer`; `resolve` (where a callee is), `serve` (one service as its own
-//! process) with its `admin` port (`admission`: host, content type and
-//! `token`; `prometheus`, the `/metrics` text), `drive` (the driver against a running
-//! entry) with `collect` (the counters of every `serve` process).
+//! Three rooms. `harness/` is the run: `api` (the entry points), `boot`
+//! (binding and wiring the servers), `server` (listening, down windows,
+//! detaching work), `tier` (a service), `sidecar` (a `via` proxy), `client`
+//! (one retrying layer), `transport` (reqwest between tiers), `fault_layer`
+//! (faults on real requests), `metrics` (counters), `progress`, `context`
+//! (what a run shares), `header`, `draw`, `caller`, `timer`, `workers`,
+//! `descriptors`. `load/` sends the requests: `driver`, `drive_url` (the
+//! driver against any URL), `http1` (its lean client), `standalone` (one
+//! retrying request) and `fuzz_hook`. `fleet/` is each service as its own
+//! process: `serve` with its `admin` port (`admission`: host, content type
+//! and `token`; `prometheus`, the `/metrics` text), `drive` (the driver
+//! against a running entry) with `collect` (the counters of every `serve`
+//! process), `resolve` and `peers` (where a callee is).
 
-mod admin;
-pub mod admission;
-mod api;
-mod boot;
-mod caller;
-mod client;
-mod collect;
-mod context;
-mod descriptors;
-mod draw;
-mod drive;
-mod drive_url;
-mod driver;
-mod fault_layer;
-pub mod fuzz_hook;
-mod header;
-mod http1;
-mod metrics;
-pub mod peers;
-mod progress;
-pub mod prometheus;
-mod resolve;
-mod serve;
-mod server;
-mod sidecar;
-mod standalone;
-pub use standalone::{StandaloneRequest, standalone_request, standalone_request_blocking};
-mod tier;
-mod timer;
-pub mod token;
-mod transport;
-mod workers;
+pub mod fleet;
+mod harness;
+pub mod load;
 
-pub use admin::{HEALTH_PATH, METRICS_PATH};
-pub use admission::Admission;
-pub use api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
-pub use drive::{drive, drive_blocking};
-pub use drive_url::drive_url;
-pub use resolve::{Resolver, Unresolved};
-pub use serve::{
+pub use fleet::admin::{HEALTH_PATH, METRICS_PATH};
+pub use fleet::admission::Admission;
+pub use fleet::drive::{drive, drive_blocking};
+pub use fleet::resolve::{Resolver, Unresolved};
+pub use fleet::serve::{
     Bound, CountersAnswer, MAX_GRACE, MAX_HORIZON, ServeConfig, StartRequest, StopRequest, serve,
     serve_blocking,
 };
-pub use token::{Token, TokenError};
+pub use fleet::token::{Token, TokenError};
+pub use harness::api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
+pub use load::drive_url::drive_url;
+pub use load::standalone::{StandaloneRequest, standalone_request, standalone_request_blocking};

@@ -130,7 +130,7 @@ pub fn serve(args: ServeArgs) -> Result<Outcome, Failure> {
         scenario.target_at = None;
     }
     let resolver = match (&args.peers, args.resolve) {
-        (Some(file), _) => chaos::peers::load(file, &t).map_err(load_error)?,
+        (Some(file), _) => chaos::fleet::peers::load(file, &t).map_err(load_error)?,
         (None, _) => Resolver::dns(&t, args.peer_port),
     };
     let token = args

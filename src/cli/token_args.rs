@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::outcome::Failure;
-use retrylint::chaos::token::{TOKEN_ENV, Token};
+use retrylint::chaos::fleet::token::{TOKEN_ENV, Token};
 
 #[derive(Args)]
 pub struct TokenArgs {

@@ -38,7 +38,7 @@ pub use crate::chaos::{HEALTH_PATH, METRICS_PATH};
 /// How long a wait for one service's health may take.
 pub const WAIT_FOR: Duration = Duration::from_secs(300);
 /// Where `serve` and `drive` find the run's token.
-pub use crate::chaos::token::TOKEN_ENV;
+pub use crate::chaos::fleet::token::TOKEN_ENV;
 
 pub fn topology_path() -> String {
     format!("{CONFIG_DIR}/{TOPOLOGY_FILE}")

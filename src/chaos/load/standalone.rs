@@ -6,14 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ChaosError;
-use super::api::http_client;
-use super::caller::{CallCtx, CallerState};
-use super::client::LayerClient;
-use super::context::Run;
-use super::draw::DrawKey;
-use super::metrics::Metrics;
-use super::transport::Transport;
+use crate::chaos::ChaosError;
+use crate::chaos::harness::api::http_client;
+use crate::chaos::harness::caller::{CallCtx, CallerState};
+use crate::chaos::harness::client::LayerClient;
+use crate::chaos::harness::context::Run;
+use crate::chaos::harness::draw::DrawKey;
+use crate::chaos::harness::metrics::Metrics;
+use crate::chaos::harness::transport::Transport;
 use crate::faults::FaultPlan;
 use crate::policy::{Outcome, RetryPolicy};
 use crate::run::Layout;

@@ -14,9 +14,9 @@
 
 use std::time::Duration;
 
-use super::api::ChaosError;
 use super::serve::{CountersAnswer, StartRequest, StopRequest};
 use super::token::Token;
+use crate::chaos::harness::api::ChaosError;
 
 /// How long one admin request may take.
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);

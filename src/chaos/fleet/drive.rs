@@ -8,12 +8,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::api::{ChaosError, RunOptions, STREAM_DRAWS, drive_until_done, http_client};
 use super::collect::Admins;
-use super::context::Run;
-use super::metrics::Metrics;
 use super::serve::{CountersAnswer, StartRequest};
 use super::token::Token;
+use crate::chaos::harness::api::{
+    ChaosError, RunOptions, STREAM_DRAWS, drive_until_done, http_client,
+};
+use crate::chaos::harness::context::Run;
+use crate::chaos::harness::metrics::Metrics;
 use crate::faults::Scenario;
 use crate::run::build::Tally;
 use crate::run::{Layout, Listener, LoadSettings, Mode, RunInfo, RunReport};
@@ -68,7 +70,7 @@ pub async fn drive(
             )));
         }
     }
-    let (authority, path, addr) = super::drive_url::entry(entry).await?;
+    let (authority, path, addr) = crate::chaos::load::drive_url::entry(entry).await?;
     let start = StartRequest {
         run_id: run_id.clone(),
         seed: load.seed,
@@ -85,7 +87,7 @@ pub async fn drive(
         load.stream_seed(STREAM_DRAWS),
         metrics,
     ));
-    let driver = super::boot::driver(
+    let driver = crate::chaos::harness::boot::driver(
         &run,
         t,
         load,
@@ -94,7 +96,7 @@ pub async fn drive(
         &path,
         options.max_in_flight,
     );
-    let bar = super::progress::start(&run, options.progress, "drive");
+    let bar = crate::chaos::harness::progress::start(&run, options.progress, "drive");
     let interrupted = drive_until_done(&run, driver, options).await;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -200,7 +202,7 @@ pub fn drive_blocking(
     token: Option<&Token>,
     options: &RunOptions,
 ) -> Result<RunReport, ChaosError> {
-    super::api::on_own_runtime("retrylint-drive", options, |opts| async move {
+    crate::chaos::harness::api::on_own_runtime("retrylint-drive", options, |opts| async move {
         drive(t, scenario, load, entry, collect, token, &opts).await
     })
 }

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::api::{ChaosError, RunOptions, drive_until_done, http_client};
-use super::client::LayerClient;
-use super::context::Run;
 use super::driver::Driver;
-use super::metrics::Metrics;
-use super::transport::{DirectPool, Transport};
+use crate::chaos::harness::api::{ChaosError, RunOptions, drive_until_done, http_client};
+use crate::chaos::harness::client::LayerClient;
+use crate::chaos::harness::context::Run;
+use crate::chaos::harness::metrics::Metrics;
+use crate::chaos::harness::transport::{DirectPool, Transport};
 use crate::run::{Layout, LoadSettings, Mode, RunReport};
 
 /// Drives `load` against any HTTP server at `url` (plain `http://`, loopback

@@ -17,12 +17,12 @@ use super::api::{ChaosError, STREAM_LAYERS};
 use super::caller::CallerState;
 use super::client::LayerClient;
 use super::context::Run;
-use super::driver::Driver;
 use super::fault_layer::FaultLayer;
-use super::resolve::Resolver;
 use super::server::{self, Detach, Meter};
 use super::transport::{DirectPool, Transport};
 use super::{sidecar, tier};
+use crate::chaos::fleet::resolve::Resolver;
+use crate::chaos::load::driver::Driver;
 use crate::run::{Layout, Listener, LoadSettings};
 use crate::topology::{ServiceId, Topology};
 

@@ -24,11 +24,11 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 
 use super::admission::Admission;
-use super::api::{ChaosError, STREAM_DRAWS, StopHandle, http_client, shutdown};
-use super::context::Run;
-use super::metrics::Metrics;
 use super::resolve::Resolver;
-use super::server;
+use crate::chaos::harness::api::{ChaosError, STREAM_DRAWS, StopHandle, http_client, shutdown};
+use crate::chaos::harness::context::Run;
+use crate::chaos::harness::metrics::Metrics;
+use crate::chaos::harness::server;
 use crate::faults::{FaultPlan, Scenario};
 use crate::run::wire::Snapshot;
 use crate::run::{Layout, Listener, LoadSettings};
@@ -255,7 +255,7 @@ impl Served {
             .with_request_ids_from((c.service as u64 + 1) << 40)
             .with_header_timeout(c.header_timeout),
         );
-        let sidecars = match super::boot::boot_service(
+        let sidecars = match crate::chaos::harness::boot::boot_service(
             &run,
             t,
             &self.layout,
@@ -310,7 +310,7 @@ impl Served {
     /// The service's listener: the one bound at boot, then the same address
     /// bound again for each later run.
     async fn listener(&self) -> Result<TcpListener, ChaosError> {
-        if let Some(l) = super::context::lock(&self.first).take() {
+        if let Some(l) = crate::chaos::harness::context::lock(&self.first).take() {
             return Ok(l);
         }
         let mut last = None;

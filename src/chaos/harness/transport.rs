@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 
 use super::context::{CLIENT_IDLE, lock};
 use super::header::{AttemptHeaders, HeaderScratch};
-use super::http1::{self, Conn};
+use crate::chaos::load::http1::{self, Conn};
 use crate::policy::{Outcome, retry_after};
 
 /// Why an attempt got no answer: the outcome the policy sees, and whether

@@ -9,8 +9,8 @@ pub use tokio_util::sync::CancellationToken as StopHandle;
 
 use super::context::Run;
 use super::descriptors::Need;
-use super::driver::Driver;
 use super::metrics::Metrics;
+use crate::chaos::load::driver::Driver;
 use crate::faults::{Scenario, UnknownTarget};
 use crate::run::{
     Arrival, Descriptors, Harness, Layout, Listener, LoadSettings, Mode, RunInfo, RunReport,
@@ -84,7 +84,7 @@ pub enum ChaosError {
     #[error(transparent)]
     Target(#[from] UnknownTarget),
     #[error(transparent)]
-    Unresolved(#[from] super::resolve::Unresolved),
+    Unresolved(#[from] crate::chaos::fleet::resolve::Unresolved),
     #[error("cannot listen on 127.0.0.1: {0}")]
     Bind(std::io::Error),
     /// A port the user named could not be bound.

@@ -60,7 +60,7 @@ pub(crate) async fn listen(
                     let svc = TowerToHyperService::new(router.clone());
                     let cut = cut.clone();
                     connections.spawn(async move {
-                        let conn = super::server::http1(header_timeout)
+                        let conn = crate::chaos::harness::server::http1(header_timeout)
                             .serve_connection(TokioIo::new(stream), svc);
                         tokio::select! {
                             _ = conn => {}

@@ -7,7 +7,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::chaos::draw::DrawKey;
+use crate::chaos::harness::draw::DrawKey;
 
 const BOUND: Duration = Duration::from_secs(5);
 

@@ -25,10 +25,10 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
-use super::caller::{CallCtx, CallerState};
-use super::client::LayerClient;
-use super::context::Run;
-use super::draw::DrawKey;
+use crate::chaos::harness::caller::{CallCtx, CallerState};
+use crate::chaos::harness::client::LayerClient;
+use crate::chaos::harness::context::Run;
+use crate::chaos::harness::draw::DrawKey;
 use crate::policy::{BreakerSpec, BudgetSpec};
 use crate::run::arrivals::Schedule;
 use crate::run::{Arrival, LoadSettings};
