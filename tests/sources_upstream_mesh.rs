@@ -668,6 +668,89 @@ fn kuma_mesh_timeout_request_timeout() {
     assert_eq!(l.policy.max_attempts, 1);
 }
 
+/// Kuma's default MeshRetry (`mesh-retry-all-default`, as Kuma's docs show
+/// it and `pkg/defaults/mesh/meshretry.go` creates it) has an `http` and a
+/// `grpc` section: Kuma's configurer takes the section of the call's
+/// protocol (`GetRouteRetryConfig`), so an HTTP call gets the `http` one
+/// with Kuma's HTTP `retry_on` default, a gRPC call the `grpc` one with
+/// Kuma's gRPC default (`cancelled,connect-failure,gateway-error,
+/// refused-stream,reset,resource-exhausted,unavailable`), each located at
+/// its own section's `numRetries`. `tcp` is noted. Before, `grpc` was
+/// noted and the `http` section was applied to gRPC calls too.
+#[test]
+fn kuma_mesh_retry_takes_the_section_of_the_calls_protocol() {
+    let f = "kuma/mesh-retry-all-default.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web:\n    calls:\n    - a\n    - { to: b, protocol: grpc }\n  a: {}\n  b: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let http = layer(call(t, "web", "a"), "kuma");
+    let grpc = layer(call(t, "web", "b"), "kuma");
+    for l in [http, grpc] {
+        assert_eq!(l.policy.max_attempts, 6, "numRetries: 5 counts retries");
+        assert_eq!(l.timeout.unwrap().value, Duration::from_secs(16));
+        assert_eq!(l.policy.backoff.base, Duration::from_millis(25));
+        assert_eq!(l.policy.backoff.cap, Some(Duration::from_millis(250)));
+    }
+    assert_eq!(
+        http.policy.retry_on.0,
+        conditions("502, 503, 504, timeout, connect")
+    );
+    assert_eq!(
+        grpc.policy.retry_on.0,
+        conditions("reset, connect, 502, 503, 504, timeout, 429")
+    );
+    assert_eq!(
+        at(t, http.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "numRetries: 5", 0))
+    );
+    assert_eq!(
+        at(t, grpc.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "numRetries: 5", 1))
+    );
+    let tcp: Vec<&String> = m.notes.iter().filter(|n| n.contains("`tcp`")).collect();
+    assert_eq!(
+        tcp,
+        [&format!(
+            "{DATA}/{f}:{}:9: note: MeshRetry `tcp` applies to TCP traffic (connection attempts); calls in a topology are HTTP or gRPC, so it is not applied",
+            line_of(f, "tcp:", 0)
+        )]
+    );
+    assert!(
+        !m.notes.iter().any(|n| n.contains("`grpc`")),
+        "{:?}",
+        m.notes
+    );
+}
+
+/// Kuma's docs example "gRPC frontend to backend on DeadlineExceeded": a
+/// `grpc` section alone. A gRPC call to backend retries 5 times on
+/// DEADLINE_EXCEEDED (read as a timeout, as the gRPC service config reads
+/// it) with its back-off; an HTTP call to backend gets no retry policy
+/// from it (no `http` section: Kuma configures none).
+#[test]
+fn kuma_grpc_section_alone_retries_grpc_calls_only() {
+    let f = "kuma/meshretry-grpc-docs.yaml";
+    let m = merged(
+        "version: 1\nentry: frontend\nservices:\n  frontend:\n    calls:\n    - { to: backend, path: /a }\n    - { to: backend, path: /b, protocol: grpc }\n  backend: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let calls = &t.services[t.id_of("frontend").unwrap()].calls;
+    assert_eq!(names(&calls[0]), ["app"], "the HTTP call");
+    let l = layer(&calls[1], "kuma");
+    assert_eq!(l.policy.max_attempts, 6);
+    assert_eq!(l.policy.retry_on.0, conditions("timeout"));
+    assert_eq!(l.policy.backoff.base, Duration::from_secs(5));
+    assert_eq!(l.policy.backoff.cap, Some(Duration::from_secs(60)));
+    assert_eq!(l.timeout, None);
+    assert_eq!(
+        at(t, l.spans.retry_on),
+        (format!("{DATA}/{f}"), line_of(f, "retryOn:", 0))
+    );
+}
+
 /// Conformance `httproute-matching`: each rule matches a path prefix or a
 /// header. A topology's calls carry no headers, so the header matches are
 /// not taken — said once per route — and `/v2/x` takes the `/v2` rule.

@@ -435,6 +435,9 @@ pub struct RouteFact {
 pub struct Matcher {
     /// Alternatives: the route matches when any of them does; none = all.
     pub any: Vec<MatchRule>,
+    /// `Some(true)`: gRPC calls only; `Some(false)`: HTTP calls only (a
+    /// policy with a section per protocol, as Kuma's MeshRetry); `None`: both.
+    pub grpc: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -230,7 +230,10 @@ pub fn read(
                 rule: ri,
                 matched: mi,
             };
-            let matcher = Matcher { any: vec![m.rule] };
+            let matcher = Matcher {
+                any: vec![m.rule],
+                grpc: None,
+            };
             reference.routes.push(facts.routes.len());
             reference.keys.push(key.clone());
             reference.own_retry.push(own_retry);

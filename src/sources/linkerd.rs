@@ -129,7 +129,10 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
                 namespace: None,
                 at: cx.at(nk.pos),
             }],
-            matcher: Matcher { any: vec![rule] },
+            matcher: Matcher {
+                any: vec![rule],
+                grpc: None,
+            },
             layers,
         });
     }

@@ -746,7 +746,10 @@ fn attach_layers(
                                 // Kuma's `to: { kind: Mesh }`: every destination.
                                 || (r.source == "kuma" && r.hosts.is_empty()))
                     })
-                    .find(|(_, r)| r.matcher.matches(&method, path.as_deref()));
+                    .find(|(_, r)| {
+                        r.matcher.grpc.is_none_or(|g| g == grpc)
+                            && r.matcher.matches(&method, path.as_deref())
+                    });
                 if let Some((_, r)) = chosen {
                     istio_seen |= source == "istio";
                     for fact in &r.layers {
