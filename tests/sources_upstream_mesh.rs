@@ -405,6 +405,62 @@ fn linkerd_grpc_route_annotations_apply_to_its_method() {
     assert_eq!(names(call(&m.topology, "b", "schlep")), ["app"]);
 }
 
+/// Linkerd's own test `parent_retries_and_timeouts` (policy-test,
+/// outbound_api_grpc.rs): the Service has `retry.linkerd.io/grpc: internal`
+/// and `timeout.linkerd.io/response: 10s`, its GRPCRoute only
+/// `timeout.linkerd.io/request: 5s`. Upstream asserts the rule's retry is
+/// inherited from the Service (`conditions.internal`) while its timeouts
+/// are the route's (request 5 s, no response timeout): a gRPC call gets
+/// both, and no response-timeout layer. Before, the Service's gRPC
+/// annotation was noted and not applied, and the route's timeout alone
+/// replaced the Service's retry.
+#[test]
+fn linkerd_service_grpc_retry_is_inherited_by_its_grpc_route() {
+    let svc = "linkerd/parent-retries-grpc.service.yaml";
+    let route = "linkerd/parent-retries-grpc.route.yaml";
+    let topo = "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: my-svc, protocol: grpc }] }\n  my-svc: {}\n";
+    let m = merged(topo, &[svc, route]);
+    let c = call(&m.topology, "web", "my-svc");
+    assert_eq!(names(c), ["app", "linkerd-timeout", "linkerd"]);
+    assert_eq!(
+        layer(c, "linkerd-timeout").timeout.unwrap().value,
+        Duration::from_secs(5)
+    );
+    let l = layer(c, "linkerd");
+    assert_eq!(l.policy.max_attempts, 2, "limit absent: 1 retry");
+    assert_eq!(l.policy.retry_on.0, conditions("500"), "INTERNAL");
+    assert_eq!(
+        at(&m.topology, l.spans.retry_on),
+        (
+            format!("{DATA}/{svc}"),
+            line_of(svc, "retry.linkerd.io/grpc", 0)
+        )
+    );
+    assert!(
+        !m.notes.iter().any(|n| n.contains("retry.linkerd.io/grpc")),
+        "{:?}",
+        m.notes
+    );
+    // Without the GRPCRoute Linkerd serves the Service's traffic as HTTP:
+    // the gRPC annotation does not apply (said at its line), the response
+    // timeout does.
+    let m = merged(topo, &[svc]);
+    let c = call(&m.topology, "web", "my-svc");
+    assert_eq!(names(c), ["app", "linkerd-response-timeout"]);
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("retry.linkerd.io/grpc"))
+        .collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{svc}:{}:5: note: a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls, gRPC ones too",
+            line_of(svc, "retry.linkerd.io/grpc", 0)
+        )]
+    );
+}
+
 /// The booksapp tutorial's generated profile (one route made retryable, as
 /// the tutorial does for authors): `pathRegex` is matched, anchored, so
 /// `POST /authors` takes its own route (not retryable) and only `POST

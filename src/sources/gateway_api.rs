@@ -188,6 +188,7 @@ pub fn read(
         namespace: namespace.clone(),
         kind,
         gateways,
+        services: services.clone(),
         ..HttpRouteRef::default()
     };
     let mut skipped_header_match = None;
