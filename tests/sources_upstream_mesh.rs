@@ -163,6 +163,44 @@ fn retry_without_codes_per_implementation() {
     );
 }
 
+/// Gateway API's own example `http-retries.yaml` (GEP-1731: `codes: [500,
+/// 502, 503, 504]`) on a gRPC call to its backend: the codes are HTTP
+/// statuses (Envoy's `retriable-status-codes`, matched against `:status`),
+/// and a gRPC server answers errors with HTTP 200 and `grpc-status` in the
+/// trailers (gRPC's PROTOCOL-HTTP2.md), so on the gRPC call only the
+/// translation's own conditions apply (Envoy Gateway's
+/// `connect-failure,refused-stream,unavailable,cancelled`, the gRPC ones
+/// read as their statuses), and a warning at the `codes` key says so —
+/// once, whatever the number of gRPC calls. The HTTP call keeps its codes.
+/// Before, the HTTP codes were applied to the gRPC call in silence.
+#[test]
+fn http_route_codes_do_not_see_grpc_failures() {
+    let f = "gateway-api/http-retries.yaml";
+    let m = merged(
+        "version: 1\nentry: gw\nservices:\n  gw:\n    calls:\n    - backend-svc\n    - { to: backend-svc, path: /a.A/B, protocol: grpc }\n    - { to: backend-svc, path: /a.A/C, protocol: grpc }\n  backend-svc: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let calls = &t.services[t.id_of("gw").unwrap()].calls;
+    let http = layer(&calls[0], "gateway");
+    assert_eq!(
+        http.policy.retry_on.0,
+        conditions("connect, 500, 502, 503, 504")
+    );
+    for c in &calls[1..] {
+        let l = layer(c, "gateway");
+        assert_eq!(l.policy.max_attempts, 3);
+        assert_eq!(l.policy.retry_on.0, conditions("connect, reset, 503"));
+    }
+    let said: Vec<&String> = m.notes.iter().filter(|n| n.contains("gRPC")).collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{f}:13:7: warning: HTTPRoute retry `codes` (500, 502, 503, 504) match the HTTP status, but the call `gw` → `backend-svc` is gRPC: a gRPC server answers its errors with HTTP 200 and the status in `grpc-status` trailers (gRPC's PROTOCOL-HTTP2.md), so the codes retry nothing on it; only the translation's own conditions apply (connect, reset, 503); retry gRPC statuses with the implementation's gRPC retry (Envoy Gateway's BackendTrafficPolicy `retryOn.triggers`) or a gRPC service config"
+        )]
+    );
+}
+
 /// `check --gateway istio` reads the route as Istio translates it: the
 /// same upstream file, and a note on standard error says what it did (the
 /// default, Envoy Gateway, does not); `--gateway nginx` is a usage error
