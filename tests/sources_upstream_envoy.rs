@@ -225,6 +225,50 @@ fn a_kuma_listener_golden_is_read_in_camel_case() {
     );
 }
 
+// Kuma's MeshRetry plugin golden for a `grpc` section whose retryOn lists
+// all five of Kuma's gRPC conditions: Kuma writes `Canceled` as `canceled`,
+// which is not Envoy's `cancelled`, so Envoy drops it (a warning at the
+// `retryOn`); on a gRPC call the other four match their statuses
+// (DEADLINE_EXCEEDED: timeout; INTERNAL: 500; RESOURCE_EXHAUSTED: 429;
+// UNAVAILABLE: connect, reset, 503) and no reset from CANCELLED is among
+// them. This is why the kuma reader warns on a MeshRetry `Canceled`.
+#[test]
+fn kuma_grpc_golden_canceled_is_dropped_by_envoy() {
+    let golden = format!("{DATA}/kuma/meshretry-grpc.listeners.golden.yaml");
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: backend, protocol: grpc }] }\n  backend: {}\n",
+        &[&golden],
+    );
+    let envoy = layer(&calls_from(&m.topology, "web")[0], "envoy");
+    assert_eq!(envoy.policy.max_attempts, 12);
+    use Condition::*;
+    assert_eq!(
+        envoy.policy.retry_on.0,
+        vec![
+            Timeout,
+            Status(500),
+            Status(429),
+            Connect,
+            Reset,
+            Status(503)
+        ]
+    );
+    let line = line_of(&golden, "retryOn:", 0);
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("`canceled`"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:#?}", m.notes);
+    assert!(
+        said[0].starts_with(&format!(
+            "{golden}:{line}:26: warning: `canceled` is not an Envoy retry condition, so Envoy ignores it"
+        )),
+        "{}",
+        said[0]
+    );
+}
+
 // Envoy's examples/dynamic-config-fs: LDS and CDS as xDS `resources:` files
 // with `@type`; the listener's route names a cluster the CDS file defines,
 // whose endpoint is the DNS name `service1`.
