@@ -1539,3 +1539,63 @@ fn a_trace_of_a_sixty_thousand_service_chain_is_written_in_linear_time() {
     // A hash lookup per call: well under a second here; the scan took tens.
     assert!(took < Duration::from_secs(5), "writing took {took:?}");
 }
+
+/// A call known to be gRPC from the sources (emojivoto's voting-svc has a
+/// port named `grpc`) is written `protocol: grpc` by `import`, so `check` of
+/// the written file reads the call as the sources did: the same findings
+/// and figures, and the call is gRPC again. Kuma's default MeshRetry makes
+/// the protocol matter (its `grpc` section, not its `http` one, on it).
+/// Before, the written call read as HTTP.
+#[test]
+fn import_writes_the_grpc_protocol_it_read() {
+    let topo = temp_file(
+        "grpc-roundtrip-topo.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [voting-svc] }\n  voting-svc: {}\n",
+    );
+    let topo = topo.to_str().unwrap();
+    let svc = format!("{DATA}/kubernetes-grpc/emojivoto-voting.yml");
+    let kuma = format!("{DATA}/kuma/mesh-retry-all-default.yaml");
+    let args = [topo, "--from", &svc, "--from", &kuma];
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-grpc.yaml");
+    let mut import = vec!["import", "-o", out.to_str().unwrap()];
+    import.extend_from_slice(&args);
+    let (code, _, err) = retrylint(&import);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        text.matches("        protocol: grpc\n").count(),
+        1,
+        "{text}"
+    );
+    let written = out.to_str().unwrap();
+    assert_eq!(figures(&[written]), figures(&args));
+    assert_eq!(messages(&[written]), messages(&args));
+    let m = merged(Some(written), &[], 25);
+    let c = &m.topology.services[m.topology.id_of("web").unwrap()].calls[0];
+    assert!(c.grpc);
+    let l = c.layers.iter().find(|l| l.name == "kuma").unwrap();
+    assert_eq!(
+        l.policy.retry_on.0,
+        "reset, connect, 502, 503, 504, timeout, 429"
+            .split(", ")
+            .map(|c| c.parse::<Condition>().unwrap())
+            .collect::<Vec<_>>(),
+        "the grpc section's default conditions, as written"
+    );
+}
+
+/// `import -o -` writes the topology to standard output, byte for byte what
+/// `-o FILE` writes, and no file named `-`.
+#[test]
+fn import_to_dash_writes_standard_output() {
+    let shop = format!("{DATA}/import/shop-topology.yaml");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-dash.yaml");
+    let (code, _, err) = retrylint(&["import", "-o", out.to_str().unwrap(), &shop]);
+    assert_eq!(code, 0, "{err}");
+    let file = std::fs::read_to_string(&out).unwrap();
+    let (code, stdout, err) = retrylint(&["import", "-o", "-", &shop]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!file.is_empty());
+    assert_eq!(stdout, file);
+    assert!(!Path::new("-").exists(), "`-o -` wrote a file named -");
+}

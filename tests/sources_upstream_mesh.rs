@@ -163,6 +163,44 @@ fn retry_without_codes_per_implementation() {
     );
 }
 
+/// Gateway API's own example `http-retries.yaml` (GEP-1731: `codes: [500,
+/// 502, 503, 504]`) on a gRPC call to its backend: the codes are HTTP
+/// statuses (Envoy's `retriable-status-codes`, matched against `:status`),
+/// and a gRPC server answers errors with HTTP 200 and `grpc-status` in the
+/// trailers (gRPC's PROTOCOL-HTTP2.md), so on the gRPC call only the
+/// translation's own conditions apply (Envoy Gateway's
+/// `connect-failure,refused-stream,unavailable,cancelled`, the gRPC ones
+/// read as their statuses), and a warning at the `codes` key says so —
+/// once, whatever the number of gRPC calls. The HTTP call keeps its codes.
+/// Before, the HTTP codes were applied to the gRPC call in silence.
+#[test]
+fn http_route_codes_do_not_see_grpc_failures() {
+    let f = "gateway-api/http-retries.yaml";
+    let m = merged(
+        "version: 1\nentry: gw\nservices:\n  gw:\n    calls:\n    - backend-svc\n    - { to: backend-svc, path: /a.A/B, protocol: grpc }\n    - { to: backend-svc, path: /a.A/C, protocol: grpc }\n  backend-svc: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let calls = &t.services[t.id_of("gw").unwrap()].calls;
+    let http = layer(&calls[0], "gateway");
+    assert_eq!(
+        http.policy.retry_on.0,
+        conditions("connect, 500, 502, 503, 504")
+    );
+    for c in &calls[1..] {
+        let l = layer(c, "gateway");
+        assert_eq!(l.policy.max_attempts, 3);
+        assert_eq!(l.policy.retry_on.0, conditions("connect, reset, 503"));
+    }
+    let said: Vec<&String> = m.notes.iter().filter(|n| n.contains("gRPC")).collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{f}:13:7: warning: HTTPRoute retry `codes` (500, 502, 503, 504) match the HTTP status, but the call `gw` → `backend-svc` is gRPC: a gRPC server answers its errors with HTTP 200 and the status in `grpc-status` trailers (gRPC's PROTOCOL-HTTP2.md), so the codes retry nothing on it; only the translation's own conditions apply (connect, reset, 503); retry gRPC statuses with the implementation's gRPC retry (Envoy Gateway's BackendTrafficPolicy `retryOn.triggers`) or a gRPC service config"
+        )]
+    );
+}
+
 /// `check --gateway istio` reads the route as Istio translates it: the
 /// same upstream file, and a note on standard error says what it did (the
 /// default, Envoy Gateway, does not); `--gateway nginx` is a usage error
@@ -403,6 +441,62 @@ fn linkerd_grpc_route_annotations_apply_to_its_method() {
     assert_eq!(l.policy.retry_on.0, conditions("500, timeout"));
     assert_eq!(l.timeout.unwrap().value, Duration::from_millis(400));
     assert_eq!(names(call(&m.topology, "b", "schlep")), ["app"]);
+}
+
+/// Linkerd's own test `parent_retries_and_timeouts` (policy-test,
+/// outbound_api_grpc.rs): the Service has `retry.linkerd.io/grpc: internal`
+/// and `timeout.linkerd.io/response: 10s`, its GRPCRoute only
+/// `timeout.linkerd.io/request: 5s`. Upstream asserts the rule's retry is
+/// inherited from the Service (`conditions.internal`) while its timeouts
+/// are the route's (request 5 s, no response timeout): a gRPC call gets
+/// both, and no response-timeout layer. Before, the Service's gRPC
+/// annotation was noted and not applied, and the route's timeout alone
+/// replaced the Service's retry.
+#[test]
+fn linkerd_service_grpc_retry_is_inherited_by_its_grpc_route() {
+    let svc = "linkerd/parent-retries-grpc.service.yaml";
+    let route = "linkerd/parent-retries-grpc.route.yaml";
+    let topo = "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: my-svc, protocol: grpc }] }\n  my-svc: {}\n";
+    let m = merged(topo, &[svc, route]);
+    let c = call(&m.topology, "web", "my-svc");
+    assert_eq!(names(c), ["app", "linkerd-timeout", "linkerd"]);
+    assert_eq!(
+        layer(c, "linkerd-timeout").timeout.unwrap().value,
+        Duration::from_secs(5)
+    );
+    let l = layer(c, "linkerd");
+    assert_eq!(l.policy.max_attempts, 2, "limit absent: 1 retry");
+    assert_eq!(l.policy.retry_on.0, conditions("500"), "INTERNAL");
+    assert_eq!(
+        at(&m.topology, l.spans.retry_on),
+        (
+            format!("{DATA}/{svc}"),
+            line_of(svc, "retry.linkerd.io/grpc", 0)
+        )
+    );
+    assert!(
+        !m.notes.iter().any(|n| n.contains("retry.linkerd.io/grpc")),
+        "{:?}",
+        m.notes
+    );
+    // Without the GRPCRoute Linkerd serves the Service's traffic as HTTP:
+    // the gRPC annotation does not apply (said at its line), the response
+    // timeout does.
+    let m = merged(topo, &[svc]);
+    let c = call(&m.topology, "web", "my-svc");
+    assert_eq!(names(c), ["app", "linkerd-response-timeout"]);
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("retry.linkerd.io/grpc"))
+        .collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{svc}:{}:5: note: a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls, gRPC ones too",
+            line_of(svc, "retry.linkerd.io/grpc", 0)
+        )]
+    );
 }
 
 /// The booksapp tutorial's generated profile (one route made retryable, as
@@ -666,6 +760,89 @@ fn kuma_mesh_timeout_request_timeout() {
     let l = layer(c, "kuma-timeout");
     assert_eq!(l.timeout.unwrap().value, Duration::from_secs(52));
     assert_eq!(l.policy.max_attempts, 1);
+}
+
+/// Kuma's default MeshRetry (`mesh-retry-all-default`, as Kuma's docs show
+/// it and `pkg/defaults/mesh/meshretry.go` creates it) has an `http` and a
+/// `grpc` section: Kuma's configurer takes the section of the call's
+/// protocol (`GetRouteRetryConfig`), so an HTTP call gets the `http` one
+/// with Kuma's HTTP `retry_on` default, a gRPC call the `grpc` one with
+/// Kuma's gRPC default (`cancelled,connect-failure,gateway-error,
+/// refused-stream,reset,resource-exhausted,unavailable`), each located at
+/// its own section's `numRetries`. `tcp` is noted. Before, `grpc` was
+/// noted and the `http` section was applied to gRPC calls too.
+#[test]
+fn kuma_mesh_retry_takes_the_section_of_the_calls_protocol() {
+    let f = "kuma/mesh-retry-all-default.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web:\n    calls:\n    - a\n    - { to: b, protocol: grpc }\n  a: {}\n  b: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let http = layer(call(t, "web", "a"), "kuma");
+    let grpc = layer(call(t, "web", "b"), "kuma");
+    for l in [http, grpc] {
+        assert_eq!(l.policy.max_attempts, 6, "numRetries: 5 counts retries");
+        assert_eq!(l.timeout.unwrap().value, Duration::from_secs(16));
+        assert_eq!(l.policy.backoff.base, Duration::from_millis(25));
+        assert_eq!(l.policy.backoff.cap, Some(Duration::from_millis(250)));
+    }
+    assert_eq!(
+        http.policy.retry_on.0,
+        conditions("502, 503, 504, timeout, connect")
+    );
+    assert_eq!(
+        grpc.policy.retry_on.0,
+        conditions("reset, connect, 502, 503, 504, timeout, 429")
+    );
+    assert_eq!(
+        at(t, http.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "numRetries: 5", 0))
+    );
+    assert_eq!(
+        at(t, grpc.spans.max_attempts),
+        (format!("{DATA}/{f}"), line_of(f, "numRetries: 5", 1))
+    );
+    let tcp: Vec<&String> = m.notes.iter().filter(|n| n.contains("`tcp`")).collect();
+    assert_eq!(
+        tcp,
+        [&format!(
+            "{DATA}/{f}:{}:9: note: MeshRetry `tcp` applies to TCP traffic (connection attempts); calls in a topology are HTTP or gRPC, so it is not applied",
+            line_of(f, "tcp:", 0)
+        )]
+    );
+    assert!(
+        !m.notes.iter().any(|n| n.contains("`grpc`")),
+        "{:?}",
+        m.notes
+    );
+}
+
+/// Kuma's docs example "gRPC frontend to backend on DeadlineExceeded": a
+/// `grpc` section alone. A gRPC call to backend retries 5 times on
+/// DEADLINE_EXCEEDED (read as a timeout, as the gRPC service config reads
+/// it) with its back-off; an HTTP call to backend gets no retry policy
+/// from it (no `http` section: Kuma configures none).
+#[test]
+fn kuma_grpc_section_alone_retries_grpc_calls_only() {
+    let f = "kuma/meshretry-grpc-docs.yaml";
+    let m = merged(
+        "version: 1\nentry: frontend\nservices:\n  frontend:\n    calls:\n    - { to: backend, path: /a }\n    - { to: backend, path: /b, protocol: grpc }\n  backend: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    let calls = &t.services[t.id_of("frontend").unwrap()].calls;
+    assert_eq!(names(&calls[0]), ["app"], "the HTTP call");
+    let l = layer(&calls[1], "kuma");
+    assert_eq!(l.policy.max_attempts, 6);
+    assert_eq!(l.policy.retry_on.0, conditions("timeout"));
+    assert_eq!(l.policy.backoff.base, Duration::from_secs(5));
+    assert_eq!(l.policy.backoff.cap, Some(Duration::from_secs(60)));
+    assert_eq!(l.timeout, None);
+    assert_eq!(
+        at(t, l.spans.retry_on),
+        (format!("{DATA}/{f}"), line_of(f, "retryOn:", 0))
+    );
 }
 
 /// Conformance `httproute-matching`: each rule matches a path prefix or a

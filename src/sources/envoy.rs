@@ -685,7 +685,10 @@ fn only_methods(matcher: &Matcher, methods: &[String]) -> Matcher {
             path: None,
         });
     }
-    Matcher { any }
+    Matcher {
+        any,
+        grpc: matcher.grpc,
+    }
 }
 
 /// Routes whose cluster was not in their own document take it from

@@ -57,6 +57,7 @@ pub struct Facts {
     pub(crate) http_routes: Vec<HttpRouteRef>,
     pub(crate) traffic_policies: Vec<TrafficPolicy>,
     pub(crate) kuma: Vec<super::kuma::Entry>,
+    pub(crate) linkerd_services: Vec<super::linkerd::ServiceAnnotations>,
     /// What became of every document `--from` reached, in order: the
     /// summary line and `--verbose` are made from it (see [`Account`]).
     pub accounts: Vec<DocAccount>,
@@ -178,6 +179,8 @@ pub struct HttpRouteRef {
     pub own_retry: Vec<bool>,
     /// `(namespace, name)` of the Gateways in `parentRefs`.
     pub gateways: Vec<(Option<String>, String)>,
+    /// The Services in `parentRefs` (GAMMA, Linkerd).
+    pub services: Vec<HostRef>,
 }
 
 /// An Envoy Gateway BackendTrafficPolicy's retry layer (or only its retry
@@ -215,6 +218,7 @@ impl Facts {
         let acc = std::mem::take(&mut self.traces);
         acc.finish(self);
         super::envoy_gateway::apply_traffic_policies(self);
+        super::linkerd::finish(self);
         super::istio::finish(self);
         super::envoy::finish(self);
         super::kuma::finish(self);
@@ -435,6 +439,9 @@ pub struct RouteFact {
 pub struct Matcher {
     /// Alternatives: the route matches when any of them does; none = all.
     pub any: Vec<MatchRule>,
+    /// `Some(true)`: gRPC calls only; `Some(false)`: HTTP calls only (a
+    /// policy with a section per protocol, as Kuma's MeshRetry); `None`: both.
+    pub grpc: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

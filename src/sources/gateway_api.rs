@@ -188,6 +188,7 @@ pub fn read(
         namespace: namespace.clone(),
         kind,
         gateways,
+        services: services.clone(),
         ..HttpRouteRef::default()
     };
     let mut skipped_header_match = None;
@@ -230,7 +231,10 @@ pub fn read(
                 rule: ri,
                 matched: mi,
             };
-            let matcher = Matcher { any: vec![m.rule] };
+            let matcher = Matcher {
+                any: vec![m.rule],
+                grpc: None,
+            };
             reference.routes.push(facts.routes.len());
             reference.keys.push(key.clone());
             reference.own_retry.push(own_retry);
@@ -527,8 +531,20 @@ fn retry(
         }
         None => super::envoy_retry::BASE_INTERVAL,
     };
+    // On a gRPC call the `codes` (Envoy's `retriable-status-codes`, matched
+    // against `:status`) never match: a gRPC server sends its errors with
+    // HTTP 200 and `grpc-status` in the trailers (gRPC's PROTOCOL-HTTP2.md,
+    // `HTTP-Status → ":status 200"`). The translation's own conditions
+    // still apply, its gRPC ones as gRPC statuses.
+    let grpc_retry_on = Some(
+        super::envoy_gateway::grpc_retry_on(match implementation {
+            Implementation::EnvoyGateway => ENVOY_GATEWAY_RETRY_ON,
+            Implementation::Istio => ISTIO_RETRY_ON,
+        })
+        .unwrap_or_default(),
+    );
     Ok(LayerFact {
-        grpc_retry_on: None,
+        grpc_retry_on,
         timeout_default: None,
         name: LAYER.into(),
         file: cx.file,
@@ -543,6 +559,38 @@ fn retry(
             spans,
         },
     })
+}
+
+/// The `codes` of an HTTPRoute retry a gRPC call takes, said at the
+/// `codes` key: they match an HTTP status, which a gRPC server's errors
+/// never carry, so they retry nothing there. `None` for any other layer.
+pub fn codes_on_grpc(fact: &LayerFact, from: &str, to: &str) -> Option<(At, String)> {
+    let (PolicyFact::Inline { policy, spans }, Some(grpc)) = (&fact.policy, &fact.grpc_retry_on)
+    else {
+        return None;
+    };
+    let at = spans.retry_on.filter(|_| fact.name == LAYER)?;
+    let codes: Vec<String> = policy
+        .retry_on
+        .0
+        .iter()
+        .filter_map(|c| match c {
+            Condition::Status(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    let kept: Vec<String> = grpc.iter().map(ToString::to_string).collect();
+    Some((
+        At {
+            file: fact.file,
+            pos: at,
+        },
+        format!(
+            "HTTPRoute retry `codes` ({}) match the HTTP status, but the call `{from}` → `{to}` is gRPC: a gRPC server answers its errors with HTTP 200 and the status in `grpc-status` trailers (gRPC's PROTOCOL-HTTP2.md), so the codes retry nothing on it; only the translation's own conditions apply ({}); retry gRPC statuses with the implementation's gRPC retry (Envoy Gateway's BackendTrafficPolicy `retryOn.triggers`) or a gRPC service config",
+            codes.join(", "),
+            kept.join(", ")
+        ),
+    ))
 }
 
 /// Puts the routes each Gateway API route made in precedence order among

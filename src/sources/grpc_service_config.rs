@@ -213,7 +213,10 @@ pub fn read(
                 source: "grpc",
                 group,
                 hosts: vec![host],
-                matcher: Matcher { any: vec![rule] },
+                matcher: Matcher {
+                    any: vec![rule],
+                    grpc: None,
+                },
                 layers: layers.clone(),
             });
         }

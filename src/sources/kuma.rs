@@ -11,8 +11,10 @@
 //!   entry leaves out comes from the Mesh entry). A top-level `targetRef`
 //!   other than `Mesh` (a subset of the callers) is noted, and read as all
 //!   callers.
-//! - `default.http` (the calls of a topology are HTTP; `grpc` and `tcp` are
-//!   noted): `numRetries` counts RETRIES (Envoy's `num_retries`; absent, 1;
+//! - `default.http` on HTTP calls, `default.grpc` on gRPC calls (Kuma's
+//!   `GetRouteRetryConfig` takes the section of the route's protocol alone;
+//!   `tcp` is noted). `grpc` reads as `http` does, with gRPC conditions
+//!   (`grpc_retry_on`) and Kuma's `GrpcRetryOnDefault`. `numRetries` counts RETRIES (Envoy's `num_retries`; absent, 1;
 //!   `0` is no retry policy); `perTryTimeout` is each attempt's timeout;
 //!   `backOff` is Envoy's `retry_back_off` (`baseInterval` default 25 ms,
 //!   `maxInterval` default 10 × base; full jitter); `retryOn` maps
@@ -62,14 +64,29 @@ pub struct Entry {
     name: String,
     /// Where the entry's `default` is, for the layer.
     at: Option<Pos>,
-    num_retries: Option<(u32, Pos)>,
-    per_try: Option<(Duration, Pos)>,
-    backoff: Option<(Duration, Option<Duration>, Pos)>,
-    retry_on: Option<(Vec<Condition>, Vec<String>, Pos)>,
-    rate_limited: Option<Pos>,
+    /// `default.http`: the retries of HTTP calls.
+    http: Retry,
+    /// `default.grpc`: the retries of gRPC calls.
+    grpc: Retry,
     request_timeout: Option<(Duration, Pos)>,
     /// A MeshCircuitBreaker's `maxRetries`, located in its own file.
     max_retries: Option<(u32, At)>,
+}
+
+/// One protocol's section of a MeshRetry `default` (`http:` or `grpc:`):
+/// Kuma's configurer builds the route's retry policy from the section of
+/// the call's protocol alone (`GetRouteRetryConfig`).
+#[derive(Debug, Clone, Default)]
+struct Retry {
+    /// Where the section is: present (even empty), Kuma configures a retry
+    /// policy for that protocol; absent, none.
+    section: Option<Pos>,
+    num_retries: Option<(u32, Pos)>,
+    per_try: Option<(Duration, Pos)>,
+    backoff: Option<(Duration, Option<Duration>, Pos)>,
+    /// Conditions, the methods that may be retried (HTTP only), the key.
+    retry_on: Option<(Vec<Condition>, Vec<String>, Pos)>,
+    rate_limited: Option<Pos>,
 }
 
 /// Which policy a document is.
@@ -198,27 +215,82 @@ fn read(cx: Cx, root: &Node, policy: Policy, facts: &mut Facts) -> Result<(), Lo
 }
 
 fn read_retry_conf(cx: Cx, conf: &Node, e: &mut Entry, facts: &mut Facts) -> Result<(), LoadError> {
-    for other in ["grpc", "tcp"] {
-        if let Some((k, _)) = entry(conf, other) {
-            facts.note(
-                Some(cx.at(k.pos)),
-                format!("MeshRetry `{other}` applies to {other} traffic; calls in a topology are HTTP, so it is not applied"),
-            );
-        }
+    if let Some((k, _)) = entry(conf, "tcp") {
+        facts.note(
+            Some(cx.at(k.pos)),
+            "MeshRetry `tcp` applies to TCP traffic (connection attempts); calls in a topology are HTTP or gRPC, so it is not applied",
+        );
     }
-    let Some(http) = get(conf, "http") else {
-        return Ok(());
+    if let Some((k, http)) = entry(conf, "http") {
+        e.http = read_section(cx, k.pos, http, false, facts)?;
+    }
+    if let Some((k, grpc)) = entry(conf, "grpc") {
+        e.grpc = read_section(cx, k.pos, grpc, true, facts)?;
+    }
+    Ok(())
+}
+
+/// Kuma's `GrpcRetryOnDefault`: `retry_on` of a `grpc` section without
+/// `retryOn`.
+pub const GRPC_RETRY_ON_DEFAULT: &str =
+    "cancelled,connect-failure,gateway-error,refused-stream,reset,resource-exhausted,unavailable";
+
+/// A `grpc` section's `retryOn` as Kuma writes it into Envoy's `retry_on`
+/// (`GrpcRetryOnEnumToEnvoyValue`). `Canceled` becomes `canceled`, which
+/// is not Envoy's `cancelled`: Envoy drops tokens it does not know
+/// (`RetryPolicyImpl` keeps `parseRetryGrpcOn(..).first`), so it retries
+/// nothing — Kuma's own golden output (`grpc.listeners.golden.yaml`) has
+/// `retryOn: canceled,…`.
+fn grpc_retry_on(cx: Cx, on: &Node, facts: &mut Facts) -> Result<Vec<Condition>, LoadError> {
+    let mut envoy: Vec<&str> = Vec::new();
+    for item in node::items(on) {
+        let text = cx.f.str(item, "a gRPC retryOn condition")?;
+        let mapped = match text {
+            "Canceled" => {
+                facts.warn(
+                    Some(cx.at(item.pos)),
+                    "MeshRetry grpc retryOn `Canceled` is written to Envoy as `canceled`, which Envoy does not know (its condition is `cancelled`) and ignores: it retries nothing",
+                );
+                continue;
+            }
+            "DeadlineExceeded" => "deadline-exceeded",
+            "Internal" => "internal",
+            "ResourceExhausted" => "resource-exhausted",
+            "Unavailable" => "unavailable",
+            _ => {
+                return Err(cx
+                    .f
+                    .error(item.pos, format!("unknown MeshRetry grpc retryOn `{text}`"))
+                    .with_help("use Canceled, DeadlineExceeded, Internal, ResourceExhausted or Unavailable"));
+            }
+        };
+        envoy.push(mapped);
+    }
+    Ok(super::envoy_gateway::grpc_retry_on(&envoy.join(",")).unwrap_or_default())
+}
+
+/// One `http:` or `grpc:` section (`grpc`: the gRPC one).
+fn read_section(
+    cx: Cx,
+    at: Pos,
+    sec: &Node,
+    grpc: bool,
+    facts: &mut Facts,
+) -> Result<Retry, LoadError> {
+    let mut r = Retry {
+        section: Some(at),
+        ..Retry::default()
     };
-    if let Some(kv) = entry(http, "numRetries") {
+    if let Some(kv) = entry(sec, "numRetries") {
         let mut at = None;
         let n = node::retries(cx, kv, "numRetries", &mut at)?;
-        e.num_retries = Some((n, kv.0.pos));
+        r.num_retries = Some((n, kv.0.pos));
     }
-    if let Some((k, v)) = entry(http, "perTryTimeout") {
+    if let Some((k, v)) = entry(sec, "perTryTimeout") {
         let d = node::duration(cx, v, "perTryTimeout")?;
-        e.per_try = Some((d, k.pos));
+        r.per_try = Some((d, k.pos));
     }
-    if let Some((k, b)) = entry(http, "backOff") {
+    if let Some((k, b)) = entry(sec, "backOff") {
         let base = match get(b, "baseInterval") {
             Some(v) => node::duration(cx, v, "baseInterval")?,
             None => Duration::from_millis(25),
@@ -226,58 +298,18 @@ fn read_retry_conf(cx: Cx, conf: &Node, e: &mut Entry, facts: &mut Facts) -> Res
         let max = get(b, "maxInterval")
             .map(|v| node::duration(cx, v, "maxInterval"))
             .transpose()?;
-        e.backoff = Some((base, max, k.pos));
+        r.backoff = Some((base, max, k.pos));
     }
-    if let Some((k, on)) = entry(http, "retryOn") {
-        let mut envoy: Vec<&str> = Vec::new();
-        let mut codes = Vec::new();
-        let mut methods = Vec::new();
-        for item in node::items(on) {
-            let text = match &item.value {
-                crate::source::Value::Int(n) => n.to_string(),
-                _ => cx.f.str(item, "a retryOn condition")?.to_owned(),
-            };
-            if let Ok(code) = text.parse::<u16>() {
-                codes.push(Condition::Status(code));
-                continue;
-            }
-            if let Some(m) = text.strip_prefix("HttpMethod") {
-                methods.push(m.to_ascii_uppercase());
-                continue;
-            }
-            let mapped = match text.as_str() {
-                "5xx" | "5XX" | "All5xx" => "5xx",
-                "GatewayError" => "gateway-error",
-                "Reset" => "reset",
-                "Retriable4xx" => "retriable-4xx",
-                "ConnectFailure" => "connect-failure",
-                "EnvoyRatelimited" => "envoy-ratelimited",
-                "RefusedStream" => "refused-stream",
-                "Http3PostConnectFailure" => "http3-post-connect-failure",
-                _ => {
-                    return Err(cx
-                        .f
-                        .error(item.pos, format!("unknown MeshRetry retryOn `{text}`"))
-                        .with_help("use 5xx, GatewayError, Reset, Retriable4xx, ConnectFailure, EnvoyRatelimited, RefusedStream, Http3PostConnectFailure, HttpMethodGet (…) or a status code"));
-                }
-            };
-            envoy.push(mapped);
-        }
-        let base = if envoy.is_empty() {
-            HTTP_RETRY_ON_DEFAULT.to_owned()
+    if let Some((k, on)) = entry(sec, "retryOn") {
+        r.retry_on = Some(if grpc {
+            (grpc_retry_on(cx, on, facts)?, Vec::new(), k.pos)
         } else {
-            envoy.join(",")
-        };
-        let mut conditions = super::istio::retry_on(&base).unwrap_or_default();
-        for c in codes {
-            if !conditions.contains(&c) {
-                conditions.push(c);
-            }
-        }
-        e.retry_on = Some((conditions, methods, k.pos));
+            let (conditions, methods) = http_retry_on(cx, on)?;
+            (conditions, methods, k.pos)
+        });
     }
-    if let Some((k, r)) = entry(http, "rateLimitedBackOff") {
-        let headers: Vec<&str> = get(r, "resetHeaders")
+    if let Some((k, rl)) = entry(sec, "rateLimitedBackOff") {
+        let headers: Vec<&str> = get(rl, "resetHeaders")
             .map(node::items)
             .unwrap_or_default()
             .iter()
@@ -293,10 +325,61 @@ fn read_retry_conf(cx: Cx, conf: &Node, e: &mut Entry, facts: &mut Facts) -> Res
                     format!("rateLimitedBackOff waits as its reset headers say ({}): read as honouring Retry-After; its maxInterval is not modelled", headers.join(", ")),
                 );
             }
-            e.rate_limited = Some(k.pos);
+            r.rate_limited = Some(k.pos);
         }
     }
-    Ok(())
+    Ok(r)
+}
+
+/// An `http` section's `retryOn`: the conditions, and the methods that may
+/// be retried at all.
+fn http_retry_on(cx: Cx, on: &Node) -> Result<(Vec<Condition>, Vec<String>), LoadError> {
+    let mut envoy: Vec<&str> = Vec::new();
+    let mut codes = Vec::new();
+    let mut methods = Vec::new();
+    for item in node::items(on) {
+        let text = match &item.value {
+            crate::source::Value::Int(n) => n.to_string(),
+            _ => cx.f.str(item, "a retryOn condition")?.to_owned(),
+        };
+        if let Ok(code) = text.parse::<u16>() {
+            codes.push(Condition::Status(code));
+            continue;
+        }
+        if let Some(m) = text.strip_prefix("HttpMethod") {
+            methods.push(m.to_ascii_uppercase());
+            continue;
+        }
+        let mapped = match text.as_str() {
+            "5xx" | "5XX" | "All5xx" => "5xx",
+            "GatewayError" => "gateway-error",
+            "Reset" => "reset",
+            "Retriable4xx" => "retriable-4xx",
+            "ConnectFailure" => "connect-failure",
+            "EnvoyRatelimited" => "envoy-ratelimited",
+            "RefusedStream" => "refused-stream",
+            "Http3PostConnectFailure" => "http3-post-connect-failure",
+            _ => {
+                return Err(cx
+                    .f
+                    .error(item.pos, format!("unknown MeshRetry retryOn `{text}`"))
+                    .with_help("use 5xx, GatewayError, Reset, Retriable4xx, ConnectFailure, EnvoyRatelimited, RefusedStream, Http3PostConnectFailure, HttpMethodGet (…) or a status code"));
+            }
+        };
+        envoy.push(mapped);
+    }
+    let base = if envoy.is_empty() {
+        HTTP_RETRY_ON_DEFAULT.to_owned()
+    } else {
+        envoy.join(",")
+    };
+    let mut conditions = super::istio::retry_on(&base).unwrap_or_default();
+    for c in codes {
+        if !conditions.contains(&c) {
+            conditions.push(c);
+        }
+    }
+    Ok((conditions, methods))
 }
 
 /// Later fields win: `over` on top of `base`. A field inherited from
@@ -310,6 +393,18 @@ fn merged(base: &Entry, over: &Entry) -> Entry {
         file: over.file,
         name: over.name.clone(),
         at: over.at.or(base.at),
+        http: merged_retry(&base.http, &over.http, moved),
+        grpc: merged_retry(&base.grpc, &over.grpc, moved),
+        request_timeout: over
+            .request_timeout
+            .or(base.request_timeout.map(|(d, p)| (d, moved(p)))),
+        max_retries: over.max_retries.or(base.max_retries),
+    }
+}
+
+fn merged_retry(base: &Retry, over: &Retry, moved: impl Fn(Pos) -> Pos) -> Retry {
+    Retry {
+        section: over.section.or(base.section.map(&moved)),
         num_retries: over
             .num_retries
             .or(base.num_retries.map(|(n, p)| (n, moved(p)))),
@@ -321,11 +416,7 @@ fn merged(base: &Entry, over: &Entry) -> Entry {
             .retry_on
             .clone()
             .or_else(|| base.retry_on.clone().map(|(c, m, p)| (c, m, moved(p)))),
-        rate_limited: over.rate_limited.or(base.rate_limited.map(moved)),
-        request_timeout: over
-            .request_timeout
-            .or(base.request_timeout.map(|(d, p)| (d, moved(p)))),
-        max_retries: over.max_retries.or(base.max_retries),
+        rate_limited: over.rate_limited.or(base.rate_limited.map(&moved)),
     }
 }
 
@@ -410,31 +501,38 @@ pub(crate) fn finish(facts: &mut Facts) {
     let mut applied = vec![false; breakers.len()];
     let group = facts.read_kinds.len();
     for e in services.iter().chain(mesh_seen.then_some(&mesh)) {
-        let mut layers = layers(e);
         let breaker = breakers
             .iter()
             .position(|(h, _, _)| h.is_some() && same_host(h, &e.host))
             .or_else(|| breakers.iter().position(|(h, _, _)| h.is_none()));
-        if let Some(i) = breaker {
-            let (_, n, at) = breakers[i];
-            applied[i] |= bound(&mut layers, n, at);
-        }
-        let (matcher, hosts) = match (&e.retry_on, &e.host) {
-            (Some((_, methods, _)), h) if !methods.is_empty() => (
-                Matcher {
-                    any: methods
-                        .iter()
-                        .map(|m| MatchRule {
-                            method: Some(StrMatch::Exact(m.clone())),
-                            path: None,
-                        })
-                        .collect(),
-                },
-                h.iter().cloned().collect(),
-            ),
-            (_, h) => (Matcher::default(), h.iter().cloned().collect::<Vec<_>>()),
-        };
-        if !matches!(matcher.any.len(), 0) {
+        let hosts: Vec<HostRef> = e.host.iter().cloned().collect();
+        // A route per protocol: Kuma takes the section of the call's own
+        // protocol, and the other's does not apply to it.
+        for grpc in [true, false] {
+            let conf = if grpc { &e.grpc } else { &e.http };
+            let mut layers: Vec<LayerFact> = timeout_layer(e)
+                .into_iter()
+                .chain(retry_layer(e, conf, grpc))
+                .collect();
+            if let Some(i) = breaker {
+                let (_, n, at) = breakers[i];
+                applied[i] |= bound(&mut layers, n, at);
+            }
+            let methods: &[String] = conf.retry_on.as_ref().map_or(&[], |r| &r.1);
+            let only = Matcher {
+                any: Vec::new(),
+                grpc: Some(grpc),
+            };
+            if methods.is_empty() {
+                facts.routes.push(RouteFact {
+                    source: LAYER,
+                    group,
+                    hosts: hosts.clone(),
+                    matcher: only,
+                    layers,
+                });
+                continue;
+            }
             // Methods not listed are not retried, but the timeouts still
             // apply to them: a route of the timeouts alone after this one.
             let timeouts: Vec<LayerFact> = layers
@@ -446,23 +544,24 @@ pub(crate) fn finish(facts: &mut Facts) {
                 source: LAYER,
                 group,
                 hosts: hosts.clone(),
-                matcher,
+                matcher: Matcher {
+                    any: methods
+                        .iter()
+                        .map(|m| MatchRule {
+                            method: Some(StrMatch::Exact(m.clone())),
+                            path: None,
+                        })
+                        .collect(),
+                    grpc: Some(grpc),
+                },
                 layers,
             });
             facts.routes.push(RouteFact {
                 source: LAYER,
                 group,
-                hosts,
-                matcher: Matcher::default(),
+                hosts: hosts.clone(),
+                matcher: only,
                 layers: timeouts,
-            });
-        } else {
-            facts.routes.push(RouteFact {
-                source: LAYER,
-                group,
-                hosts,
-                matcher,
-                layers,
             });
         }
     }
@@ -507,70 +606,68 @@ fn bound(layers: &mut [LayerFact], max: u32, at: At) -> bool {
     found
 }
 
-fn layers(e: &Entry) -> Vec<LayerFact> {
-    let mut out = Vec::new();
-    if let Some((d, pos)) = e.request_timeout {
-        out.push(LayerFact {
-            grpc_retry_on: None,
-            timeout_default: None,
-            name: TIMEOUT.into(),
-            file: e.file,
-            pos,
-            timeout: Some((d, pos)),
-            policy: PolicyFact::None,
-            comment: "Kuma MeshTimeout http.requestTimeout: the request with all its retries"
-                .into(),
-        });
-    }
-    let retry_at = e
-        .num_retries
-        .map(|(_, p)| p)
-        .or(e.retry_on.as_ref().map(|r| r.2));
-    let Some(at) = retry_at
-        .or(e.backoff.map(|b| b.2))
-        .or(e.per_try.map(|p| p.1))
-    else {
-        return out;
-    };
-    let retries = e.num_retries.map_or(1, |(n, _)| n);
+/// MeshTimeout's `http.requestTimeout`: on the calls of either protocol
+/// (Kuma sets it on every HTTP connection manager's routes, gRPC's too).
+fn timeout_layer(e: &Entry) -> Option<LayerFact> {
+    let (d, pos) = e.request_timeout?;
+    Some(LayerFact {
+        grpc_retry_on: None,
+        timeout_default: None,
+        name: TIMEOUT.into(),
+        file: e.file,
+        pos,
+        timeout: Some((d, pos)),
+        policy: PolicyFact::None,
+        comment: "Kuma MeshTimeout http.requestTimeout: the request with all its retries".into(),
+    })
+}
+
+/// The retry layer of one protocol's section (`grpc`: the gRPC one), as
+/// `genHttpRetryPolicy` / `genGrpcRetryPolicy` build it.
+fn retry_layer(e: &Entry, r: &Retry, grpc: bool) -> Option<LayerFact> {
+    let at = r.num_retries.map(|(_, p)| p).or(r.section)?;
+    let retries = r.num_retries.map_or(1, |(n, _)| n);
     if retries == 0 {
         // `numRetries: 0`: Kuma configures no retry policy.
-        return out;
+        return None;
     }
-    let (base, max) = match e.backoff {
+    let (base, max) = match r.backoff {
         Some((b, m, _)) => (b, m),
         None => (super::envoy_retry::BASE_INTERVAL, None),
     };
-    let retry_on = match &e.retry_on {
+    let retry_on = match &r.retry_on {
         Some((c, _, _)) => c.clone(),
+        None if grpc => {
+            super::envoy_gateway::grpc_retry_on(GRPC_RETRY_ON_DEFAULT).unwrap_or_default()
+        }
         None => super::istio::retry_on(HTTP_RETRY_ON_DEFAULT).unwrap_or_default(),
     };
     let spans = Spans {
         policy: Some(at),
-        max_attempts: e.num_retries.map(|(_, p)| p),
-        backoff: e.backoff.map(|b| b.2),
-        retry_on: e.retry_on.as_ref().map(|r| r.2),
-        honor_retry_after: e.rate_limited,
+        max_attempts: r.num_retries.map(|(_, p)| p),
+        backoff: r.backoff.map(|b| b.2),
+        retry_on: r.retry_on.as_ref().map(|x| x.2),
+        honor_retry_after: r.rate_limited,
         ..Spans::default()
     };
-    out.push(LayerFact {
+    let section = if grpc { "grpc" } else { "http" };
+    Some(LayerFact {
         grpc_retry_on: None,
         timeout_default: None,
         name: LAYER.into(),
         file: e.file,
         pos: at,
-        timeout: e.per_try,
-        comment: format!("Kuma MeshRetry: numRetries {retries} counts retries"),
+        timeout: r.per_try,
+        comment: format!("Kuma MeshRetry {section}: numRetries {retries} counts retries"),
         policy: PolicyFact::Inline {
             policy: super::envoy_retry::policy(
                 retries,
                 base,
                 max,
                 retry_on,
-                e.rate_limited.is_some(),
+                r.rate_limited.is_some(),
             ),
             spans,
         },
-    });
-    out
+    })
 }

@@ -129,7 +129,10 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
                 namespace: None,
                 at: cx.at(nk.pos),
             }],
-            matcher: Matcher { any: vec![rule] },
+            matcher: Matcher {
+                any: vec![rule],
+                grpc: None,
+            },
             layers,
         });
     }
@@ -138,8 +141,14 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
 
 /// The `retry.linkerd.io/*` and `timeout.linkerd.io/*` annotations of a
 /// Service's `meta`, as layers on calls to `hosts`; nothing when there are
-/// none. A Service's `retry.linkerd.io/grpc` is for its gRPC calls, which a
-/// topology does not tell apart: it is noted, not applied.
+/// none. Linkerd serves a Service's traffic as gRPC only when a GRPCRoute
+/// is attached to it (`policy-controller/grpc/src/outbound.rs`: the
+/// `grpc::protocol` branch, taken when `grpc_routes` is not empty), and
+/// then the Service's `parse_grpc_retry` (`retry.linkerd.io/grpc`, `limit`,
+/// `timeout`) is the retry of each GRPCRoute rule without its own
+/// (`grpc.rs`: `if retry.is_none() { retry = service_retry }`); otherwise
+/// its traffic, gRPC calls too, is HTTP to Linkerd and takes the HTTP
+/// retry. The gRPC side is kept for [`finish`], which knows the routes.
 pub fn annotations(
     cx: Cx,
     meta: &Node,
@@ -147,13 +156,24 @@ pub fn annotations(
     matcher: Matcher,
     facts: &mut Facts,
 ) -> Result<(), LoadError> {
-    if let Some((k, _)) = get(meta, "annotations").and_then(|a| entry(a, "retry.linkerd.io/grpc")) {
-        facts.note(
-            Some(cx.at(k.pos)),
-            "a Service's retry.linkerd.io/grpc applies to its gRPC calls; calls in a topology are read as HTTP, so it is not applied (put it on a GRPCRoute)",
-        );
+    let grpc_key = get(meta, "annotations")
+        .and_then(|a| entry(a, "retry.linkerd.io/grpc"))
+        .map(|(k, _)| cx.at(k.pos));
+    let layers = layers_of(cx, meta, false, true, facts)?;
+    // Its notes are said only if the gRPC side applies.
+    let said = facts.notes.len();
+    let grpc = layers_of(cx, meta, true, true, facts)?;
+    let notes = facts.notes.split_off(said);
+    if !grpc.is_empty() || !layers.is_empty() {
+        facts.linkerd_services.push(ServiceAnnotations {
+            hosts: hosts.clone(),
+            http: layers.clone(),
+            grpc,
+            notes,
+            key: grpc_key,
+            group: facts.read_kinds.len(),
+        });
     }
-    let layers = route_layers(cx, meta, false, facts)?;
     if layers.is_empty() {
         return Ok(());
     }
@@ -165,6 +185,105 @@ pub fn annotations(
         layers,
     });
     Ok(())
+}
+
+/// A Service's annotations as Linkerd applies them to its HTTP and its
+/// gRPC traffic.
+#[derive(Debug, Clone)]
+pub struct ServiceAnnotations {
+    hosts: Vec<HostRef>,
+    http: Vec<LayerFact>,
+    grpc: Vec<LayerFact>,
+    /// The gRPC side's notes, said when it applies.
+    notes: Vec<Note>,
+    /// `retry.linkerd.io/grpc`, if written.
+    key: Option<At>,
+    group: usize,
+}
+
+fn same_service(a: &HostRef, b: &HostRef) -> bool {
+    let ns = |h: &HostRef| h.namespace.clone().unwrap_or_else(|| "default".into());
+    a.host == b.host && ns(a) == ns(b)
+}
+
+fn is_timeout(l: &LayerFact) -> bool {
+    l.name == TIMEOUT || l.name == RESPONSE_TIMEOUT
+}
+
+/// Applies each Service's annotations as Linkerd does once the routes are
+/// known:
+///
+/// - A route (HTTPRoute, GRPCRoute) whose parent is the Service and whose
+///   annotations set no retry takes the Service's, and none of the
+///   timeouts, the Service's timeouts (`if retry.is_none() { retry =
+///   service_retry }`, `if timeouts == Default::default() { timeouts =
+///   service_timeouts }` in `grpc.rs` and `http.rs`); a GRPCRoute takes the
+///   Service's gRPC side.
+/// - When a GRPCRoute has the Service as parent, its gRPC calls take the
+///   gRPC side (its annotation route becomes HTTP-only, and a gRPC-only
+///   one after it carries the gRPC layers). With none, a written
+///   `retry.linkerd.io/grpc` is noted: Linkerd does not apply it.
+pub(crate) fn finish(facts: &mut Facts) {
+    let services = std::mem::take(&mut facts.linkerd_services);
+    let refs: Vec<(bool, Vec<HostRef>)> = facts
+        .http_routes
+        .iter()
+        .filter(|r| !r.services.is_empty())
+        .map(|r| (r.kind == "GRPCRoute", r.services.clone()))
+        .collect();
+    for s in services {
+        let parent = |hosts: &[HostRef]| {
+            hosts
+                .iter()
+                .any(|p| s.hosts.iter().any(|h| same_service(h, p)))
+        };
+        for r in facts.routes.iter_mut().filter(|r| r.source == ANNOTATIONS) {
+            let Some((grpc, _)) = refs.iter().find(|(_, h)| *h == r.hosts) else {
+                continue;
+            };
+            if !parent(&r.hosts) {
+                continue;
+            }
+            let side = if *grpc { &s.grpc } else { &s.http };
+            if !r.layers.iter().any(|l| l.name == LAYER) {
+                r.layers
+                    .extend(side.iter().filter(|l| l.name == LAYER).cloned());
+            }
+            if !r.layers.iter().any(is_timeout) {
+                let outer: Vec<LayerFact> =
+                    side.iter().filter(|l| is_timeout(l)).cloned().collect();
+                r.layers.splice(0..0, outer);
+            }
+        }
+        let routed = refs.iter().any(|(grpc, h)| *grpc && parent(h));
+        if !routed {
+            if let Some(at) = s.key {
+                facts.note(
+                    Some(at),
+                    "a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls, gRPC ones too",
+                );
+            }
+            continue;
+        }
+        for r in facts.routes.iter_mut() {
+            if r.source == ANNOTATIONS && r.hosts == s.hosts && r.matcher.any.is_empty() {
+                r.matcher.grpc = Some(false);
+            }
+        }
+        facts.notes.extend(s.notes);
+        if !s.grpc.is_empty() {
+            facts.routes.push(RouteFact {
+                source: ANNOTATIONS,
+                group: s.group,
+                hosts: s.hosts,
+                matcher: Matcher {
+                    any: Vec::new(),
+                    grpc: Some(true),
+                },
+                layers: s.grpc,
+            });
+        }
+    }
 }
 
 /// The layers Linkerd's annotations on a Service, an HTTPRoute or a
@@ -193,6 +312,18 @@ pub fn route_layers(
     cx: Cx,
     meta: &Node,
     grpc: bool,
+    facts: &mut Facts,
+) -> Result<Vec<LayerFact>, LoadError> {
+    layers_of(cx, meta, grpc, false, facts)
+}
+
+/// [`route_layers`] of a route, or of a Service (`service`: both retry
+/// condition keys are valid on it).
+fn layers_of(
+    cx: Cx,
+    meta: &Node,
+    grpc: bool,
+    service: bool,
     facts: &mut Facts,
 ) -> Result<Vec<LayerFact>, LoadError> {
     let Some(ann) = get(meta, "annotations") else {
@@ -245,7 +376,7 @@ pub fn route_layers(
             comment: "timeout.linkerd.io/response: the backend's response, not retried".into(),
         });
     }
-    if let Some((k, _)) = entry(ann, wrong) {
+    if let Some((k, _)) = entry(ann, wrong).filter(|_| !service) {
         facts.warn(
             Some(cx.at(k.pos)),
             format!("`{wrong}` is not valid on {right} (Linkerd ignores it)"),
@@ -290,9 +421,14 @@ pub fn route_layers(
             }
             (None, false) => vec![Condition::Class(5)],
             (None, true) => {
+                let whose = if service {
+                    "a Service's retry annotations, on its GRPCRoutes,"
+                } else {
+                    "GRPCRoute retry annotations"
+                };
                 facts.note(
                     Some(cx.at(at)),
-                    "GRPCRoute retry annotations without `retry.linkerd.io/grpc`: read as `unavailable`",
+                    format!("{whose} without `retry.linkerd.io/grpc`: read as `unavailable`"),
                 );
                 crate::sources::grpc_service_config::status("UNAVAILABLE")
                     .unwrap_or_default()

@@ -710,6 +710,8 @@ fn attach_layers(
     let meshed = resolved.last().cloned().unwrap_or_default();
     let mut reader = PolicyReader::new(presets);
     let default_preset = crate::sources::istio::default_preset(facts.istio_minor);
+    // Said once per route, at the first gRPC call that takes it.
+    let mut warned: Vec<crate::sources::At> = Vec::new();
     for s in 0..t.services.len() {
         for c in 0..t.services[s].calls.len() {
             let call = &t.services[s].calls[c];
@@ -746,7 +748,10 @@ fn attach_layers(
                                 // Kuma's `to: { kind: Mesh }`: every destination.
                                 || (r.source == "kuma" && r.hosts.is_empty()))
                     })
-                    .find(|(_, r)| r.matcher.matches(&method, path.as_deref()));
+                    .find(|(_, r)| {
+                        r.matcher.grpc.is_none_or(|g| g == grpc)
+                            && r.matcher.matches(&method, path.as_deref())
+                    });
                 if let Some((_, r)) = chosen {
                     istio_seen |= source == "istio";
                     for fact in &r.layers {
@@ -754,6 +759,14 @@ fn attach_layers(
                         // On a gRPC call the proxy's gRPC conditions apply.
                         if grpc && let Some(on) = &fact.grpc_retry_on {
                             l.policy.retry_on.0 = on.clone();
+                            let (a, b) = (&t.services[s].name, &t.services[to].name);
+                            if let Some((at, text)) =
+                                crate::sources::gateway_api::codes_on_grpc(fact, a, b)
+                                && !warned.contains(&at)
+                            {
+                                warned.push(at);
+                                notes.push(format!("{}: warning: {text}", facts.show(at)));
+                            }
                         }
                         add.push(l);
                     }

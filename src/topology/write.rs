@@ -183,6 +183,11 @@ impl Writer<'_> {
             None => format!("method: {}", c.method.value),
         };
         self.line(8, &method, Some(c.method.pos));
+        if c.grpc {
+            // Known from the sources (a Service port, a trace): written so
+            // that `check` of this file reads the call as they did.
+            self.out.push_str("        protocol: grpc\n");
+        }
         if c.idempotent != super::schema::method_is_idempotent(&c.method.value) {
             let _ = writeln!(self.out, "        idempotent: {}", c.idempotent);
         }
