@@ -390,3 +390,59 @@ fn a_range_query_is_read_at_its_last_point_and_an_error_answer_is_exit_2() {
         "{err}"
     );
 }
+
+#[test]
+fn written_figures_of_other_counters_follow_their_kind_and_a_lower_bound_says_at_least() {
+    // Istio's figures are the least the counters prove (each request once,
+    // `URX` for those whose retries ran out): the message says "at least".
+    let istio = "        observed: { source: istio, destination: api.default.svc.cluster.local, attempts_at_least: 104, retries_exhausted: 4 }\n";
+    let t = temp_file("kinds", "istio.yaml", &topology_text("", istio));
+    let (code, all, err) = findings(&[&t]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(rl021[0]["line"], CALL_LINE);
+    assert_eq!(
+        rl021[0]["message"],
+        "Istio's counters show at least 1.04 attempts per request on web → api (at least 104 attempts for 100 requests, 4 of them with retries exhausted (response flag URX), since the proxy started), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)"
+    );
+    assert_ne!(code, 0);
+    // The sidecar declared with 2 attempts explains 1.04: no finding.
+    let declared = format!("{istio}{SIDECAR}");
+    let t = temp_file(
+        "kinds",
+        "istio-declared.yaml",
+        &topology_text("", &declared),
+    );
+    let (code, all, err) = findings(&[&t]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+
+    // Linkerd's are counts: no "at least".
+    let linkerd =
+        "        observed: { source: linkerd, parent: api, attempts: 150, retries: 50 }\n";
+    let t = temp_file("kinds", "linkerd.yaml", &topology_text("", linkerd));
+    let (_, all, err) = findings(&[&t]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(
+        rl021[0]["message"],
+        "Linkerd's counters show 1.50 attempts per request on web → api (150 attempts for 100 requests, 50 retries, since the proxy started), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's Linkerd proxy (it counts its own retries)"
+    );
+
+    // Another kind's keys are not taken: located, with what to write.
+    let wrong = "        observed: { source: istio, upstream_requests: 104, retries: 4 }\n";
+    let t = temp_file("kinds", "wrong.yaml", &topology_text("", wrong));
+    let (code, out, err) = retrylint(&["check", &t]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("wrong.yaml:10:"), "{err}");
+    assert!(err.contains("upstream_requests"), "{err}");
+    let few = "        observed: { source: istio, attempts_at_least: 4, retries_exhausted: 4 }\n";
+    let t = temp_file("kinds", "few.yaml", &topology_text("", few));
+    let (code, _, err) = retrylint(&["check", &t]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("few.yaml:10:")
+            && err.contains("4 retries exhausted among 4 attempts leave no first attempt"),
+        "{err}"
+    );
+}

@@ -76,10 +76,10 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
                 let cluster = if c.cluster.is_empty() {
                     String::new()
                 } else {
-                    format!(" (cluster {})", c.cluster)
+                    format!(" ({} {})", c.kind.subject(), c.cluster)
                 };
                 (
-                    format!("{} counters{cluster}", c.by),
+                    format!("{} counters{cluster}", c.by()),
                     None,
                     format!("{} {}", plural(o.calls, "request"), c.window),
                     Some(product(call, |l| l.kind == LayerKind::Via)),

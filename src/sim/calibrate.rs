@@ -39,7 +39,7 @@ pub struct Calibration {
 pub struct CallRow {
     pub from: String,
     pub to: String,
-    /// `traces` or `envoy`.
+    /// `traces`, or who counted: `envoy`, `istio`, `linkerd`, `grpc`.
     pub source: &'static str,
     /// Logical calls (traces) or requests (counters) observed.
     pub observed_calls: u64,
@@ -91,7 +91,7 @@ pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
             .unwrap_or_default();
         let (source, over) = match (&o.counted, layers.first()) {
             (None, first) => ("traces", first.map_or(0, |l| l.requests)),
-            (Some(_), first) => ("envoy", first.map_or(0, |l| l.attempts)),
+            (Some(c), first) => (c.kind.source(), first.map_or(0, |l| l.attempts)),
         };
         let sent = layers.last().map_or(0, |l| l.attempts);
         let simulated = (over > 0).then(|| sent as f64 / over as f64);

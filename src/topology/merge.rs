@@ -453,8 +453,10 @@ fn add_counted(
             Resolved::One(i) => i,
             _ => {
                 notes.push(format!(
-                    "{}: warning: Envoy cluster `{}` names no service of the topology: its {} requests are not compared",
+                    "{}: warning: {} {} `{}` names no service of the topology: its {} requests are not compared",
                     facts.show(c.at),
+                    c.by.by(),
+                    c.by.subject(),
                     c.cluster,
                     c.attempts
                 ));
@@ -463,8 +465,9 @@ fn add_counted(
         };
         if !t.services[from].calls.iter().any(|k| k.to == to) {
             notes.push(format!(
-                "{}: warning: Envoy counters show `{}` calling `{}` ({} requests), a call the topology does not have: not compared (add the call to compare it)",
+                "{}: warning: {} counters show `{}` calling `{}` ({} requests), a call the topology does not have: not compared (add the call to compare it)",
                 facts.show(c.at),
+                c.by.by(),
                 names[from],
                 names[to],
                 c.attempts
@@ -485,22 +488,24 @@ fn add_counted(
             (None, None) => String::new(),
         };
         let counted = super::model::Counted {
-            by: "Envoy",
+            kind: c.by,
             cluster: c.cluster.clone(),
             attempts: c.attempts,
             unattached: c.unattached,
             retries: c.retries,
             limit_exceeded: c.limit_exceeded,
             overflow: c.overflow,
+            lower_bound: c.by.lower_bound(),
             window: c.window.clone(),
         };
         notes.push(format!(
-            "{}: note: Envoy counters: `{}` → `{}`: {mean:.2} attempts per request ({} for {requests} requests, {} retries{not_retried}), {}",
+            "{}: note: {} counters: `{}` → `{}`: {}{mean:.2} attempts per request ({}{not_retried}), {}",
             facts.show(c.at),
+            counted.by(),
             names[from],
             names[to],
-            counted.attempts_text(),
-            c.retries,
+            counted.least(),
+            counted.counts_text(requests),
             c.window
         ));
         observed.push(super::model::Observed {

@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
-use crate::topology::{Call, Counted, LayerKind, Observed};
+use crate::topology::{Call, Counted, CounterKind, LayerKind, Observed};
 
 declare_rule! {
     /// ## What it finds
@@ -107,23 +107,46 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
             call.pos,
             o.from,
             format!(
-                "{}'s counters show {:.2} attempts per request on {} ({} for {} requests, {} retries, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)",
-                c.by,
+                "{}'s counters show {}{:.2} attempts per request on {} ({}, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, {}",
+                c.by(),
+                c.least(),
                 o.attempts_mean,
                 edge(cx.topology, call),
-                c.attempts_text(),
-                o.calls,
-                c.retries,
+                c.counts_text(o.calls),
                 c.window,
+                likely_counted(c.kind),
             ),
         )
         .on_call(i)
-        .help("declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: envoy-sidecar, retry: { max_attempts: N } }]`), or turn its retries off")
+        .help(help_counted(c.kind))
         .label(format!(
-            "{:.2} attempts per request counted, {allowed} declared below the caller",
+            "{}{:.2} attempts per request counted, {allowed} declared below the caller",
+            c.least(),
             o.attempts_mean
         )),
     );
+}
+
+/// Which layer retried, by who counted.
+fn likely_counted(kind: CounterKind) -> &'static str {
+    match kind {
+        CounterKind::Envoy | CounterKind::Istio => {
+            "the caller's sidecar/proxy (it counts its own retries)"
+        }
+        CounterKind::Linkerd => "the caller's Linkerd proxy (it counts its own retries)",
+        CounterKind::Grpc => "the caller's gRPC client (its retry policy, from the service config)",
+    }
+}
+
+fn help_counted(kind: CounterKind) -> &'static str {
+    match kind {
+        CounterKind::Grpc => {
+            "declare the gRPC client's retry policy on the call (`retry: { max_attempts: N }`, as its service config says), or turn its retries off"
+        }
+        _ => {
+            "declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: envoy-sidecar, retry: { max_attempts: N } }]`), or turn its retries off"
+        }
+    }
 }
 
 /// `up to 9 attempts per call (3.00 on average, over 20 calls)`.

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use super::exposition::Sample;
 use crate::source::error::LoadError;
-use crate::sources::facts::{At, CountedFact, Facts, HostRef};
+use crate::sources::facts::{At, CountedFact, CounterKind, Facts, HostRef};
 use crate::sources::node::Cx;
 
 /// The labels that carry the cluster's name.
@@ -154,6 +154,7 @@ pub fn read(
             continue;
         }
         facts.counted.push(CountedFact {
+            by: CounterKind::Envoy,
             caller: caller.to_owned(),
             host: HostRef {
                 host: crate::sources::envoy::cluster_host(&c.name),
