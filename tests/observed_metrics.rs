@@ -446,3 +446,92 @@ fn written_figures_of_other_counters_follow_their_kind_and_a_lower_bound_says_at
         "{err}"
     );
 }
+
+/// Bookinfo's `productpage` calling `reviews` (line 7) and `details`
+/// (line 9), the app retrying neither; `via` under the reviews call.
+fn bookinfo(via: &str) -> String {
+    format!(
+        "version: 1
+entry: productpage
+services:
+  productpage:
+    latency: {{ p50: 5ms, p99: 20ms }}
+    calls:
+      - to: reviews
+        timeout: 2s
+{via}      - to: details
+        timeout: 2s
+  reviews:
+    latency: {{ p50: 5ms, p99: 20ms }}
+  details:
+    latency: {{ p50: 5ms, p99: 20ms }}
+"
+    )
+}
+
+const ISTIO_SIDECAR: &str = "        via:
+          - name: istio-sidecar
+            timeout: 500ms
+            retry: { max_attempts: 3, backoff: { kind: exponential, base: 25ms, cap: 250ms, jitter: full }, budget: { kind: ratio, ratio: 0.2 } }
+";
+
+#[test]
+fn istio_requests_total_with_urx_is_a_lower_bound_and_rl021_where_no_sidecar_is_declared() {
+    let t = temp_file("istio", "t.yaml", &bookinfo(""));
+    let prom = format!("{DATA}/istio-productpage-sidecar.prom");
+    // No --metrics-caller: the series' source_canonical_service names it.
+    let (code, all, err) = findings(&[&t, "--from", &prom]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(rl021[0]["line"], 7, "{}", rl021[0]);
+    // 96 + 3 + 1 + 2 requests; URX on 3 + 1 ("URX" and "URX,UF"), not
+    // on the 2 flagged UO (overflow: not retried).
+    assert_eq!(
+        rl021[0]["message"],
+        "Istio's counters show at least 1.04 attempts per request on productpage → reviews (at least 106 attempts for 102 requests, 4 of them with retries exhausted (response flag URX), since the proxy started), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)"
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("istio-productpage-sidecar.prom:4:1: note: Istio counters: `productpage` → `reviews`: at least 1.04 attempts per request (at least 106 attempts for 102 requests, 4 of them with retries exhausted (response flag URX)), since the proxy started"),
+        "{err}"
+    );
+    // details: 150 requests, none exhausted: 1.00, no finding.
+    assert!(
+        err.contains("istio-productpage-sidecar.prom:3:1: note: Istio counters: `productpage` → `details`: at least 1.00 attempts per request (at least 150 attempts for 150 requests, 0 of them with retries exhausted (response flag URX))"),
+        "{err}"
+    );
+    // The reporter="destination" series (the gateway calling productpage,
+    // as productpage's sidecar saw it come in) is not read.
+    assert!(!err.contains("istio-ingressgateway"), "{err}");
+
+    // Istio's default sidecar policy declared: 3 attempts explain it.
+    let t = temp_file("istio", "declared.yaml", &bookinfo(ISTIO_SIDECAR));
+    let (code, all, err) = findings(&[&t, "--from", &prom]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn istio_series_without_urx_or_from_other_callers_make_no_finding() {
+    let t = temp_file("istio-quiet", "t.yaml", &bookinfo(""));
+    // A gateway reporting as a source (a federation dump holds every
+    // proxy's series): its caller is not in the topology, a warning.
+    let text = "# TYPE istio_requests_total counter
+istio_requests_total{reporter=\"source\",source_canonical_service=\"istio-ingressgateway\",source_workload=\"istio-ingressgateway\",source_workload_namespace=\"istio-system\",destination_service=\"productpage.default.svc.cluster.local\",destination_service_name=\"productpage\",response_code=\"503\",response_flags=\"URX\"} 9
+istio_requests_total{reporter=\"source\",source_canonical_service=\"productpage\",source_workload=\"productpage-v1\",source_workload_namespace=\"default\",destination_service=\"reviews.default.svc.cluster.local\",destination_service_name=\"reviews\",response_code=\"503\",response_flags=\"UF,UO\"} 7
+istio_requests_total{reporter=\"waypoint\",source_canonical_service=\"productpage\",source_workload=\"productpage-v1\",source_workload_namespace=\"default\",destination_service=\"reviews.default.svc.cluster.local\",destination_service_name=\"reviews\",response_code=\"503\",response_flags=\"URX\"} 5
+";
+    let prom = temp_file("istio-quiet", "federate.prom", text);
+    let (code, all, err) = findings(&[&t, "--from", &prom]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("federate.prom:2:1: warning: Istio counters name the caller `istio-ingressgateway.istio-system`, no service of the topology: its 9 requests to `productpage.default.svc.cluster.local` are not compared"),
+        "{err}"
+    );
+    // Only the source's 7 requests, none URX; the waypoint's are not read.
+    assert!(
+        err.contains("at least 1.00 attempts per request (at least 7 attempts for 7 requests, 0 of them with retries exhausted"),
+        "{err}"
+    );
+}

@@ -458,8 +458,11 @@ pub struct CountedFact {
     /// Who counted.
     pub by: CounterKind,
     /// The service whose proxy counted (`--metrics-caller`, or `caller:`
-    /// in a `sources:` entry).
+    /// in a `sources:` entry, or the series' own labels).
     pub caller: String,
+    /// The caller came from the series' labels: one the topology lacks is
+    /// warned about, not an error (a gateway reports as a source too).
+    pub caller_labelled: bool,
     /// The callee, as the cluster names it.
     pub host: HostRef,
     /// The callee as the series name it (Envoy's cluster, Istio's

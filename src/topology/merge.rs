@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::model::{
-    Call, Latency, Layer, LayerKind, LintSettings, Located, Origin, PolicySpans, Pos, Service,
-    Topology,
+    Call, CounterKind, Latency, Layer, LayerKind, LintSettings, Located, Origin, PolicySpans, Pos,
+    Service, Topology,
 };
 use super::policy_schema::PolicyReader;
 use super::presets::Presets;
@@ -433,6 +433,17 @@ fn add_counted(
     for c in &facts.counted {
         let from = match hosts::resolve(&c.caller, None, names.iter().copied()) {
             Resolved::One(i) => i,
+            _ if c.caller_labelled => {
+                notes.push(format!(
+                    "{}: warning: {} counters name the caller `{}`, no service of the topology: its {} requests to `{}` are not compared",
+                    facts.show(c.at),
+                    c.by.by(),
+                    c.caller,
+                    c.attempts - c.retries,
+                    c.cluster
+                ));
+                continue;
+            }
             _ => {
                 let near = crate::source::error::nearest(&c.caller, names.iter().copied())
                     .map(|n| format!("; did you mean `{n}`?"))
@@ -449,7 +460,11 @@ fn add_counted(
                 .with_help("name the service whose proxy wrote the file with --metrics-caller (or `caller:` in `sources:`)"));
             }
         };
-        let to = match hosts::resolve(&c.host.host, None, names.iter().copied()) {
+        let to = match hosts::resolve(
+            &c.host.host,
+            c.host.namespace.as_deref(),
+            names.iter().copied(),
+        ) {
             Resolved::One(i) => i,
             _ => {
                 notes.push(format!(
@@ -522,6 +537,29 @@ fn add_counted(
             counted: Some(counted),
         });
     }
+    // A sidecar's scrape may hold Envoy's cluster counters and Istio's
+    // request counter for one call: Envoy's count every attempt, Istio's
+    // only prove a least, so Envoy's are kept.
+    let envoy: Vec<(usize, usize)> = observed
+        .iter()
+        .filter(|o| {
+            o.counted
+                .as_ref()
+                .is_some_and(|c| c.kind == CounterKind::Envoy)
+        })
+        .map(|o| (o.from, o.to))
+        .collect();
+    observed.retain(|o| {
+        let istio = o.counted.as_ref().is_some_and(|c| c.kind == CounterKind::Istio);
+        if istio && envoy.contains(&(o.from, o.to)) {
+            notes.push(format!(
+                "note: `{}` → `{}`: Envoy's cluster counters are compared, not Istio's `istio_requests_total` (Envoy's count every attempt)",
+                names[o.from], names[o.to]
+            ));
+            return false;
+        }
+        true
+    });
     t.observed.extend(observed);
     Ok(())
 }

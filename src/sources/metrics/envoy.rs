@@ -156,6 +156,7 @@ pub fn read(
         facts.counted.push(CountedFact {
             by: CounterKind::Envoy,
             caller: caller.to_owned(),
+            caller_labelled: false,
             host: HostRef {
                 host: crate::sources::envoy::cluster_host(&c.name),
                 namespace: None,

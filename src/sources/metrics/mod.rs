@@ -6,11 +6,13 @@
 //! ([`exposition`], what Envoy's `/stats/prometheus` answers) and a
 //! Prometheus HTTP API query result ([`prom_api`], JSON). Each becomes
 //! [`exposition::Sample`]s with their line and column; [`envoy`] turns
-//! Envoy's cluster counters into [`CountedFact`](super::facts::CountedFact)s,
-//! which `topology::merge` adds to the topology's `observed`.
+//! Envoy's cluster counters, [`istio`] Istio's `istio_requests_total`, into
+//! [`CountedFact`](super::facts::CountedFact)s, which `topology::merge`
+//! adds to the topology's `observed`.
 
 pub mod envoy;
 pub mod exposition;
+pub mod istio;
 pub mod prom_api;
 
 use super::facts::{Account, Facts};
@@ -34,7 +36,8 @@ pub fn read_exposition(
         cx.f.error(e.pos, format!("not a Prometheus text exposition: {e}"))
             .with_help("save the proxy's answer as it came (`curl -s http://127.0.0.1:9901/stats/prometheus > envoy.prom`)")
     })?;
-    let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?;
+    let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?
+        + istio::read(cx, &samples, caller, SINCE_START, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(
             "a Prometheus exposition without requests counted by an Envoy cluster".into(),
@@ -57,7 +60,8 @@ pub fn read_query(
         Some(t) => format!("{SINCE_EACH_START}, as read at Unix time {t}"),
         None => SINCE_EACH_START.to_owned(),
     };
-    let found = envoy::read(cx, &read.samples, caller, &window, facts)?;
+    let found = envoy::read(cx, &read.samples, caller, &window, facts)?
+        + istio::read(cx, &read.samples, caller, &window, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(format!(
             "a Prometheus API result ({}) without requests counted by an Envoy cluster",
