@@ -535,3 +535,95 @@ istio_requests_total{reporter=\"waypoint\",source_canonical_service=\"productpag
         "{err}"
     );
 }
+
+/// Linkerd's booksapp: `webapp` calling `books` (line 7) and `authors`
+/// (line 9); `via` under the books call.
+fn booksapp(via: &str) -> String {
+    format!(
+        "version: 1
+entry: webapp
+services:
+  webapp:
+    latency: {{ p50: 5ms, p99: 20ms }}
+    calls:
+      - to: books
+        timeout: 2s
+{via}      - to: authors
+        timeout: 2s
+  books:
+    latency: {{ p50: 5ms, p99: 20ms }}
+  authors:
+    latency: {{ p50: 5ms, p99: 20ms }}
+"
+    )
+}
+
+const LINKERD_PROXY: &str = "        via:
+          - name: linkerd-proxy
+            timeout: 500ms
+            retry: { max_attempts: 2, backoff: { kind: exponential, base: 25ms, cap: 250ms, jitter: full }, budget: { kind: ratio, ratio: 0.2 } }
+";
+
+#[test]
+fn linkerd_route_and_retry_counters_give_attempts_per_request_and_rl021_where_undeclared() {
+    let t = temp_file("linkerd", "t.yaml", &booksapp(""));
+    let prom = format!("{DATA}/linkerd-webapp-proxy.prom");
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "webapp"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(rl021[0]["line"], 7, "{}", rl021[0]);
+    // 2000 + 222 requests at the route (before retries), 469 retry
+    // requests: 2691 attempts, as the backends' 2000 + 691 responses say.
+    assert_eq!(
+        rl021[0]["message"],
+        "Linkerd's counters show 1.21 attempts per request on webapp → books (2691 attempts for 2222 requests, 469 retries, since the proxy started), more than its declared layers below the caller allow (1): a retry layer nobody declared, the caller's Linkerd proxy (it counts its own retries)"
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("linkerd-webapp-proxy.prom:3:1: note: Linkerd counters: `webapp` → `books`: 1.21 attempts per request (2691 attempts for 2222 requests, 469 retries; not retried: 222 for the retry limit, 0 for circuit breaking or the budget), since the proxy started"),
+        "{err}"
+    );
+    // authors has no retry counters: its backends' 500 responses for 500
+    // requests are 0 retries.
+    assert!(
+        err.contains("linkerd-webapp-proxy.prom:5:1: note: Linkerd counters: `webapp` → `authors`: 1.00 attempts per request (500 attempts for 500 requests, 0 retries)"),
+        "{err}"
+    );
+    // Declared, no finding.
+    let t = temp_file("linkerd", "declared.yaml", &booksapp(LINKERD_PROXY));
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "webapp"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    // Without a caller and without a `deployment` label: exit 2 at the
+    // parent's first request line.
+    let t = temp_file("linkerd", "t2.yaml", &booksapp(""));
+    let (code, _, err) = retrylint(&["check", &t, "--from", &prom]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "linkerd-webapp-proxy.prom:3:1: Linkerd route metrics to `books` without a caller"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_linkerd_query_names_its_caller_by_the_deployment_label() {
+    let text = r#"{"status":"success","data":{"resultType":"vector","result":[
+{"metric":{"__name__":"outbound_grpc_route_request_statuses_total","deployment":"webapp","namespace":"booksapp","parent_name":"books","parent_namespace":"booksapp","grpc_status":"OK","error":""},"value":[1764756000,"90"]},
+{"metric":{"__name__":"outbound_grpc_route_request_statuses_total","deployment":"webapp","namespace":"booksapp","parent_name":"books","parent_namespace":"booksapp","grpc_status":"UNAVAILABLE","error":""},"value":[1764756000,"10"]},
+{"metric":{"__name__":"outbound_grpc_route_retry_requests_total","deployment":"webapp","namespace":"booksapp","parent_name":"books","parent_namespace":"booksapp"},"value":[1764756000,"60"]}]}}"#;
+    let json = temp_file("linkerd-api", "q.json", text);
+    let t = temp_file("linkerd-api", "t.yaml", &booksapp(""));
+    let (code, all, err) = findings(&[&t, "--from", &json]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert!(
+        rl021[0]["message"].as_str().unwrap().starts_with(
+            "Linkerd's counters show 1.60 attempts per request on webapp → books (160 attempts for 100 requests, 60 retries, since each proxy started, as read at Unix time 1764756000)"
+        ),
+        "{}",
+        rl021[0]["message"]
+    );
+    assert_ne!(code, 0);
+}

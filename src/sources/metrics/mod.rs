@@ -6,13 +6,15 @@
 //! ([`exposition`], what Envoy's `/stats/prometheus` answers) and a
 //! Prometheus HTTP API query result ([`prom_api`], JSON). Each becomes
 //! [`exposition::Sample`]s with their line and column; [`envoy`] turns
-//! Envoy's cluster counters, [`istio`] Istio's `istio_requests_total`, into
+//! Envoy's cluster counters, [`istio`] Istio's `istio_requests_total`,
+//! [`linkerd`] Linkerd's outbound route metrics, into
 //! [`CountedFact`](super::facts::CountedFact)s, which `topology::merge`
 //! adds to the topology's `observed`.
 
 pub mod envoy;
 pub mod exposition;
 pub mod istio;
+pub mod linkerd;
 pub mod prom_api;
 
 use super::facts::{Account, Facts};
@@ -37,7 +39,8 @@ pub fn read_exposition(
             .with_help("save the proxy's answer as it came (`curl -s http://127.0.0.1:9901/stats/prometheus > envoy.prom`)")
     })?;
     let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?
-        + istio::read(cx, &samples, caller, SINCE_START, facts)?;
+        + istio::read(cx, &samples, caller, SINCE_START, facts)?
+        + linkerd::read(cx, &samples, caller, SINCE_START, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(
             "a Prometheus exposition without requests counted by an Envoy cluster".into(),
@@ -61,7 +64,8 @@ pub fn read_query(
         None => SINCE_EACH_START.to_owned(),
     };
     let found = envoy::read(cx, &read.samples, caller, &window, facts)?
-        + istio::read(cx, &read.samples, caller, &window, facts)?;
+        + istio::read(cx, &read.samples, caller, &window, facts)?
+        + linkerd::read(cx, &read.samples, caller, &window, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(format!(
             "a Prometheus API result ({}) without requests counted by an Envoy cluster",
