@@ -627,3 +627,83 @@ fn a_linkerd_query_names_its_caller_by_the_deployment_label() {
     );
     assert_ne!(code, 0);
 }
+
+/// `checkout` calling `payments` (line 7, `retry` given) and `ledger`
+/// (line 9) over gRPC.
+fn checkout(retry: &str) -> String {
+    format!(
+        "version: 1
+entry: checkout
+services:
+  checkout:
+    latency: {{ p50: 5ms, p99: 20ms }}
+    calls:
+      - to: payments
+        timeout: 2s
+{retry}      - to: ledger
+        timeout: 2s
+  payments:
+    latency: {{ p50: 5ms, p99: 20ms }}
+  ledger:
+    latency: {{ p50: 5ms, p99: 20ms }}
+"
+    )
+}
+
+#[test]
+fn grpc_a96_retries_over_calls_are_the_clients_attempts_and_transparent_retries_are_not() {
+    let t = temp_file("grpc", "t.yaml", &checkout(""));
+    let prom = format!("{DATA}/grpc-checkout-client.prom");
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "checkout"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert_eq!(rl021[0]["line"], 7, "{}", rl021[0]);
+    // 90 + 10 calls (grpc.client.call.duration's count), 40 retries (the
+    // retries histogram's sum over the 30 calls that retried); the 5
+    // transparent retries are not counted: 140, not 145.
+    assert_eq!(
+        rl021[0]["message"],
+        "gRPC's counters show 1.40 attempts per request on checkout → payments (140 attempts for 100 calls, 40 retries and hedges, since the client started), more than its declared layers allow (1): a retry layer nobody declared, the caller's gRPC client (its retry policy, from the service config)"
+    );
+    assert!(
+        rl021[0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("gRPC client's retry policy"),
+        "{}",
+        rl021[0]
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("grpc-checkout-client.prom:5:1: note: gRPC counters: `checkout` → `payments`: 1.40 attempts per request (140 attempts for 100 calls, 40 retries and hedges), since the client started"),
+        "{err}"
+    );
+    // ledger: only transparent retries, and A96 records nothing for a call
+    // not retried: not compared, and said.
+    assert!(
+        err.contains("grpc-checkout-client.prom:11:1: warning: gRPC calls to `dns:///ledger:50051` without `grpc_client_call_retries` or `…_hedges`"),
+        "{err}"
+    );
+    // The client's retry policy declared (3 attempts): no finding.
+    let declared = "        retry: { max_attempts: 3, backoff: { kind: exponential, base: 100ms, cap: 1s, jitter: full }, budget: { kind: grpc_throttling, max_tokens: 10, token_ratio: 0.1 } }\n";
+    let t = temp_file("grpc", "declared.yaml", &checkout(declared));
+    let (_, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "checkout"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+}
+
+#[test]
+fn grpc_gos_own_codelab_metrics_are_read_without_a_finding() {
+    // Upstream's exposition (grpc-go's client with its OpenTelemetry
+    // plugin): 26 calls to `dns:///:50051`, no retry metrics.
+    let t = temp_file("grpc-codelab", "t.yaml", &checkout(""));
+    let prom = format!("{DATA}/grpc-go-codelab-client.prom");
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "checkout"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("grpc-go-codelab-client.prom:226:1: warning: gRPC target `dns:///:50051` names no host: its 26 calls are not compared"),
+        "{err}"
+    );
+    // 27 attempts started (one still running) are not read as a retry.
+    assert!(!err.contains("27"), "{err}");
+}

@@ -159,7 +159,7 @@ impl Counted {
                 self.retries
             ),
             CounterKind::Grpc => format!(
-                "{} for {requests} calls, {} retries",
+                "{} for {requests} calls, {} retries and hedges",
                 self.attempts_text(),
                 self.retries
             ),

@@ -96,7 +96,14 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
     let Some((i, call)) = call_of(cx, o) else {
         return;
     };
-    let Some(allowed) = declared_below(call) else {
+    // A proxy sees each of the caller's attempts as a request of its own;
+    // a gRPC client's counters are the caller's own retry layer, which the
+    // call's layers together bound.
+    let (allowed, which) = match c.kind {
+        CounterKind::Grpc => (declared(call), "its declared layers"),
+        _ => (declared_below(call), "its declared layers below the caller"),
+    };
+    let Some(allowed) = allowed else {
         return;
     };
     if o.attempts_mean <= allowed as f64 {
@@ -107,7 +114,7 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
             call.pos,
             o.from,
             format!(
-                "{}'s counters show {}{:.2} attempts per request on {} ({}, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, {}",
+                "{}'s counters show {}{:.2} attempts per request on {} ({}, {}), more than {which} allow ({allowed}): a retry layer nobody declared, {}",
                 c.by(),
                 c.least(),
                 o.attempts_mean,
@@ -120,9 +127,13 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
         .on_call(i)
         .help(help_counted(c.kind))
         .label(format!(
-            "{}{:.2} attempts per request counted, {allowed} declared below the caller",
+            "{}{:.2} attempts per request counted, {allowed} declared{}",
             c.least(),
-            o.attempts_mean
+            o.attempts_mean,
+            match c.kind {
+                CounterKind::Grpc => "",
+                _ => " below the caller",
+            }
         )),
     );
 }

@@ -7,12 +7,14 @@
 //! Prometheus HTTP API query result ([`prom_api`], JSON). Each becomes
 //! [`exposition::Sample`]s with their line and column; [`envoy`] turns
 //! Envoy's cluster counters, [`istio`] Istio's `istio_requests_total`,
-//! [`linkerd`] Linkerd's outbound route metrics, into
+//! [`linkerd`] Linkerd's outbound route metrics, [`grpc`] gRPC's A96
+//! client retry metrics, into
 //! [`CountedFact`](super::facts::CountedFact)s, which `topology::merge`
 //! adds to the topology's `observed`.
 
 pub mod envoy;
 pub mod exposition;
+pub mod grpc;
 pub mod istio;
 pub mod linkerd;
 pub mod prom_api;
@@ -40,7 +42,8 @@ pub fn read_exposition(
     })?;
     let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?
         + istio::read(cx, &samples, caller, SINCE_START, facts)?
-        + linkerd::read(cx, &samples, caller, SINCE_START, facts)?;
+        + linkerd::read(cx, &samples, caller, SINCE_START, facts)?
+        + grpc::read(cx, &samples, caller, SINCE_START, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(
             "a Prometheus exposition without requests counted by an Envoy cluster".into(),
@@ -65,7 +68,8 @@ pub fn read_query(
     };
     let found = envoy::read(cx, &read.samples, caller, &window, facts)?
         + istio::read(cx, &read.samples, caller, &window, facts)?
-        + linkerd::read(cx, &read.samples, caller, &window, facts)?;
+        + linkerd::read(cx, &read.samples, caller, &window, facts)?
+        + grpc::read(cx, &read.samples, caller, &window, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(format!(
             "a Prometheus API result ({}) without requests counted by an Envoy cluster",
