@@ -473,7 +473,11 @@ fn add_counted(
                     c.by.by(),
                     c.by.subject(),
                     c.cluster,
-                    c.attempts
+                    // Envoy's as they were always said: upstream requests.
+                    match c.by {
+                        CounterKind::Envoy => c.attempts,
+                        _ => c.attempts - c.retries,
+                    }
                 ));
                 continue;
             }

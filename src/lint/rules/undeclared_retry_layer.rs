@@ -19,7 +19,11 @@ declare_rule! {
     /// `upstream_rq_retry`), the figure is the proxy's attempts per request
     /// on average, and it is held to the layers below the caller (its `via`
     /// layers): a mean above their product means some request became more
-    /// attempts than they allow.
+    /// attempts than they allow. Linkerd's route metrics (route requests
+    /// and retry requests) are held to them the same way; Istio's
+    /// `istio_requests_total` proves only a least (requests plus those
+    /// flagged `URX`), said "at least"; gRPC's A96 client metrics (retries
+    /// and hedges over A66's calls) are held to all the call's layers.
     ///
     /// ## Why it matters
     /// Every figure the linter gives (amplification, worst-case time, the
