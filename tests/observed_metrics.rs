@@ -707,3 +707,90 @@ fn grpc_gos_own_codelab_metrics_are_read_without_a_finding() {
     // 27 attempts started (one still running) are not read as a retry.
     assert!(!err.contains("27"), "{err}");
 }
+
+#[test]
+fn import_writes_each_counters_figures_and_check_reads_them_back() {
+    let cases = [
+        (
+            "istio",
+            bookinfo(""),
+            vec![
+                "--from",
+                "tests/data/metrics/istio-productpage-sidecar.prom",
+            ],
+            "observed: { source: istio, destination: reviews.default.svc.cluster.local, calls: 102, attempts_per_call: 1.04, attempts_at_least: 106, retries_exhausted: 4, window: \"since the proxy started\" }",
+        ),
+        (
+            "linkerd",
+            booksapp(""),
+            vec![
+                "--from",
+                "tests/data/metrics/linkerd-webapp-proxy.prom",
+                "--metrics-caller",
+                "webapp",
+            ],
+            "observed: { source: linkerd, parent: books, calls: 2222, attempts_per_call: 1.21, attempts: 2691, retries: 469, limit_exceeded: 222, overflow: 0, window: \"since the proxy started\" }",
+        ),
+        (
+            "grpc",
+            checkout(""),
+            vec![
+                "--from",
+                "tests/data/metrics/grpc-checkout-client.prom",
+                "--metrics-caller",
+                "checkout",
+            ],
+            "observed: { source: grpc, target: dns:///payments:50051, calls: 100, attempts_per_call: 1.40, attempts: 140, retries: 40, window: \"since the client started\" }",
+        ),
+    ];
+    for (name, text, from, written) in cases {
+        let t = temp_file("import", &format!("{name}.yaml"), &text);
+        let mut args = vec![t.as_str()];
+        args.extend_from_slice(&from);
+        let (_, all, err) = findings(&args);
+        let seen = of(&all, "RL021");
+        assert_eq!(seen.len(), 1, "{name}: {all:#?}\n{err}");
+
+        let out = temp_dir("import").join(format!("{name}-imported.yaml"));
+        let out = out.to_str().unwrap();
+        let mut import = vec!["import", t.as_str(), "-o", out];
+        import.extend_from_slice(&from);
+        let (code, _, err) = retrylint(&import);
+        assert_eq!(code, 0, "{name}: {err}");
+        let imported = std::fs::read_to_string(out).unwrap();
+        assert!(imported.contains(written), "{name}: {imported}");
+        // Read back alone, the same finding at the same call.
+        let (_, again, err) = findings(&[out]);
+        let again = of(&again, "RL021");
+        assert_eq!(again.len(), 1, "{name}: {again:#?}\n{err}");
+        assert_eq!(again[0]["message"], seen[0]["message"], "{name}");
+    }
+}
+
+#[test]
+fn a_scrape_with_envoys_and_istios_counters_for_one_call_compares_envoys() {
+    let text = "# TYPE envoy_cluster_upstream_rq_total counter
+envoy_cluster_upstream_rq_total{cluster_name=\"outbound|9080||reviews.default.svc.cluster.local\"} 130
+# TYPE envoy_cluster_upstream_rq_retry counter
+envoy_cluster_upstream_rq_retry{cluster_name=\"outbound|9080||reviews.default.svc.cluster.local\"} 30
+# TYPE istio_requests_total counter
+istio_requests_total{reporter=\"source\",source_canonical_service=\"productpage\",source_workload_namespace=\"default\",destination_service=\"reviews.default.svc.cluster.local\",response_code=\"503\",response_flags=\"URX\"} 4
+istio_requests_total{reporter=\"source\",source_canonical_service=\"productpage\",source_workload_namespace=\"default\",destination_service=\"reviews.default.svc.cluster.local\",response_code=\"200\",response_flags=\"-\"} 96
+";
+    let prom = temp_file("both", "productpage.prom", text);
+    let t = temp_file("both", "t.yaml", &bookinfo(""));
+    let (_, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "productpage"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert!(
+        rl021[0]["message"].as_str().unwrap().starts_with(
+            "Envoy's counters show 1.30 attempts per request on productpage → reviews"
+        ),
+        "{}",
+        rl021[0]["message"]
+    );
+    assert!(
+        err.contains("note: `productpage` → `reviews`: Envoy's cluster counters are compared, not Istio's `istio_requests_total` (Envoy's count every attempt)"),
+        "{err}"
+    );
+}
