@@ -794,3 +794,42 @@ istio_requests_total{reporter=\"source\",source_canonical_service=\"productpage\
         "{err}"
     );
 }
+
+#[test]
+fn the_review_page_names_who_counted_and_what_the_series_called_the_callee() {
+    let t = temp_file("page", "t.yaml", &bookinfo(""));
+    let (code, md, err) = retrylint(&[
+        "report",
+        &t,
+        "--from",
+        "tests/data/metrics/istio-productpage-sidecar.prom",
+        "--format",
+        "markdown",
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.contains("| `productpage → reviews` | Istio counters (destination reviews.default.svc.cluster.local) | ≥ 1.04 | – | 102 requests since the proxy started | 1 (1 below the caller) | RL021 |\n"),
+        "{md}"
+    );
+    // A gRPC client's figure is per call and held to all the layers.
+    let t = temp_file("page", "grpc.yaml", &checkout(""));
+    let (code, md, err) = retrylint(&[
+        "report",
+        &t,
+        "--from",
+        "tests/data/metrics/grpc-checkout-client.prom",
+        "--metrics-caller",
+        "checkout",
+        "--format",
+        "markdown",
+        "--trials",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        md.contains("| `checkout → payments` | gRPC counters (target dns:\u{2060}///payments:50051) | 1.40 | – | 100 calls since the client started | 1 | RL021 |\n"),
+        "{md}"
+    );
+}
