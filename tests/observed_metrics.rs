@@ -833,3 +833,32 @@ fn the_review_page_names_who_counted_and_what_the_series_called_the_callee() {
         "{md}"
     );
 }
+
+#[test]
+fn calibrate_sets_a_grpc_clients_figure_beside_the_models_calls() {
+    let t = temp_file("calibrate", "grpc.yaml", &checkout(""));
+    let (code, out, err) = retrylint(&[
+        "simulate",
+        &t,
+        "--from",
+        "tests/data/metrics/grpc-checkout-client.prom",
+        "--metrics-caller",
+        "checkout",
+        "--calibrate",
+        "--fault",
+        "none",
+        "--trials",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let c = &v["calibration"]["calls"][0];
+    assert_eq!(c["to"], "payments", "{c}");
+    assert_eq!(c["source"], "grpc", "{c}");
+    assert_eq!(c["observed_calls"], 100, "{c}");
+    assert_eq!(c["observed_attempts_per_call"], 1.4, "{c}");
+    // Nothing fails in the model and nothing retries: 1 attempt per call.
+    assert_eq!(c["simulated_attempts_per_call"], 1.0, "{c}");
+}
