@@ -58,6 +58,32 @@ fn label<'a>(s: &'a Sample, keys: &[&str]) -> Option<&'a str> {
     })
 }
 
+/// The one caller the `reporter="source"` series name, if they name
+/// exactly one: a sidecar's scrape is its own workload's, so its Envoy
+/// cluster counters are that caller's too.
+pub fn sole_caller(samples: &[Sample]) -> Option<String> {
+    let mut found: Option<String> = None;
+    for s in samples {
+        if s.name != REQUESTS || label(s, &["reporter"]) != Some("source") {
+            continue;
+        }
+        let name = label(
+            s,
+            &["source_canonical_service", "source_app", "source_workload"],
+        )?;
+        let name = match label(s, &["source_workload_namespace"]) {
+            Some(ns) => format!("{name}.{ns}"),
+            None => name.to_owned(),
+        };
+        match &found {
+            Some(f) if *f != name => return None,
+            Some(_) => {}
+            None => found = Some(name),
+        }
+    }
+    found
+}
+
 /// Adds the calls `samples` count to `facts`; returns how many caller →
 /// callee pairs had requests.
 pub fn read(

@@ -40,7 +40,14 @@ pub fn read_exposition(
         cx.f.error(e.pos, format!("not a Prometheus text exposition: {e}"))
             .with_help("save the proxy's answer as it came (`curl -s http://127.0.0.1:9901/stats/prometheus > envoy.prom`)")
     })?;
-    let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?
+    // Unnamed, an Istio sidecar's Envoy counters are the caller its
+    // `istio_requests_total` names.
+    let istio_caller = caller
+        .is_none()
+        .then(|| istio::sole_caller(&samples))
+        .flatten();
+    let envoy_caller = caller.or(istio_caller.as_deref());
+    let found = envoy::read(cx, &samples, envoy_caller, SINCE_START, facts)?
         + istio::read(cx, &samples, caller, SINCE_START, facts)?
         + linkerd::read(cx, &samples, caller, SINCE_START, facts)?
         + grpc::read(cx, &samples, caller, SINCE_START, facts)?;
