@@ -5,7 +5,7 @@
 
 use crate::analysis::LayerAttempts;
 use crate::lint::CheckReport;
-use crate::topology::{Call, Layer, LayerKind, Topology};
+use crate::topology::{Call, CounterKind, Layer, LayerKind, Topology};
 
 /// The rules that hold observed attempts to the declared layers.
 pub const RULES: &[&str] = &["RL021", "RL022"];
@@ -32,6 +32,8 @@ pub struct Row {
     pub below: Option<Option<u64>>,
     /// The findings of [`RULES`] on this call, by code.
     pub findings: Vec<&'static str>,
+    /// The mean is the least the counters prove (Istio's), shown `≥ 1.04`.
+    pub at_least: bool,
 }
 
 /// The rows of `t`'s observed calls, in the topology's order.
@@ -65,24 +67,34 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
                 }
                 v
             });
-        let (seen_in, most, over, below) = match &o.counted {
+        let (seen_in, most, over, below, at_least) = match &o.counted {
             None => (
                 "traces".to_owned(),
                 Some(o.attempts_max),
                 plural(o.calls, "call"),
                 None,
+                false,
             ),
             Some(c) => {
                 let cluster = if c.cluster.is_empty() {
                     String::new()
                 } else {
-                    format!(" (cluster {})", c.cluster)
+                    format!(" ({} {})", c.kind.subject(), c.cluster)
+                };
+                // A gRPC client's figure is held to all the layers (RL021).
+                let below = (c.kind != CounterKind::Grpc)
+                    .then(|| product(call, |l| l.kind == LayerKind::Via));
+                let unit = if c.kind == CounterKind::Grpc {
+                    "call"
+                } else {
+                    "request"
                 };
                 (
-                    format!("{} counters{cluster}", c.by),
+                    format!("{} counters{cluster}", c.by()),
                     None,
-                    format!("{} {}", plural(o.calls, "request"), c.window),
-                    Some(product(call, |l| l.kind == LayerKind::Via)),
+                    format!("{} {}", plural(o.calls, unit), c.window),
+                    below,
+                    c.lower_bound,
                 )
             }
         };
@@ -96,6 +108,7 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
             declared: product(call, |_| true),
             below,
             findings,
+            at_least,
         });
     }
     rows
@@ -133,9 +146,11 @@ impl Row {
         }
     }
 
-    /// `6.00`, the mean as every format shows it.
+    /// `6.00` (`≥ 1.04` for a lower bound), the mean as every format
+    /// shows it.
     pub fn mean_text(&self) -> String {
-        format!("{:.2}", self.mean)
+        let least = if self.at_least { "≥ " } else { "" };
+        format!("{least}{:.2}", self.mean)
     }
 
     /// `6`, or `–` when the counters do not say.

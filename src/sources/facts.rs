@@ -380,25 +380,107 @@ pub struct CallFact {
     pub grpc: bool,
 }
 
-/// A call one proxy's counters describe: the requests the caller's Envoy
-/// sent to one cluster, and the retries among them (see
-/// `sources::metrics::envoy`).
+/// Who kept the counters a [`CountedFact`] comes from, which decides
+/// what its figures mean and how they are worded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterKind {
+    /// Envoy's cluster counters (`sources::metrics::envoy`).
+    Envoy,
+    /// Istio's `istio_requests_total` (`sources::metrics::istio`).
+    Istio,
+    /// Linkerd's outbound route metrics (`sources::metrics::linkerd`).
+    Linkerd,
+    /// gRPC's A96 retry metrics (`sources::metrics::grpc`).
+    Grpc,
+}
+
+impl CounterKind {
+    /// `Envoy`, as messages name who counted.
+    pub fn by(self) -> &'static str {
+        match self {
+            CounterKind::Envoy => "Envoy",
+            CounterKind::Istio => "Istio",
+            CounterKind::Linkerd => "Linkerd",
+            CounterKind::Grpc => "gRPC",
+        }
+    }
+
+    /// `envoy`, the `observed:` figures' `source:`.
+    pub fn source(self) -> &'static str {
+        match self {
+            CounterKind::Envoy => "envoy",
+            CounterKind::Istio => "istio",
+            CounterKind::Linkerd => "linkerd",
+            CounterKind::Grpc => "grpc",
+        }
+    }
+
+    /// The kind whose `observed:` source is `s`.
+    pub fn from_source(s: &str) -> Option<CounterKind> {
+        [
+            CounterKind::Envoy,
+            CounterKind::Istio,
+            CounterKind::Linkerd,
+            CounterKind::Grpc,
+        ]
+        .into_iter()
+        .find(|k| k.source() == s)
+    }
+
+    /// What the counters' series name the callee by (`cluster`), also the
+    /// `observed:` key that keeps it.
+    pub fn subject(self) -> &'static str {
+        match self {
+            CounterKind::Envoy => "cluster",
+            CounterKind::Istio => "destination",
+            CounterKind::Linkerd => "parent",
+            CounterKind::Grpc => "target",
+        }
+    }
+
+    /// The `observed:` keys for the attempts and the retries.
+    pub fn keys(self) -> (&'static str, &'static str) {
+        match self {
+            CounterKind::Envoy => ("upstream_requests", "retries"),
+            CounterKind::Istio => ("attempts_at_least", "retries_exhausted"),
+            CounterKind::Linkerd | CounterKind::Grpc => ("attempts", "retries"),
+        }
+    }
+
+    /// Whether the attempts are only the least the counters prove: Istio
+    /// counts each request once and flags only those whose retries ran out.
+    pub fn lower_bound(self) -> bool {
+        self == CounterKind::Istio
+    }
+}
+
+/// A call one proxy's counters describe: the requests the caller's proxy
+/// (or gRPC client) sent to one callee, and the retries among them (see
+/// `sources::metrics`).
 #[derive(Debug, Clone)]
 pub struct CountedFact {
+    /// Who counted.
+    pub by: CounterKind,
     /// The service whose proxy counted (`--metrics-caller`, or `caller:`
-    /// in a `sources:` entry).
+    /// in a `sources:` entry, or the series' own labels).
     pub caller: String,
+    /// The caller came from the series' labels: one the topology lacks is
+    /// warned about, not an error (a gateway reports as a source too).
+    pub caller_labelled: bool,
     /// The callee, as the cluster names it.
     pub host: HostRef,
-    /// The cluster's name as written.
+    /// The callee as the series name it (Envoy's cluster, Istio's
+    /// destination, Linkerd's parent, gRPC's target), as written.
     pub cluster: String,
     /// Attempts the proxy made, retries included: `upstream_rq_total`,
-    /// plus `unattached` when the file has it.
+    /// plus `unattached` when the file has it. For a kind whose
+    /// [`CounterKind::lower_bound`] holds, the least the counters prove.
     pub attempts: u64,
     /// `upstream_rq_pending_failure_eject`: attempts that failed waiting for
     /// a connection, which `upstream_rq_total` does not count.
     pub unattached: Option<u64>,
-    /// `upstream_rq_retry`.
+    /// `upstream_rq_retry`; for Istio, the requests flagged `URX`. The
+    /// requests that came in are `attempts - retries`.
     pub retries: u64,
     /// `upstream_rq_retry_overflow`, `upstream_rq_retry_limit_exceeded`,
     /// when the file has them.

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::model::{
-    Call, Latency, Layer, LayerKind, LintSettings, Located, Origin, PolicySpans, Pos, Service,
-    Topology,
+    Call, CounterKind, Latency, Layer, LayerKind, LintSettings, Located, Origin, PolicySpans, Pos,
+    Service, Topology,
 };
 use super::policy_schema::PolicyReader;
 use super::presets::Presets;
@@ -433,6 +433,17 @@ fn add_counted(
     for c in &facts.counted {
         let from = match hosts::resolve(&c.caller, None, names.iter().copied()) {
             Resolved::One(i) => i,
+            _ if c.caller_labelled => {
+                notes.push(format!(
+                    "{}: warning: {} counters name the caller `{}`, no service of the topology: its {} requests to `{}` are not compared",
+                    facts.show(c.at),
+                    c.by.by(),
+                    c.caller,
+                    c.attempts - c.retries,
+                    c.cluster
+                ));
+                continue;
+            }
             _ => {
                 let near = crate::source::error::nearest(&c.caller, names.iter().copied())
                     .map(|n| format!("; did you mean `{n}`?"))
@@ -449,22 +460,33 @@ fn add_counted(
                 .with_help("name the service whose proxy wrote the file with --metrics-caller (or `caller:` in `sources:`)"));
             }
         };
-        let to = match hosts::resolve(&c.host.host, None, names.iter().copied()) {
+        let to = match hosts::resolve(
+            &c.host.host,
+            c.host.namespace.as_deref(),
+            names.iter().copied(),
+        ) {
             Resolved::One(i) => i,
             _ => {
                 notes.push(format!(
-                    "{}: warning: Envoy cluster `{}` names no service of the topology: its {} requests are not compared",
+                    "{}: warning: {} {} `{}` names no service of the topology: its {} requests are not compared",
                     facts.show(c.at),
+                    c.by.by(),
+                    c.by.subject(),
                     c.cluster,
-                    c.attempts
+                    // Envoy's as they were always said: upstream requests.
+                    match c.by {
+                        CounterKind::Envoy => c.attempts,
+                        _ => c.attempts - c.retries,
+                    }
                 ));
                 continue;
             }
         };
         if !t.services[from].calls.iter().any(|k| k.to == to) {
             notes.push(format!(
-                "{}: warning: Envoy counters show `{}` calling `{}` ({} requests), a call the topology does not have: not compared (add the call to compare it)",
+                "{}: warning: {} counters show `{}` calling `{}` ({} requests), a call the topology does not have: not compared (add the call to compare it)",
                 facts.show(c.at),
+                c.by.by(),
                 names[from],
                 names[to],
                 c.attempts
@@ -485,22 +507,24 @@ fn add_counted(
             (None, None) => String::new(),
         };
         let counted = super::model::Counted {
-            by: "Envoy",
+            kind: c.by,
             cluster: c.cluster.clone(),
             attempts: c.attempts,
             unattached: c.unattached,
             retries: c.retries,
             limit_exceeded: c.limit_exceeded,
             overflow: c.overflow,
+            lower_bound: c.by.lower_bound(),
             window: c.window.clone(),
         };
         notes.push(format!(
-            "{}: note: Envoy counters: `{}` → `{}`: {mean:.2} attempts per request ({} for {requests} requests, {} retries{not_retried}), {}",
+            "{}: note: {} counters: `{}` → `{}`: {}{mean:.2} attempts per request ({}{not_retried}), {}",
             facts.show(c.at),
+            counted.by(),
             names[from],
             names[to],
-            counted.attempts_text(),
-            c.retries,
+            counted.least(),
+            counted.counts_text(requests),
             c.window
         ));
         observed.push(super::model::Observed {
@@ -517,6 +541,29 @@ fn add_counted(
             counted: Some(counted),
         });
     }
+    // A sidecar's scrape may hold Envoy's cluster counters and Istio's
+    // request counter for one call: Envoy's count every attempt, Istio's
+    // only prove a least, so Envoy's are kept.
+    let envoy: Vec<(usize, usize)> = observed
+        .iter()
+        .filter(|o| {
+            o.counted
+                .as_ref()
+                .is_some_and(|c| c.kind == CounterKind::Envoy)
+        })
+        .map(|o| (o.from, o.to))
+        .collect();
+    observed.retain(|o| {
+        let istio = o.counted.as_ref().is_some_and(|c| c.kind == CounterKind::Istio);
+        if istio && envoy.contains(&(o.from, o.to)) {
+            notes.push(format!(
+                "note: `{}` → `{}`: Envoy's cluster counters are compared, not Istio's `istio_requests_total` (Envoy's count every attempt)",
+                names[o.from], names[o.to]
+            ));
+            return false;
+        }
+        true
+    });
     t.observed.extend(observed);
     Ok(())
 }

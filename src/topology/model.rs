@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
+pub use crate::sources::facts::CounterKind;
 
 /// Where a layer's policy fields were written (shared with the importers' facts).
 pub use crate::source::spans::PolicySpans;
@@ -101,34 +102,72 @@ pub struct Observed {
 /// What a proxy's counters said of one call (`sources::metrics`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counted {
-    /// Who counted: `Envoy`.
-    pub by: &'static str,
-    /// The cluster the counters are for.
+    /// Who counted, which decides what the figures mean.
+    pub kind: CounterKind,
+    /// The callee as the counters name it: Envoy's cluster, Istio's
+    /// destination, Linkerd's parent, gRPC's target.
     pub cluster: String,
-    /// Attempts, retries included (`upstream_rq_total`, plus `unattached`).
+    /// Attempts, retries included (`upstream_rq_total`, plus `unattached`);
+    /// the least the counters prove when `lower_bound`.
     pub attempts: u64,
     /// Attempts that failed waiting for a connection
     /// (`upstream_rq_pending_failure_eject`), when the file has them.
     pub unattached: Option<u64>,
-    /// Retries among them (`upstream_rq_retry`).
+    /// Retries among them (`upstream_rq_retry`; for Istio, the requests
+    /// whose retries were exhausted, `URX`).
     pub retries: u64,
     /// Requests not retried for the retry limit, and for circuit breaking
     /// or the retry budget, when the file has them.
     pub limit_exceeded: Option<u64>,
     pub overflow: Option<u64>,
+    /// The attempts are the least the counters prove, not a count.
+    pub lower_bound: bool,
     /// What the counters cover: `since the proxy started`.
     pub window: String,
 }
 
 impl Counted {
+    /// `Envoy`.
+    pub fn by(&self) -> &'static str {
+        self.kind.by()
+    }
+
+    /// `at least ` when the figures are a lower bound, else nothing.
+    pub fn least(&self) -> &'static str {
+        if self.lower_bound { "at least " } else { "" }
+    }
+
     /// `137 upstream requests (7 of them failed waiting for a connection)`.
     pub fn attempts_text(&self) -> String {
-        match self.unattached {
-            Some(n) if n > 0 => format!(
+        match (self.kind, self.unattached) {
+            (CounterKind::Envoy, Some(n)) if n > 0 => format!(
                 "{} upstream requests ({n} of them failed waiting for a connection)",
                 self.attempts
             ),
-            _ => format!("{} upstream requests", self.attempts),
+            (CounterKind::Envoy, _) => format!("{} upstream requests", self.attempts),
+            _ => format!("{}{} attempts", self.least(), self.attempts),
+        }
+    }
+
+    /// `137 upstream requests for 100 requests, 37 retries`: what was
+    /// counted, as the messages give it.
+    pub fn counts_text(&self, requests: u64) -> String {
+        match self.kind {
+            CounterKind::Istio => format!(
+                "{} for {requests} requests, {} of them with retries exhausted (response flag URX)",
+                self.attempts_text(),
+                self.retries
+            ),
+            CounterKind::Grpc => format!(
+                "{} for {requests} calls, {} retries and hedges",
+                self.attempts_text(),
+                self.retries
+            ),
+            CounterKind::Envoy | CounterKind::Linkerd => format!(
+                "{} for {requests} requests, {} retries",
+                self.attempts_text(),
+                self.retries
+            ),
         }
     }
 }

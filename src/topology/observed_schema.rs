@@ -20,7 +20,7 @@
 //! Read in a pass of its own over the located tree once the calls are
 //! resolved: a call's target is only known then.
 
-use super::model::{Counted, Observed, ObservedLatency, Topology};
+use super::model::{Counted, CounterKind, Observed, ObservedLatency, Topology};
 use crate::source::error::LoadError;
 use crate::source::fields::{Fields, MapView};
 use crate::source::yaml::{Node, Value};
@@ -47,7 +47,36 @@ const ENVOY_KEYS: &[&str] = &[
     "overflow",
     "window",
 ];
-const SOURCES: &[&str] = &["traces", "envoy"];
+const ISTIO_KEYS: &[&str] = &[
+    "source",
+    "destination",
+    "calls",
+    "attempts_per_call",
+    "attempts_at_least",
+    "retries_exhausted",
+    "window",
+];
+const LINKERD_KEYS: &[&str] = &[
+    "source",
+    "parent",
+    "calls",
+    "attempts_per_call",
+    "attempts",
+    "retries",
+    "limit_exceeded",
+    "overflow",
+    "window",
+];
+const GRPC_KEYS: &[&str] = &[
+    "source",
+    "target",
+    "calls",
+    "attempts_per_call",
+    "attempts",
+    "retries",
+    "window",
+];
+const SOURCES: &[&str] = &["traces", "envoy", "istio", "linkerd", "grpc"];
 const SERVICE_KEYS: &[&str] = &["source", "server_spans", "p50", "p99"];
 
 /// Adds every call's `observed:` to `t.observed`, in file order.
@@ -121,7 +150,9 @@ fn one(f: Fields, node: &Node) -> Result<Observed, LoadError> {
             if !SOURCES.contains(&s) {
                 return Err(f
                     .error(v.pos, format!("unknown observed source `{s}`"))
-                    .with_help("use `traces` (spans) or `envoy` (a proxy's counters)"));
+                    .with_help(
+                        "use `traces` (spans), or who counted: `envoy`, `istio`, `linkerd`, `grpc`",
+                    ));
             }
             s
         }
@@ -131,8 +162,8 @@ fn one(f: Fields, node: &Node) -> Result<Observed, LoadError> {
                 .with_help("add `source: traces` or `source: envoy`, what the figures came from"));
         }
     };
-    if source == "envoy" {
-        return envoy(f, node);
+    if let Some(kind) = CounterKind::from_source(source) {
+        return counted(f, node, kind);
     }
     let m = f.map(node, "`observed` (traces)", TRACES_KEYS)?;
     let need = |key: &str| {
@@ -179,21 +210,39 @@ fn one(f: Fields, node: &Node) -> Result<Observed, LoadError> {
 
 /// A proxy's counters: the figures follow from the requests and retries,
 /// as `topology::merge` makes them from the metrics.
-fn envoy(f: Fields, node: &Node) -> Result<Observed, LoadError> {
-    let m = f.map(node, "`observed` (envoy)", ENVOY_KEYS)?;
-    let need = |key: &str| {
-        f.error(m.pos, format!("`observed` from envoy needs `{key}:`"))
-            .with_help("write `upstream_requests:` (upstream_rq_total) and `retries:` (upstream_rq_retry) as the counters said")
+fn counted(f: Fields, node: &Node, kind: CounterKind) -> Result<Observed, LoadError> {
+    let keys = match kind {
+        CounterKind::Envoy => ENVOY_KEYS,
+        CounterKind::Istio => ISTIO_KEYS,
+        CounterKind::Linkerd => LINKERD_KEYS,
+        CounterKind::Grpc => GRPC_KEYS,
     };
-    let attempts = count(f, &m, "upstream_requests")?.ok_or_else(|| need("upstream_requests"))?;
-    let retries = count(f, &m, "retries")?.ok_or_else(|| need("retries"))?;
+    let source = kind.source();
+    let m = f.map(node, &format!("`observed` ({source})"), keys)?;
+    let (attempts_key, retries_key) = kind.keys();
+    let need = |key: &str| {
+        let help = match kind {
+            CounterKind::Envoy => "write `upstream_requests:` (upstream_rq_total) and `retries:` (upstream_rq_retry) as the counters said".to_owned(),
+            _ => format!("write `{attempts_key}:` and `{retries_key}:` as `retrylint import` wrote them"),
+        };
+        f.error(m.pos, format!("`observed` from {source} needs `{key}:`"))
+            .with_help(help)
+    };
+    let attempts = count(f, &m, attempts_key)?.ok_or_else(|| need(attempts_key))?;
+    let retries = count(f, &m, retries_key)?.ok_or_else(|| need(retries_key))?;
+    // As the messages word them: `10 upstream requests less 4 retries`.
+    let (what, retried) = match kind {
+        CounterKind::Envoy => ("upstream requests", "retries"),
+        CounterKind::Istio => ("attempts", "retries exhausted"),
+        CounterKind::Linkerd | CounterKind::Grpc => ("attempts", "retries"),
+    };
     if retries >= attempts && attempts > 0 {
         return Err(f
             .error(
-                m.key_pos("retries"),
-                format!("{retries} retries among {attempts} upstream requests leave no first attempt"),
+                m.key_pos(retries_key),
+                format!("{retries} {retried} among {attempts} {what} leave no first attempt"),
             )
-            .with_help("`upstream_requests` counts every attempt, retries included: it is larger than `retries`"));
+            .with_help(format!("`{attempts_key}` counts every attempt, retries included: it is larger than `{retries_key}`")));
     }
     let requests = attempts.saturating_sub(retries);
     let mean = attempts as f64 / requests.max(1) as f64;
@@ -203,7 +252,7 @@ fn envoy(f: Fields, node: &Node) -> Result<Observed, LoadError> {
         return Err(f
             .error(
                 m.key_pos("calls"),
-                format!("`calls` is {calls}, but {attempts} upstream requests less {retries} retries are {requests}"),
+                format!("`calls` is {calls}, but {attempts} {what} less {retries} {retried} are {requests}"),
             )
             .with_help(format!("write `calls: {requests}`, or leave it out")));
     }
@@ -215,11 +264,14 @@ fn envoy(f: Fields, node: &Node) -> Result<Observed, LoadError> {
                     v.pos,
                     format!("`attempts_per_call` is {written}, but the counters give {mean:.2}"),
                 )
-                .with_help("leave it out: it follows from `upstream_requests` and `retries`"));
+                .with_help(format!(
+                    "leave it out: it follows from `{attempts_key}` and `{retries_key}`"
+                )));
         }
     }
-    let cluster = match m.get("cluster") {
-        Some(v) => f.str(v, "`cluster`")?.to_owned(),
+    let subject = kind.subject();
+    let cluster = match m.get(subject) {
+        Some(v) => f.str(v, &format!("`{subject}`"))?.to_owned(),
         None => String::new(),
     };
     let window = match m.get("window") {
@@ -239,13 +291,14 @@ fn envoy(f: Fields, node: &Node) -> Result<Observed, LoadError> {
         failed_calls: 0,
         pos: node.pos,
         counted: Some(Counted {
-            by: "Envoy",
+            kind,
             cluster,
             attempts,
             unattached: count(f, &m, "unattached")?,
             retries,
             limit_exceeded: count(f, &m, "limit_exceeded")?,
             overflow: count(f, &m, "overflow")?,
+            lower_bound: kind.lower_bound(),
             window,
         }),
     })

@@ -351,16 +351,22 @@ fn observed_text(o: &Observed) -> String {
             o.failed_calls
         ),
         Some(c) => {
-            let mut text = format!("{{ source: envoy, cluster: {}", quote(&c.cluster));
+            let (attempts, retries) = c.kind.keys();
+            let mut text = format!(
+                "{{ source: {}, {}: {}",
+                c.kind.source(),
+                c.kind.subject(),
+                quote(&c.cluster)
+            );
             let _ = write!(
                 text,
-                ", calls: {}, attempts_per_call: {:.2}, upstream_requests: {}",
+                ", calls: {}, attempts_per_call: {:.2}, {attempts}: {}",
                 o.calls, o.attempts_mean, c.attempts
             );
             if let Some(n) = c.unattached {
                 let _ = write!(text, ", unattached: {n}");
             }
-            let _ = write!(text, ", retries: {}", c.retries);
+            let _ = write!(text, ", {retries}: {}", c.retries);
             if let Some(n) = c.limit_exceeded {
                 let _ = write!(text, ", limit_exceeded: {n}");
             }

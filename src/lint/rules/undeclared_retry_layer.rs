@@ -1,6 +1,6 @@
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
-use crate::topology::{Call, Counted, LayerKind, Observed};
+use crate::topology::{Call, Counted, CounterKind, LayerKind, Observed};
 
 declare_rule! {
     /// ## What it finds
@@ -19,7 +19,11 @@ declare_rule! {
     /// `upstream_rq_retry`), the figure is the proxy's attempts per request
     /// on average, and it is held to the layers below the caller (its `via`
     /// layers): a mean above their product means some request became more
-    /// attempts than they allow.
+    /// attempts than they allow. Linkerd's route metrics (route requests
+    /// and retry requests) are held to them the same way; Istio's
+    /// `istio_requests_total` proves only a least (requests plus those
+    /// flagged `URX`), said "at least"; gRPC's A96 client metrics (retries
+    /// and hedges over A66's calls) are held to all the call's layers.
     ///
     /// ## Why it matters
     /// Every figure the linter gives (amplification, worst-case time, the
@@ -96,7 +100,14 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
     let Some((i, call)) = call_of(cx, o) else {
         return;
     };
-    let Some(allowed) = declared_below(call) else {
+    // A proxy sees each of the caller's attempts as a request of its own;
+    // a gRPC client's counters are the caller's own retry layer, which the
+    // call's layers together bound.
+    let (allowed, which) = match c.kind {
+        CounterKind::Grpc => (declared(call), "its declared layers"),
+        _ => (declared_below(call), "its declared layers below the caller"),
+    };
+    let Some(allowed) = allowed else {
         return;
     };
     if o.attempts_mean <= allowed as f64 {
@@ -107,23 +118,50 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
             call.pos,
             o.from,
             format!(
-                "{}'s counters show {:.2} attempts per request on {} ({} for {} requests, {} retries, {}), more than its declared layers below the caller allow ({allowed}): a retry layer nobody declared, the caller's sidecar/proxy (it counts its own retries)",
-                c.by,
+                "{}'s counters show {}{:.2} attempts per request on {} ({}, {}), more than {which} allow ({allowed}): a retry layer nobody declared, {}",
+                c.by(),
+                c.least(),
                 o.attempts_mean,
                 edge(cx.topology, call),
-                c.attempts_text(),
-                o.calls,
-                c.retries,
+                c.counts_text(o.calls),
                 c.window,
+                likely_counted(c.kind),
             ),
         )
         .on_call(i)
-        .help("declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: envoy-sidecar, retry: { max_attempts: N } }]`), or turn its retries off")
+        .help(help_counted(c.kind))
         .label(format!(
-            "{:.2} attempts per request counted, {allowed} declared below the caller",
-            o.attempts_mean
+            "{}{:.2} attempts per request counted, {allowed} declared{}",
+            c.least(),
+            o.attempts_mean,
+            match c.kind {
+                CounterKind::Grpc => "",
+                _ => " below the caller",
+            }
         )),
     );
+}
+
+/// Which layer retried, by who counted.
+fn likely_counted(kind: CounterKind) -> &'static str {
+    match kind {
+        CounterKind::Envoy | CounterKind::Istio => {
+            "the caller's sidecar/proxy (it counts its own retries)"
+        }
+        CounterKind::Linkerd => "the caller's Linkerd proxy (it counts its own retries)",
+        CounterKind::Grpc => "the caller's gRPC client (its retry policy, from the service config)",
+    }
+}
+
+fn help_counted(kind: CounterKind) -> &'static str {
+    match kind {
+        CounterKind::Grpc => {
+            "declare the gRPC client's retry policy on the call (`retry: { max_attempts: N }`, as its service config says), or turn its retries off"
+        }
+        _ => {
+            "declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: envoy-sidecar, retry: { max_attempts: N } }]`), or turn its retries off"
+        }
+    }
 }
 
 /// `up to 9 attempts per call (3.00 on average, over 20 calls)`.

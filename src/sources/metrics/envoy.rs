@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use super::exposition::Sample;
 use crate::source::error::LoadError;
-use crate::sources::facts::{At, CountedFact, Facts, HostRef};
+use crate::sources::facts::{At, CountedFact, CounterKind, Facts, HostRef};
 use crate::sources::node::Cx;
 
 /// The labels that carry the cluster's name.
@@ -154,7 +154,9 @@ pub fn read(
             continue;
         }
         facts.counted.push(CountedFact {
+            by: CounterKind::Envoy,
             caller: caller.to_owned(),
+            caller_labelled: false,
             host: HostRef {
                 host: crate::sources::envoy::cluster_host(&c.name),
                 namespace: None,

@@ -6,11 +6,17 @@
 //! ([`exposition`], what Envoy's `/stats/prometheus` answers) and a
 //! Prometheus HTTP API query result ([`prom_api`], JSON). Each becomes
 //! [`exposition::Sample`]s with their line and column; [`envoy`] turns
-//! Envoy's cluster counters into [`CountedFact`](super::facts::CountedFact)s,
-//! which `topology::merge` adds to the topology's `observed`.
+//! Envoy's cluster counters, [`istio`] Istio's `istio_requests_total`,
+//! [`linkerd`] Linkerd's outbound route metrics, [`grpc`] gRPC's A96
+//! client retry metrics, into
+//! [`CountedFact`](super::facts::CountedFact)s, which `topology::merge`
+//! adds to the topology's `observed`.
 
 pub mod envoy;
 pub mod exposition;
+pub mod grpc;
+pub mod istio;
+pub mod linkerd;
 pub mod prom_api;
 
 use super::facts::{Account, Facts};
@@ -34,7 +40,17 @@ pub fn read_exposition(
         cx.f.error(e.pos, format!("not a Prometheus text exposition: {e}"))
             .with_help("save the proxy's answer as it came (`curl -s http://127.0.0.1:9901/stats/prometheus > envoy.prom`)")
     })?;
-    let found = envoy::read(cx, &samples, caller, SINCE_START, facts)?;
+    // Unnamed, an Istio sidecar's Envoy counters are the caller its
+    // `istio_requests_total` names.
+    let istio_caller = caller
+        .is_none()
+        .then(|| istio::sole_caller(&samples))
+        .flatten();
+    let envoy_caller = caller.or(istio_caller.as_deref());
+    let found = envoy::read(cx, &samples, envoy_caller, SINCE_START, facts)?
+        + istio::read(cx, &samples, caller, SINCE_START, facts)?
+        + linkerd::read(cx, &samples, caller, SINCE_START, facts)?
+        + grpc::read(cx, &samples, caller, SINCE_START, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(
             "a Prometheus exposition without requests counted by an Envoy cluster".into(),
@@ -57,7 +73,10 @@ pub fn read_query(
         Some(t) => format!("{SINCE_EACH_START}, as read at Unix time {t}"),
         None => SINCE_EACH_START.to_owned(),
     };
-    let found = envoy::read(cx, &read.samples, caller, &window, facts)?;
+    let found = envoy::read(cx, &read.samples, caller, &window, facts)?
+        + istio::read(cx, &read.samples, caller, &window, facts)?
+        + linkerd::read(cx, &read.samples, caller, &window, facts)?
+        + grpc::read(cx, &read.samples, caller, &window, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(format!(
             "a Prometheus API result ({}) without requests counted by an Envoy cluster",
