@@ -44,9 +44,6 @@ const OVERFLOW: &str = "envoy_cluster_upstream_rq_retry_overflow";
 const LIMIT: &str = "envoy_cluster_upstream_rq_retry_limit_exceeded";
 const EJECT: &str = "envoy_cluster_upstream_rq_pending_failure_eject";
 
-/// The largest count an f64 holds exactly.
-const EXACT: f64 = 9_007_199_254_740_992.0;
-
 #[derive(Default)]
 struct Cluster {
     name: String,
@@ -82,18 +79,11 @@ pub fn read(
         else {
             continue;
         };
-        if !(s.value.is_finite() && s.value >= 0.0 && s.value <= EXACT) {
-            return Err(cx
-                .f
-                .error(
-                    s.value_at,
-                    format!("`{}` is {}: not a counter's value", s.name, s.value),
-                )
-                .with_help(
-                    "a counter counts up from 0; save the proxy's /stats/prometheus as it answered",
-                ));
-        }
-        let v = s.value as u64;
+        let v = super::counter(
+            cx,
+            s,
+            "a counter counts up from 0; save the proxy's /stats/prometheus as it answered",
+        )?;
         let i = *index.entry(name.clone()).or_insert_with(|| {
             clusters.push(Cluster {
                 name: name.clone(),

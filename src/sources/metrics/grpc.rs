@@ -32,9 +32,6 @@ const CALLS: &str = "grpc_client_call_duration_seconds_count";
 const RETRIES: &str = "grpc_client_call_retries_sum";
 const HEDGES: &str = "grpc_client_call_hedges_sum";
 
-/// The largest count an f64 holds exactly.
-const EXACT: f64 = 9_007_199_254_740_992.0;
-
 #[derive(Default)]
 struct Target {
     name: String,
@@ -82,16 +79,17 @@ pub fn read(
         else {
             continue;
         };
-        if !(s.value.is_finite() && s.value >= 0.0 && s.value <= EXACT) || s.value.fract() != 0.0 {
+        if s.value.fract() != 0.0 {
             return Err(cx
                 .f
-                .error(
-                    s.value_at,
-                    format!("`{}` is {}: not a count", s.name, s.value),
-                )
+                .error(s.value_at, format!("`{}` is {}: not a count", s.name, s.value))
                 .with_help("calls, retries and hedges are whole counts from 0; save the client's metrics as they were served"));
         }
-        let v = s.value as u64;
+        let v = super::counter(
+            cx,
+            s,
+            "calls, retries and hedges are whole counts from 0; save the client's metrics as they were served",
+        )?;
         let i = match targets.iter().position(|t| t.name == name) {
             Some(i) => i,
             None => {

@@ -37,9 +37,6 @@ pub const REQUESTS: &str = "istio_requests_total";
 /// The response flag Envoy sets when a request's retries ran out.
 const URX: &str = "URX";
 
-/// The largest count an f64 holds exactly.
-const EXACT: f64 = 9_007_199_254_740_992.0;
-
 struct Pair {
     caller: Option<String>,
     callee: String,
@@ -49,13 +46,11 @@ struct Pair {
     at: At,
 }
 
+/// [`super::label`], where Istio's `unknown` (what its stats filter
+/// writes for a value it could not learn) is no label either.
 fn label<'a>(s: &'a Sample, keys: &[&str]) -> Option<&'a str> {
-    keys.iter().find_map(|k| {
-        s.labels
-            .iter()
-            .find(|(name, v)| name == k && !v.is_empty() && v != "unknown")
-            .map(|(_, v)| v.as_str())
-    })
+    keys.iter()
+        .find_map(|k| super::label(s, &[k]).filter(|v| *v != "unknown"))
 }
 
 /// The one caller the `reporter="source"` series name, if they name
@@ -109,18 +104,11 @@ pub fn read(
         ) else {
             continue;
         };
-        if !(s.value.is_finite() && s.value >= 0.0 && s.value <= EXACT) {
-            return Err(cx
-                .f
-                .error(
-                    s.value_at,
-                    format!("`{}` is {}: not a counter's value", s.name, s.value),
-                )
-                .with_help(
-                    "a counter counts up from 0; save the scrape or the query's answer as it came",
-                ));
-        }
-        let v = s.value as u64;
+        let v = super::counter(
+            cx,
+            s,
+            "a counter counts up from 0; save the scrape or the query's answer as it came",
+        )?;
         let from = label(
             s,
             &["source_canonical_service", "source_app", "source_workload"],

@@ -55,9 +55,6 @@ fn family(name: &str) -> Option<Family> {
     })
 }
 
-/// The largest count an f64 holds exactly.
-const EXACT: f64 = 9_007_199_254_740_992.0;
-
 #[derive(Default)]
 struct Parent {
     caller: Option<String>,
@@ -70,13 +67,6 @@ struct Parent {
     overflow: Option<u64>,
     /// The first `request_statuses` sample.
     at: Option<At>,
-}
-
-fn label<'a>(s: &'a Sample, key: &str) -> Option<&'a str> {
-    s.labels
-        .iter()
-        .find(|(k, v)| k == key && !v.is_empty())
-        .map(|(_, v)| v.as_str())
 }
 
 /// Adds the calls `samples` count to `facts`; returns how many parents
@@ -94,27 +84,24 @@ pub fn read(
         let Some(f) = family(&s.name) else {
             continue;
         };
-        let Some(name) = label(s, "parent_name") else {
+        let Some(name) = super::label(s, &["parent_name"]) else {
             continue;
         };
-        if !(s.value.is_finite() && s.value >= 0.0 && s.value <= EXACT) {
-            return Err(cx
-                .f
-                .error(
-                    s.value_at,
-                    format!("`{}` is {}: not a counter's value", s.name, s.value),
-                )
-                .with_help("a counter counts up from 0; save the proxy's metrics as it answered (`linkerd diagnostics proxy-metrics`)"));
-        }
-        let v = s.value as u64;
+        let v = super::counter(
+            cx,
+            s,
+            "a counter counts up from 0; save the proxy's metrics as it answered (`linkerd diagnostics proxy-metrics`)",
+        )?;
         let from = match caller {
             Some(c) => Some(c.to_owned()),
-            None => label(s, "deployment").map(|d| match label(s, "namespace") {
-                Some(ns) => format!("{d}.{ns}"),
-                None => d.to_owned(),
-            }),
+            None => {
+                super::label(s, &["deployment"]).map(|d| match super::label(s, &["namespace"]) {
+                    Some(ns) => format!("{d}.{ns}"),
+                    None => d.to_owned(),
+                })
+            }
         };
-        let namespace = label(s, "parent_namespace").map(str::to_owned);
+        let namespace = super::label(s, &["parent_namespace"]).map(str::to_owned);
         let key = (from.clone(), name.to_owned(), namespace.clone());
         let i = *index.entry(key).or_insert_with(|| {
             parents.push(Parent {

@@ -23,6 +23,36 @@ use super::facts::{Account, Facts};
 use super::node::Cx;
 use crate::source::Node;
 use crate::source::error::LoadError;
+use exposition::Sample;
+
+/// The largest count an f64 holds exactly.
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// The value of the first of `keys` that `s` labels with something (an
+/// empty value is no label, as Prometheus reads it).
+fn label<'a>(s: &'a Sample, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| {
+        s.labels
+            .iter()
+            .find(|(name, v)| name == k && !v.is_empty())
+            .map(|(_, v)| v.as_str())
+    })
+}
+
+/// `s`'s value as a counter's (finite, from 0, exact in an f64), or an
+/// error at the value with `help`, which says how to save the file.
+fn counter(cx: Cx, s: &Sample, help: &str) -> Result<u64, LoadError> {
+    if !(s.value.is_finite() && s.value >= 0.0 && s.value <= EXACT) {
+        return Err(cx
+            .f
+            .error(
+                s.value_at,
+                format!("`{}` is {}: not a counter's value", s.name, s.value),
+            )
+            .with_help(help.to_owned()));
+    }
+    Ok(s.value as u64)
+}
 
 /// What counters since start cover, said beside every figure.
 pub const SINCE_START: &str = "since the proxy started";
