@@ -15,7 +15,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
 use retrylint::lint::{self, CliLevels, Config};
-use retrylint::report::html;
+use retrylint::report::review::html;
 use retrylint::review::{self, Settings};
 use retrylint::run::LoadSettings;
 use retrylint::topology::{self, Presets};

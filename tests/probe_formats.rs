@@ -82,17 +82,17 @@ fn sample() -> probe::ProbeReport {
 
 #[test]
 fn table() {
-    insta::assert_snapshot!(report::probe_table::render(&sample()));
+    insta::assert_snapshot!(report::probe::table::render(&sample()));
 }
 
 #[test]
 fn markdown() {
-    insta::assert_snapshot!(report::probe_markdown::render(&sample()));
+    insta::assert_snapshot!(report::probe::markdown::render(&sample()));
 }
 
 #[test]
 fn json() {
-    let text = report::probe_json::render(&sample());
+    let text = report::probe::json::render(&sample());
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     insta::assert_json_snapshot!(v["policy"]["max_attempts"], @r#"
     {

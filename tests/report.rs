@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use retrylint::faults;
-use retrylint::report::{html as page, review_markdown};
+use retrylint::report::review::{html as page, markdown as review_markdown};
 use retrylint::review::{self, GraphView, Other, Review, Settings};
 use retrylint::run::{LoadSettings, RunReport};
 use retrylint::sim::{self, SimOptions};

@@ -150,12 +150,12 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     // error goes there too, never as an empty file (stderr still has it).
     if sarif && let Err(failure) = &result {
         let log = match failure {
-            Failure::Input(e, _) => report::sarif::invalid_input(
+            Failure::Input(e, _) => report::check::sarif::invalid_input(
                 &e.file,
                 e.pos.map(|p| (p.line, p.column)),
                 &e.to_string(),
             ),
-            Failure::Usage(msg) => report::sarif::invalid_input(&file, None, msg),
+            Failure::Usage(msg) => report::check::sarif::invalid_input(&file, None, msg),
         };
         emit(&format!(
             "{}\n",

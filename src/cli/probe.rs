@@ -152,9 +152,9 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
         }
     };
     emit(&match args.format.unwrap_or(Format::Table) {
-        Format::Table => report::probe_table::render(&r),
-        Format::Markdown => report::probe_markdown::render(&r),
-        Format::Json => report::probe_json::render(&r),
+        Format::Table => report::probe::table::render(&r),
+        Format::Markdown => report::probe::markdown::render(&r),
+        Format::Json => report::probe::json::render(&r),
     });
     Ok(if r.failed() {
         Outcome::Failed

@@ -197,7 +197,7 @@ fn calibrate(
     let held = retrylint::run::evaluate_all(&mut report, &p.gates)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let calibration = sim::calibrate::calibrate(t, &report);
-    emit(&report::calibration::render(
+    emit(&report::run::calibration::render(
         format.map_or(report::RunFormat::Table, Into::into),
         &report,
         &calibration,

@@ -3,7 +3,7 @@
 
 use annotate_snippets::Level;
 
-use super::snippet::{Annotated, render as render_snippet};
+use crate::report::snippet::{Annotated, render as render_snippet};
 use crate::topology::LoadError;
 
 pub fn render(e: &LoadError, source: Option<&str>, color: bool) -> String {

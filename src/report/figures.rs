@@ -228,7 +228,7 @@ pub fn measured_outcome(
     let verdict = run.goodput.as_ref().and_then(|g| g.verdict.as_ref());
     let collapsed = verdict.is_some_and(|v| v.state != "recovered");
     let after = match verdict {
-        Some(_) => format!(", {}", super::sim_compare_table::verdict(verdict)),
+        Some(_) => format!(", {}", crate::report::compare::table::verdict(verdict)),
         None => String::new(),
     };
     Some((

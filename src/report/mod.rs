@@ -1,44 +1,22 @@
 //! Output formats: one file per format, behind one trait. Reporters take plain
 //! result structs and only format; they never compute findings or figures.
 
-pub mod calibration;
+pub mod check;
+pub mod compare;
 pub mod error;
 pub mod figures;
-pub mod github;
-mod grid;
-pub mod html;
-pub mod json;
-pub mod markdown;
-mod parallel;
-pub mod probe_json;
-pub mod probe_markdown;
-pub mod probe_table;
-pub mod review_comments;
-pub mod review_markdown;
+pub(crate) mod grid;
+pub mod probe;
+pub mod review;
 pub mod rules;
-pub mod run_containment;
-pub mod run_formats;
-pub mod run_goodput;
-pub mod run_json;
-pub mod run_markdown;
-pub mod run_table;
-pub mod sarif;
-pub mod short;
-mod shown;
-pub mod sim_compare_json;
-pub mod sim_compare_markdown;
-pub mod sim_compare_table;
+pub mod run;
 pub mod snippet;
-pub mod sweep_json;
-pub mod sweep_markdown;
-pub mod sweep_table;
-pub mod table;
 
 use std::io::{self, Write};
 
 use crate::lint::CheckReport;
 
-pub use run_formats::{RunFormat, render_comparison, render_run, render_sweep};
+pub use run::formats::{RunFormat, render_comparison, render_run, render_sweep};
 
 /// How `check` results can be printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,12 +59,12 @@ pub trait CheckReporter {
 
 fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
     match format {
-        CheckFormat::Table => &table::Table,
-        CheckFormat::Markdown => &markdown::Markdown,
-        CheckFormat::Json => &json::Json,
-        CheckFormat::Sarif => &sarif::Sarif,
-        CheckFormat::Github => &github::Github,
-        CheckFormat::Short => &short::Short,
+        CheckFormat::Table => &check::table::Table,
+        CheckFormat::Markdown => &check::markdown::Markdown,
+        CheckFormat::Json => &check::json::Json,
+        CheckFormat::Sarif => &check::sarif::Sarif,
+        CheckFormat::Github => &check::github::Github,
+        CheckFormat::Short => &check::short::Short,
     }
 }
 
@@ -101,7 +79,7 @@ pub fn render_check(format: CheckFormat, report: &CheckReport, style: Style<'_>)
 fn for_people(format: CheckFormat, report: &CheckReport) -> Option<CheckReport> {
     match format {
         CheckFormat::Table | CheckFormat::Markdown | CheckFormat::Github | CheckFormat::Short => {
-            shown::escaped(report)
+            check::shown::escaped(report)
         }
         CheckFormat::Json | CheckFormat::Sarif => None,
     }

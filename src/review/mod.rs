@@ -5,7 +5,7 @@
 //! arranged for drawing (graph layout in `layout`, chart series on shared axes
 //! in `series`, findings grouped in `findings`, measured beside predicted in
 //! `measured`, observed attempts beside the declared layers in `observed`).
-//! The formats under `report::html` and `report::review_markdown` only
+//! The formats under `report::review::html` and `report::review::markdown` only
 //! format a [`Review`]; nothing here formats.
 //!
 //! A page shows one topology, or two side by side ([`Other`]): the second is

@@ -2,7 +2,7 @@
 //! Markdown report: one line per series, per second, and the verdict —
 //! recovered (and when) or collapsed (and for how long).
 
-use super::run_table::ms;
+use super::table::ms;
 use crate::run::goodput::Goodput;
 
 const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];

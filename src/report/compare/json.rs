@@ -25,10 +25,10 @@ pub fn render(rows: &[ComparisonRow], seed: u64) -> String {
     out
 }
 
-/// This format behind [`super::run_formats::ComparisonReporter`].
+/// This format behind [`crate::report::run::formats::ComparisonReporter`].
 pub struct ComparisonJson;
 
-impl super::run_formats::ComparisonReporter for ComparisonJson {
+impl crate::report::run::formats::ComparisonReporter for ComparisonJson {
     fn render(&self, rows: &[ComparisonRow], seed: u64) -> String {
         render(rows, seed)
     }

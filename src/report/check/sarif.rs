@@ -29,10 +29,10 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::rules::doc;
-use super::snippet::{self, FileLines};
-use super::{CheckReporter, Style};
 use crate::lint::{CheckReport, Finding, RULES, Severity, rules::find_rule};
+use crate::report::rules::doc;
+use crate::report::snippet::{self, FileLines};
+use crate::report::{CheckReporter, Style};
 
 pub struct Sarif;
 

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{CheckReporter, Style};
 use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Finding, Severity, Summary};
+use crate::report::{CheckReporter, Style};
 
 pub struct Json;
 

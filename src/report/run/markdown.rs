@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::run_table::{amp, bars, expectation, flag, last_success, ms, sparkline, statuses};
+use super::table::{amp, bars, expectation, flag, last_success, ms, sparkline, statuses};
 use crate::run::RunReport;
 
 pub fn render(r: &RunReport) -> String {
@@ -139,10 +139,10 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// This format behind [`super::run_formats::RunReporter`].
+/// This format behind [`super::formats::RunReporter`].
 pub struct RunMarkdown;
 
-impl super::run_formats::RunReporter for RunMarkdown {
+impl super::formats::RunReporter for RunMarkdown {
     fn render(&self, report: &RunReport) -> String {
         render(report)
     }
@@ -154,13 +154,13 @@ fn containment(r: &RunReport) -> String {
     let mut out = String::new();
     if let Some(g) = &r.goodput {
         out += "\n**Goodput**\n\n```text\n";
-        for l in super::run_goodput::lines(g) {
+        for l in super::goodput::lines(g) {
             out += &l;
             out.push('\n');
         }
         out += "```\n";
     }
-    let lines = super::run_containment::lines(r);
+    let lines = super::containment::lines(r);
     if lines.is_empty() {
         return out;
     }

@@ -2,8 +2,8 @@
 //! comparison of several topologies), behind one trait each: a new format is
 //! its file plus one line in each `match` here.
 
-use super::sim_compare_table;
-use super::{run_json, run_markdown, run_table, sim_compare_json, sim_compare_markdown};
+use super::{json, markdown, table};
+use crate::report::compare;
 use crate::run::{ComparisonRow, RunReport};
 use crate::sim::sweep::SweepReport;
 
@@ -30,17 +30,17 @@ pub trait ComparisonReporter {
 
 fn run_reporter(format: RunFormat) -> &'static dyn RunReporter {
     match format {
-        RunFormat::Table => &run_table::RunTable,
-        RunFormat::Markdown => &run_markdown::RunMarkdown,
-        RunFormat::Json => &run_json::RunJson,
+        RunFormat::Table => &table::RunTable,
+        RunFormat::Markdown => &markdown::RunMarkdown,
+        RunFormat::Json => &json::RunJson,
     }
 }
 
 fn comparison_reporter(format: RunFormat) -> &'static dyn ComparisonReporter {
     match format {
-        RunFormat::Table => &sim_compare_table::ComparisonTable,
-        RunFormat::Markdown => &sim_compare_markdown::ComparisonMarkdown,
-        RunFormat::Json => &sim_compare_json::ComparisonJson,
+        RunFormat::Table => &compare::table::ComparisonTable,
+        RunFormat::Markdown => &compare::markdown::ComparisonMarkdown,
+        RunFormat::Json => &compare::json::ComparisonJson,
     }
 }
 

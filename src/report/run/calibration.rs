@@ -36,13 +36,13 @@ pub fn render(format: RunFormat, run: &RunReport, c: &Calibration) -> String {
             out
         }
         RunFormat::Table => {
-            let mut out = super::render_run(format, run);
+            let mut out = crate::report::render_run(format, run);
             out.push('\n');
             out.push_str(&table(c));
             out
         }
         RunFormat::Markdown => {
-            let mut out = super::render_run(format, run);
+            let mut out = crate::report::render_run(format, run);
             out.push('\n');
             out.push_str(&markdown(c));
             out
@@ -162,7 +162,7 @@ fn aligned<const N: usize>(out: &mut String, head: [&str; N], rows: &[[String; N
 }
 
 fn markdown(c: &Calibration) -> String {
-    use super::markdown::{cell, cell_code};
+    use crate::report::check::markdown::{cell, cell_code};
     let mut out = format!("### Calibration\n\n{}\n\n", cell(&header(c)));
     if !c.calls.is_empty() {
         out.push_str("| call | seen in | calls seen | attempts/call seen | simulated | ratio |\n|---|---|---:|---:|---:|---:|\n");

@@ -31,10 +31,10 @@ pub fn render(r: &SweepReport) -> String {
     out
 }
 
-/// This format behind [`super::run_formats::SweepReporter`].
+/// This format behind [`super::formats::SweepReporter`].
 pub struct SweepMarkdown;
 
-impl super::run_formats::SweepReporter for SweepMarkdown {
+impl super::formats::SweepReporter for SweepMarkdown {
     fn render(&self, r: &SweepReport) -> String {
         render(r)
     }

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::markdown::{cell, code};
+use crate::report::check::markdown::{cell, code};
 use crate::review::suggestions::{Suggestion, Suggestions};
 
 /// The start of every comment's marker line.

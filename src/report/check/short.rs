@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::figures;
-use super::{CheckReporter, Style};
 use crate::lint::{CheckReport, Finding};
+use crate::report::figures;
+use crate::report::{CheckReporter, Style};
 
 pub struct Short;
 

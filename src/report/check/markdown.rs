@@ -13,9 +13,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::figures;
-use super::{CheckReporter, Style};
 use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Severity};
+use crate::report::figures;
+use crate::report::{CheckReporter, Style};
 
 pub struct Markdown;
 

@@ -14,10 +14,10 @@ pub fn render(report: &RunReport) -> String {
         .unwrap_or_else(|e| format!("{{ \"error\": {:?} }}\n", e.to_string()))
 }
 
-/// This format behind [`super::run_formats::RunReporter`].
+/// This format behind [`super::formats::RunReporter`].
 pub struct RunJson;
 
-impl super::run_formats::RunReporter for RunJson {
+impl super::formats::RunReporter for RunJson {
     fn render(&self, report: &RunReport) -> String {
         render(report)
     }

@@ -8,9 +8,9 @@
 
 use std::fmt::Write as _;
 
-use super::figures;
-use super::markdown::{cell, cell_code, code, graph, verdict};
 use crate::lint::{AmplificationRow, Severity};
+use crate::report::check::markdown::{cell, cell_code, code, graph, verdict};
+use crate::report::figures;
 
 /// A figure's heading and how a row shows it.
 type Column = (&'static str, fn(&AmplificationRow) -> String);
@@ -165,7 +165,7 @@ fn suggestion(s: &Suggestion) -> String {
         "{} — {}\n\n{}\n\n",
         code(&place),
         cell(&what.join("; ")),
-        super::review_comments::block(&s.text)
+        super::comments::block(&s.text)
     )
 }
 

@@ -118,10 +118,10 @@ pub fn render(r: &SweepReport) -> String {
     out
 }
 
-/// This format behind [`super::run_formats::SweepReporter`].
+/// This format behind [`super::formats::SweepReporter`].
 pub struct SweepTable;
 
-impl super::run_formats::SweepReporter for SweepTable {
+impl super::formats::SweepReporter for SweepTable {
     fn render(&self, r: &SweepReport) -> String {
         render(r)
     }

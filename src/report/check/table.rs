@@ -12,10 +12,10 @@ use std::io::{self, Write};
 
 use annotate_snippets::Level;
 
-use super::snippet::{self, Annotated, FileLines};
-use super::{CheckReporter, Style};
-use super::{figures, grid};
 use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
+use crate::report::snippet::{self, Annotated, FileLines};
+use crate::report::{CheckReporter, Style};
+use crate::report::{figures, grid};
 
 pub struct Table;
 

@@ -3,7 +3,7 @@
 //! their times) and its hedging (extra copies, cancelled copies), and what
 //! the breakers saved against the same run without them.
 
-use super::run_table::ms;
+use super::table::ms;
 use crate::run::{LayerReport, RunReport};
 
 /// At most this many transitions are spelled out per breaker.

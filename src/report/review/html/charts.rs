@@ -110,7 +110,7 @@ pub fn section(out: &mut String, r: &Review) {
                 };
                 format!(
                     "<td{class}>{}</td>",
-                    esc(&crate::report::sim_compare_table::verdict(v.as_ref()))
+                    esc(&crate::report::compare::table::verdict(v.as_ref()))
                 )
             } else {
                 String::new()

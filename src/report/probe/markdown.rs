@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::probe_table::{
+use super::table::{
     expectation_line, policy_rows, preset_line, scenario_attempts, scenario_exits, scenario_waits,
 };
 use crate::probe::ProbeReport;

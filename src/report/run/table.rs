@@ -25,11 +25,11 @@ pub fn render(r: &RunReport) -> String {
     }
     if let Some(g) = &r.goodput {
         let _ = writeln!(out, "\ngoodput");
-        for line in super::run_goodput::lines(g) {
+        for line in super::goodput::lines(g) {
             let _ = writeln!(out, "  {line}");
         }
     }
-    let contained = super::run_containment::lines(r);
+    let contained = super::containment::lines(r);
     if !contained.is_empty() {
         let _ = writeln!(out, "\nbreakers and hedging");
         for line in contained {
@@ -365,10 +365,10 @@ pub(crate) fn expectation(x: &ExpectOutcome) -> String {
     )
 }
 
-/// This format behind [`super::run_formats::RunReporter`].
+/// This format behind [`super::formats::RunReporter`].
 pub struct RunTable;
 
-impl super::run_formats::RunReporter for RunTable {
+impl super::formats::RunReporter for RunTable {
     fn render(&self, report: &RunReport) -> String {
         render(report)
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
 
-use super::run_table::{amp, ms};
+use crate::report::run::table::{amp, ms};
 use crate::run::ComparisonRow;
 use crate::run::Spread;
 
@@ -133,10 +133,10 @@ pub(crate) fn completion(s: Option<&Spread>) -> String {
     }
 }
 
-/// This format behind [`super::run_formats::ComparisonReporter`].
+/// This format behind [`crate::report::run::formats::ComparisonReporter`].
 pub struct ComparisonTable;
 
-impl super::run_formats::ComparisonReporter for ComparisonTable {
+impl crate::report::run::formats::ComparisonReporter for ComparisonTable {
     fn render(&self, rows: &[ComparisonRow], _seed: u64) -> String {
         render(rows)
     }

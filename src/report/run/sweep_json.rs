@@ -9,10 +9,10 @@ pub fn render(r: &SweepReport) -> String {
     out
 }
 
-/// This format behind [`super::run_formats::SweepReporter`].
+/// This format behind [`super::formats::SweepReporter`].
 pub struct SweepJson;
 
-impl super::run_formats::SweepReporter for SweepJson {
+impl super::formats::SweepReporter for SweepJson {
     fn render(&self, r: &SweepReport) -> String {
         render(r)
     }

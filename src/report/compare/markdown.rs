@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::run_table::{amp, ms};
-use super::sim_compare_table::{after_the_fault, completion, headline, name, percent, spread};
+use super::table::{after_the_fault, completion, headline, name, percent, spread};
+use crate::report::run::table::{amp, ms};
 use crate::run::ComparisonRow;
 
 pub fn render(rows: &[ComparisonRow]) -> String {
@@ -58,10 +58,10 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// This format behind [`super::run_formats::ComparisonReporter`].
+/// This format behind [`crate::report::run::formats::ComparisonReporter`].
 pub struct ComparisonMarkdown;
 
-impl super::run_formats::ComparisonReporter for ComparisonMarkdown {
+impl crate::report::run::formats::ComparisonReporter for ComparisonMarkdown {
     fn render(&self, rows: &[ComparisonRow], _seed: u64) -> String {
         render(rows)
     }
@@ -70,7 +70,7 @@ impl super::run_formats::ComparisonReporter for ComparisonMarkdown {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sim_compare_table::tests::row;
+    use crate::report::compare::table::tests::row;
 
     #[test]
     fn a_table_row_per_topology() {

@@ -8,10 +8,10 @@
 
 use std::fmt::Write as _;
 
-use super::figures;
-use super::snippet::{self, FileLines};
-use super::{CheckReporter, Style};
 use crate::lint::{CheckReport, Severity};
+use crate::report::figures;
+use crate::report::snippet::{self, FileLines};
+use crate::report::{CheckReporter, Style};
 
 pub struct Github;
 
