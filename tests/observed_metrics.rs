@@ -648,7 +648,7 @@ fn grpc_a96_retries_over_calls_are_the_clients_attempts_and_transparent_retries_
     // transparent retries are not counted: 140, not 145.
     assert_eq!(
         rl021[0]["message"],
-        "gRPC's counters show 1.40 attempts per request on checkout → payments (140 attempts for 100 calls, 40 retries and hedges, since the client started), more than its declared layers allow (1): a retry layer nobody declared, the caller's gRPC client (its retry policy, from the service config)"
+        "gRPC's counters show 1.40 attempts per request on checkout → payments (140 attempts for 100 calls, 40 retries and hedges, since the client started), more than its declared gRPC client retries allow (1): a retry layer nobody declared, the caller's gRPC client (its retry policy, from the service config)"
     );
     assert!(
         rl021[0]["help"]
@@ -674,6 +674,21 @@ fn grpc_a96_retries_over_calls_are_the_clients_attempts_and_transparent_retries_
     let t = temp_file("grpc", "declared.yaml", &checkout(declared));
     let (_, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "checkout"]);
     assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    // A sidecar's retries below do not: the client's counters see its own
+    // retries only, and a sidecar's attempts are not among its calls.
+    let sidecar = "        via: [{ name: istio-sidecar, retry: { max_attempts: 3 } }]\n";
+    let t = temp_file("grpc", "sidecar.yaml", &checkout(sidecar));
+    let (_, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "checkout"]);
+    let rl021 = of(&all, "RL021");
+    assert_eq!(rl021.len(), 1, "{all:#?}\n{err}");
+    assert!(
+        rl021[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than its declared gRPC client retries allow (1)"),
+        "{}",
+        rl021[0]
+    );
 }
 
 #[test]

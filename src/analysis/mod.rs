@@ -30,7 +30,8 @@ pub use breakers::{REFERENCE_RATE, admitted_share, probes_per_second};
 pub use hang::{Hang, Hangs};
 pub use response_time::ResponseTime;
 pub use time_bound::{
-    Basis, BoundBy, LayerAttempts, PerLayer, TIME_BOUNDED_ABOVE, TimeBound, time_bounds,
+    Basis, BoundBy, LayerAttempts, PerLayer, TIME_BOUNDED_ABOVE, TimeBound, attempts_allowed,
+    time_bounds,
 };
 
 /// A count of attempts: exact while it fits in u128, with an f64 beside it for

@@ -70,6 +70,23 @@ pub struct LayerAttempts {
     pub time: Option<TimeBound>,
 }
 
+/// The attempts the layers of `call` that `which` picks allow together,
+/// as written (hedged copies, else the policy's attempts): what observed
+/// figures are held to. `None` when one of them retries without limit.
+pub fn attempts_allowed(
+    call: &crate::topology::Call,
+    which: impl Fn(&crate::topology::Layer) -> bool,
+) -> Option<u64> {
+    let mut n: u64 = 1;
+    for l in call.layers.iter().filter(|l| which(l)) {
+        if l.hedging.is_none() && l.policy.is_unlimited() {
+            return None;
+        }
+        n = n.saturating_mul(u64::from(LayerAttempts::of_layer(l, None).count.max(1)));
+    }
+    Some(n)
+}
+
 impl LayerAttempts {
     /// The count the figures use for `layer` under `time`: its hedged
     /// copies (all of them go when every copy fails or is late), else its

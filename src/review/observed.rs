@@ -3,9 +3,9 @@
 //! with the attempts per call seen, what they cover, the worst case its
 //! declared layers allow, and the findings RL021 and RL022 made of it.
 
-use crate::analysis::LayerAttempts;
+use crate::analysis::attempts_allowed;
 use crate::lint::CheckReport;
-use crate::topology::{Call, CounterKind, Layer, LayerKind, Topology};
+use crate::topology::{CounterKind, LayerKind, Topology};
 
 /// The rules that hold observed attempts to the declared layers.
 pub const RULES: &[&str] = &["RL021", "RL022"];
@@ -81,9 +81,11 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
                 } else {
                     format!(" ({} {})", c.kind.subject(), c.cluster)
                 };
-                // A gRPC client's figure is held to all the layers (RL021).
+                // A proxy's figure is held to the layers below the caller
+                // (RL021); a gRPC client's, to its own retries, which are
+                // not below it.
                 let below = (c.kind != CounterKind::Grpc)
-                    .then(|| product(call, |l| l.kind == LayerKind::Via));
+                    .then(|| attempts_allowed(call, |l| l.kind == LayerKind::Via));
                 let unit = if c.kind == CounterKind::Grpc {
                     "call"
                 } else {
@@ -105,7 +107,7 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
             mean: o.attempts_mean,
             most,
             over,
-            declared: product(call, |_| true),
+            declared: attempts_allowed(call, |_| true),
             below,
             findings,
             at_least,
@@ -116,17 +118,6 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
 
 /// The attempts the layers `which` picks allow together, as RL021 counts
 /// them; `None` when one of them is unlimited.
-fn product(call: &Call, which: impl Fn(&Layer) -> bool) -> Option<u64> {
-    let mut n: u64 = 1;
-    for l in call.layers.iter().filter(|l| which(l)) {
-        if l.hedging.is_none() && l.policy.is_unlimited() {
-            return None;
-        }
-        let a = LayerAttempts::of_layer(l, None);
-        n = n.saturating_mul(u64::from(a.count.max(1)));
-    }
-    Some(n)
-}
 
 fn plural(n: u64, word: &str) -> String {
     if n == 1 {

@@ -99,7 +99,19 @@ pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
             // A proxy's requests are the caller's attempts.
             (Some(c), first) => (c.kind.source(), first.map_or(0, |l| l.attempts)),
         };
-        let sent = layers.last().map_or(0, |l| l.attempts);
+        // What left the last layer the observer sees: a gRPC client sees
+        // its own retries, not a sidecar's below it.
+        let seen = match &o.counted {
+            Some(c) if c.kind == CounterKind::Grpc => t.services[o.from]
+                .calls
+                .iter()
+                .find(|c| c.to == o.to)
+                .filter(|c| c.layers.len() == layers.len())
+                .and_then(|c| c.layers.iter().rposition(|l| l.seen_by_grpc_client()))
+                .and_then(|i| layers.get(i)),
+            _ => None,
+        };
+        let sent = seen.or(layers.last()).map_or(0, |l| l.attempts);
         let simulated = (over > 0).then(|| sent as f64 / over as f64);
         calls.push(CallRow {
             from: from.clone(),

@@ -384,6 +384,17 @@ pub enum LevelSetting {
 }
 
 impl Layer {
+    /// Whether a gRPC client library's own counters (A66's calls, A96's
+    /// retries) see this layer's retries: the channel's service config (the
+    /// `grpc` layer), or the call's own `retry:`, where its policy is often
+    /// declared. A sidecar below retries where the client does not see it,
+    /// and an application's loop around the stub makes new calls.
+    pub fn seen_by_grpc_client(&self) -> bool {
+        self.kind == LayerKind::App
+            || (self.kind == LayerKind::Via
+                && self.name == crate::sources::grpc_service_config::LAYER)
+    }
+
     /// Attempts this layer sends per request it is asked, at most: the
     /// hedged copies, or the retry policy's attempts.
     pub fn max_sends(&self) -> u32 {

@@ -1,6 +1,7 @@
+use crate::analysis::attempts_allowed;
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
-use crate::topology::{Call, Counted, CounterKind, LayerKind, Observed};
+use crate::topology::{Call, Counted, CounterKind, Layer, LayerKind, Observed};
 
 declare_rule! {
     /// ## What it finds
@@ -23,7 +24,9 @@ declare_rule! {
     /// and retry requests) are held to them the same way; Istio's
     /// `istio_requests_total` proves only a least (requests plus those
     /// flagged `URX`), said "at least"; gRPC's A96 client metrics (retries
-    /// and hedges over A66's calls) are held to all the call's layers.
+    /// and hedges over A66's calls) are held to the client's own retries:
+    /// the call's `retry:` and its service config's `grpc` layer, not a
+    /// sidecar below, whose retries the client does not see.
     ///
     /// ## Why it matters
     /// Every figure the linter gives (amplification, worst-case time, the
@@ -56,15 +59,7 @@ declare_rule! {
 /// The attempts a call's declared layers allow together; `None` when one
 /// of them is unlimited.
 pub(super) fn declared(call: &Call) -> Option<u64> {
-    let mut n: u64 = 1;
-    for l in &call.layers {
-        let a = crate::analysis::LayerAttempts::of_layer(l, None);
-        if l.hedging.is_none() && l.policy.is_unlimited() {
-            return None;
-        }
-        n = n.saturating_mul(u64::from(a.count.max(1)));
-    }
-    Some(n)
+    attempts_allowed(call, |_| true)
 }
 
 /// The call `o` is about, with its index in the caller's calls.
@@ -83,15 +78,7 @@ pub(super) fn call_of<'t>(cx: &'t Context, o: &Observed) -> Option<(usize, &'t C
 /// each of the caller's own attempts as a request of its own. `None` when
 /// one of them is unlimited.
 fn declared_below(call: &Call) -> Option<u64> {
-    let mut n: u64 = 1;
-    for l in call.layers.iter().filter(|l| l.kind == LayerKind::Via) {
-        let a = crate::analysis::LayerAttempts::of_layer(l, None);
-        if l.hedging.is_none() && l.policy.is_unlimited() {
-            return None;
-        }
-        n = n.saturating_mul(u64::from(a.count.max(1)));
-    }
-    Some(n)
+    attempts_allowed(call, |l| l.kind == LayerKind::Via)
 }
 
 /// RL021 from a proxy's counters: the mean against the layers below the
@@ -101,10 +88,13 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
         return;
     };
     // A proxy sees each of the caller's attempts as a request of its own;
-    // a gRPC client's counters are the caller's own retry layer, which the
-    // call's layers together bound.
+    // a gRPC client's counters see its own retries only (a sidecar's are
+    // below it), which its service config and the call's `retry:` bound.
     let (allowed, which) = match c.kind {
-        CounterKind::Grpc => (declared(call), "its declared layers"),
+        CounterKind::Grpc => (
+            attempts_allowed(call, Layer::seen_by_grpc_client),
+            "its declared gRPC client retries",
+        ),
         _ => (declared_below(call), "its declared layers below the caller"),
     };
     let Some(allowed) = allowed else {
