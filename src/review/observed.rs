@@ -116,9 +116,6 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
     rows
 }
 
-/// The attempts the layers `which` picks allow together, as RL021 counts
-/// them; `None` when one of them is unlimited.
-
 fn plural(n: u64, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
