@@ -252,15 +252,15 @@ fn upstream_files_without_envoy_request_counters_are_accounted_not_compared() {
     for (file, what) in [
         (
             "envoy-prometheus-stats-test-sorted.prom",
-            "skipped a Prometheus exposition without requests counted by an Envoy cluster",
+            "skipped a Prometheus exposition without requests counted by Envoy, Istio, Linkerd or a gRPC client",
         ),
         (
             "prometheus-api-query-up.json",
-            "skipped a Prometheus API result (vector) without requests counted by an Envoy cluster",
+            "skipped a Prometheus API result (vector) without requests counted by Envoy, Istio, Linkerd or a gRPC client",
         ),
         (
             "prometheus-api-query-range-up.json",
-            "skipped a Prometheus API result (matrix) without requests counted by an Envoy cluster",
+            "skipped a Prometheus API result (matrix) without requests counted by Envoy, Istio, Linkerd or a gRPC client",
         ),
     ] {
         let path = format!("{DATA}/{file}");
@@ -795,6 +795,18 @@ istio_requests_total{reporter=\"source\",source_canonical_service=\"productpage\
         err.contains("note: `productpage` → `reviews`: Envoy's cluster counters are compared, not Istio's `istio_requests_total` (Envoy's count every attempt)"),
         "{err}"
     );
+    // An ingress gateway's own scrape: the caller its series name is no
+    // service of the topology, which is a warning for its Envoy counters
+    // as for its Istio series, not an error.
+    let gateway = text.replace("productpage\",", "istio-ingressgateway\",");
+    let prom = temp_file("both", "gateway.prom", &gateway);
+    let (code, all, err) = findings(&[&t, "--from", &prom]);
+    assert_ne!(code, 2, "{err}");
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert!(
+        err.contains("warning: Envoy counters name the caller `istio-ingressgateway.default`, no service of the topology"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -863,4 +875,49 @@ fn calibrate_sets_a_grpc_clients_figure_beside_the_models_calls() {
     assert_eq!(c["observed_attempts_per_call"], 1.4, "{c}");
     // Nothing fails in the model and nothing retries: 1 attempt per call.
     assert_eq!(c["simulated_attempts_per_call"], 1.0, "{c}");
+}
+
+#[test]
+fn calibrate_says_an_istio_figure_is_a_lower_bound() {
+    let t = temp_file("calibrate", "istio.yaml", &bookinfo(""));
+    let (code, out, err) = retrylint(&[
+        "simulate",
+        &t,
+        "--from",
+        "tests/data/metrics/istio-productpage-sidecar.prom",
+        "--calibrate",
+        "--fault",
+        "none",
+        "--trials",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let calls = v["calibration"]["calls"].as_array().unwrap();
+    let reviews = calls
+        .iter()
+        .find(|c| c["to"] == "reviews")
+        .expect("reviews");
+    assert_eq!(reviews["source"], "istio", "{reviews}");
+    assert_eq!(reviews["observed_at_least"], true, "{reviews}");
+    assert_eq!(reviews["simulated_attempts_per_call"], 1.0, "{reviews}");
+    // Below the bound the model disagrees, and the words say "at least".
+    assert_eq!(
+        v["calibration"]["furthest"],
+        "productpage → reviews: the model makes 1.00 attempts per call where production showed at least 1.04 (0.96×)"
+    );
+    let (_, table, _) = retrylint(&[
+        "simulate",
+        &t,
+        "--from",
+        "tests/data/metrics/istio-productpage-sidecar.prom",
+        "--calibrate",
+        "--fault",
+        "none",
+        "--trials",
+        "2",
+    ]);
+    assert!(table.contains("≥ 1.04"), "{table}");
 }

@@ -44,6 +44,9 @@ pub struct CallRow {
     /// Logical calls (traces) or requests (counters) observed.
     pub observed_calls: u64,
     pub observed_attempts_per_call: f64,
+    /// The observed figure is a lower bound (Istio's `URX` counts): a
+    /// simulated figure above it is not a disagreement.
+    pub observed_at_least: bool,
     /// What the simulated figure is a ratio over, as the observed one:
     /// the application layer's requests (traces) or attempts (counters).
     pub simulated_calls: u64,
@@ -119,6 +122,7 @@ pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
             source,
             observed_calls: o.calls,
             observed_attempts_per_call: o.attempts_mean,
+            observed_at_least: o.counted.as_ref().is_some_and(|c| c.lower_bound),
             simulated_calls: over,
             simulated_attempts_per_call: simulated,
             ratio: ratio(simulated, o.attempts_mean),
@@ -180,12 +184,15 @@ fn furthest(calls: &[CallRow], services: &[ServiceRow]) -> Option<String> {
         }
     };
     for c in calls {
-        consider(c.ratio, &|r| {
+        // Above a lower bound, the model may be right.
+        let ratio = c.ratio.filter(|r| !(c.observed_at_least && *r > 1.0));
+        consider(ratio, &|r| {
             format!(
-                "{} → {}: the model makes {:.2} attempts per call where production showed {:.2} ({:.2}×)",
+                "{} → {}: the model makes {:.2} attempts per call where production showed {}{:.2} ({:.2}×)",
                 c.from,
                 c.to,
                 c.simulated_attempts_per_call.unwrap_or(0.0),
+                if c.observed_at_least { "at least " } else { "" },
                 c.observed_attempts_per_call,
                 r
             )

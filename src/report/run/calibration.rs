@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::report::RunFormat;
 use crate::run::RunReport;
-use crate::sim::calibrate::Calibration;
+use crate::sim::calibrate::{Calibration, CallRow};
 
 fn figure(v: Option<f64>, digits: usize) -> String {
     v.map_or("–".to_owned(), |v| format!("{v:.digits$}"))
@@ -77,7 +77,7 @@ pub fn table(c: &Calibration) -> String {
                     format!("{} → {}", r.from, r.to),
                     r.source.to_owned(),
                     r.observed_calls.to_string(),
-                    format!("{:.2}", r.observed_attempts_per_call),
+                    seen(r),
                     figure(r.simulated_attempts_per_call, 2),
                     times(r.ratio),
                 ]
@@ -169,11 +169,11 @@ fn markdown(c: &Calibration) -> String {
         for r in &c.calls {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.2} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 cell_code(&format!("{} → {}", r.from, r.to)),
                 r.source,
                 r.observed_calls,
-                r.observed_attempts_per_call,
+                seen(r),
                 figure(r.simulated_attempts_per_call, 2),
                 times(r.ratio)
             );
@@ -198,4 +198,10 @@ fn markdown(c: &Calibration) -> String {
     }
     let _ = writeln!(out, "{}", cell(&furthest(c)));
     out
+}
+
+/// `1.37`, or `≥ 1.04` for a lower bound.
+fn seen(r: &CallRow) -> String {
+    let at_least = if r.observed_at_least { "≥ " } else { "" };
+    format!("{at_least}{:.2}", r.observed_attempts_per_call)
 }

@@ -62,6 +62,9 @@ pub fn read(
     cx: Cx,
     samples: &[Sample],
     caller: Option<&str>,
+    // The caller came from the file's own labels (Istio's series), so one
+    // the topology lacks is a warning, as it is for those series.
+    caller_labelled: bool,
     window: &str,
     facts: &mut Facts,
 ) -> Result<usize, LoadError> {
@@ -146,7 +149,7 @@ pub fn read(
         facts.counted.push(CountedFact {
             by: CounterKind::Envoy,
             caller: caller.to_owned(),
-            caller_labelled: false,
+            caller_labelled,
             host: HostRef {
                 host: crate::sources::envoy::cluster_host(&c.name),
                 namespace: None,

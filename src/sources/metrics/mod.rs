@@ -77,13 +77,14 @@ pub fn read_exposition(
         .then(|| istio::sole_caller(&samples))
         .flatten();
     let envoy_caller = caller.or(istio_caller.as_deref());
-    let found = envoy::read(cx, &samples, envoy_caller, SINCE_START, facts)?
+    let labelled = caller.is_none() && istio_caller.is_some();
+    let found = envoy::read(cx, &samples, envoy_caller, labelled, SINCE_START, facts)?
         + istio::read(cx, &samples, caller, SINCE_START, facts)?
         + linkerd::read(cx, &samples, caller, SINCE_START, facts)?
         + grpc::read(cx, &samples, caller, SINCE_START, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(
-            "a Prometheus exposition without requests counted by an Envoy cluster".into(),
+            "a Prometheus exposition without requests counted by Envoy, Istio, Linkerd or a gRPC client".into(),
         ));
     }
     Ok(())
@@ -103,13 +104,13 @@ pub fn read_query(
         Some(t) => format!("{SINCE_EACH_START}, as read at Unix time {t}"),
         None => SINCE_EACH_START.to_owned(),
     };
-    let found = envoy::read(cx, &read.samples, caller, &window, facts)?
+    let found = envoy::read(cx, &read.samples, caller, false, &window, facts)?
         + istio::read(cx, &read.samples, caller, &window, facts)?
         + linkerd::read(cx, &read.samples, caller, &window, facts)?
         + grpc::read(cx, &read.samples, caller, &window, facts)?;
     if found == 0 {
         facts.reclassify(Account::NoRetry(format!(
-            "a Prometheus API result ({}) without requests counted by an Envoy cluster",
+            "a Prometheus API result ({}) without requests counted by Envoy, Istio, Linkerd or a gRPC client",
             read.result_type
         )));
     }
