@@ -404,6 +404,36 @@ fn linkerd_route_annotations_on_a_service_parent() {
     );
 }
 
+/// The same route on a gRPC call: with no GRPCRoute among the sources
+/// Linkerd serves the call as HTTP, and linkerd2-proxy's HTTP retry has no
+/// gRPC codes (`retryable_grpc_statuses: None` in its route `RetryPolicy`),
+/// so `5xx` never matches a gRPC error (HTTP 200, the status in trailers);
+/// the per-try timeout is still retried. Warned once at the annotation.
+/// Before, the call took `5xx` as if it matched gRPC statuses.
+#[test]
+fn linkerd_http_retry_on_a_grpc_call_retries_timeouts_only() {
+    let f = "linkerd/retries-httproute.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: schlep, path: /a.A/B, protocol: grpc }, { to: schlep, path: /a.A/C, protocol: grpc }] }\n  schlep: {}\n",
+        &[f],
+    );
+    let t = &m.topology;
+    for c in &t.services[t.id_of("web").unwrap()].calls {
+        let l = layer(c, "linkerd");
+        assert_eq!(l.policy.max_attempts, 3);
+        assert_eq!(l.policy.retry_on.0, conditions("timeout"));
+        assert_eq!(l.timeout.unwrap().value, Duration::from_millis(300));
+    }
+    let said: Vec<&String> = m.notes.iter().filter(|n| n.contains("gRPC")).collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{f}:{}:5: warning: `retry.linkerd.io/http` (5xx) match the HTTP status, but the call `web` → `schlep` is gRPC: a gRPC server answers its errors with HTTP 200 and the status in `grpc-status` trailers (gRPC's PROTOCOL-HTTP2.md), so the codes retry nothing on it; without a GRPCRoute among the sources Linkerd serves the call as HTTP, and its HTTP retry reads no gRPC status: only timeout is retried; attach a GRPCRoute to the Service and retry gRPC statuses with `retry.linkerd.io/grpc`",
+            line_of(f, "retry.linkerd.io/http", 0)
+        )]
+    );
+}
+
 /// `reference/timeouts.md`: `timeout.linkerd.io/request` bounds the request,
 /// `/response` the backend's answer; neither is retried.
 #[test]
@@ -493,7 +523,7 @@ fn linkerd_service_grpc_retry_is_inherited_by_its_grpc_route() {
     assert_eq!(
         said,
         [&format!(
-            "{DATA}/{svc}:{}:5: note: a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls, gRPC ones too",
+            "{DATA}/{svc}:{}:5: note: a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls (on gRPC ones they retry timeouts only: the HTTP retry reads no gRPC status)",
             line_of(svc, "retry.linkerd.io/grpc", 0)
         )]
     );
@@ -842,6 +872,55 @@ fn kuma_grpc_section_alone_retries_grpc_calls_only() {
     assert_eq!(
         at(t, l.spans.retry_on),
         (format!("{DATA}/{f}"), line_of(f, "retryOn:", 0))
+    );
+}
+
+/// Kuma's docs example with its `retryOn` cut to `Canceled` alone: Kuma
+/// writes it to Envoy as `canceled` (`GrpcRetryOnEnumToEnvoyValue`), which
+/// Envoy ignores, so the policy retries nothing. The gRPC call gets no
+/// retries (warned at the condition), and the perTryTimeout still bounds
+/// its one attempt.
+#[test]
+fn kuma_grpc_retry_on_canceled_alone_retries_nothing() {
+    let docs = std::fs::read_to_string(format!("{DATA}/kuma/meshretry-grpc-docs.yaml")).unwrap();
+    let cut = docs
+        .replace("- \"DeadlineExceeded\"", "- \"Canceled\"")
+        .replace(
+            "          numRetries: 5\n",
+            "          numRetries: 5\n          perTryTimeout: 2s\n",
+        );
+    assert_ne!(cut, docs);
+    let policy = temp_file("meshretry-grpc-canceled.yaml", &cut);
+    let topo = temp_file(
+        "meshretry-grpc-canceled-topology.yaml",
+        "version: 1\nentry: frontend\nservices:\n  frontend:\n    calls:\n    - { to: backend, protocol: grpc }\n  backend: {}\n",
+    );
+    let m = topology::load_with_sources(
+        Some(&topo),
+        std::slice::from_ref(&policy),
+        Options::default(),
+        &Presets::embedded(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let t = &m.topology;
+    let c = &t.services[t.id_of("frontend").unwrap()].calls[0];
+    let l = layer(c, "kuma");
+    assert_eq!(l.policy.max_attempts, 1, "{names:?}", names = names(c));
+    assert_eq!(l.timeout.unwrap().value, Duration::from_secs(2));
+    let line = cut.lines().position(|l| l.contains("Canceled")).unwrap() + 1;
+    let warned: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("`Canceled`"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:#?}", m.notes);
+    assert!(
+        warned[0].starts_with(&format!(
+            "{}:{line}:15: warning: MeshRetry grpc retryOn `Canceled`",
+            policy.display()
+        )),
+        "{}",
+        warned[0]
     );
 }
 

@@ -561,38 +561,6 @@ fn retry(
     })
 }
 
-/// The `codes` of an HTTPRoute retry a gRPC call takes, said at the
-/// `codes` key: they match an HTTP status, which a gRPC server's errors
-/// never carry, so they retry nothing there. `None` for any other layer.
-pub fn codes_on_grpc(fact: &LayerFact, from: &str, to: &str) -> Option<(At, String)> {
-    let (PolicyFact::Inline { policy, spans }, Some(grpc)) = (&fact.policy, &fact.grpc_retry_on)
-    else {
-        return None;
-    };
-    let at = spans.retry_on.filter(|_| fact.name == LAYER)?;
-    let codes: Vec<String> = policy
-        .retry_on
-        .0
-        .iter()
-        .filter_map(|c| match c {
-            Condition::Status(n) => Some(n.to_string()),
-            _ => None,
-        })
-        .collect();
-    let kept: Vec<String> = grpc.iter().map(ToString::to_string).collect();
-    Some((
-        At {
-            file: fact.file,
-            pos: at,
-        },
-        format!(
-            "HTTPRoute retry `codes` ({}) match the HTTP status, but the call `{from}` → `{to}` is gRPC: a gRPC server answers its errors with HTTP 200 and the status in `grpc-status` trailers (gRPC's PROTOCOL-HTTP2.md), so the codes retry nothing on it; only the translation's own conditions apply ({}); retry gRPC statuses with the implementation's gRPC retry (Envoy Gateway's BackendTrafficPolicy `retryOn.triggers`) or a gRPC service config",
-            codes.join(", "),
-            kept.join(", ")
-        ),
-    ))
-}
-
 /// Puts the routes each Gateway API route made in precedence order among
 /// the slots of their source (the first that matches a call wins there);
 /// routes of the same source without a key (a Service's Linkerd

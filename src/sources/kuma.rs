@@ -636,6 +636,22 @@ fn retry_layer(e: &Entry, r: &Retry, grpc: bool) -> Option<LayerFact> {
         None => (super::envoy_retry::BASE_INTERVAL, None),
     };
     let retry_on = match &r.retry_on {
+        // Nothing Envoy knows (a gRPC `retryOn` of `Canceled` alone, said
+        // where it is read): Envoy's policy retries on nothing, so the call
+        // gets no retries; a perTryTimeout still bounds its one attempt.
+        Some((c, _, _)) if grpc && c.is_empty() => {
+            let (d, pos) = r.per_try?;
+            return Some(LayerFact {
+                grpc_retry_on: None,
+                timeout_default: None,
+                name: LAYER.into(),
+                file: e.file,
+                pos,
+                timeout: Some((d, pos)),
+                policy: PolicyFact::None,
+                comment: "Kuma MeshRetry grpc: retryOn holds nothing Envoy retries; perTryTimeout bounds the one attempt".into(),
+            });
+        }
         Some((c, _, _)) => c.clone(),
         None if grpc => {
             super::envoy_gateway::grpc_retry_on(GRPC_RETRY_ON_DEFAULT).unwrap_or_default()

@@ -260,7 +260,7 @@ pub(crate) fn finish(facts: &mut Facts) {
             if let Some(at) = s.key {
                 facts.note(
                     Some(at),
-                    "a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls, gRPC ones too",
+                    "a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls (on gRPC ones they retry timeouts only: the HTTP retry reads no gRPC status)",
                 );
             }
             continue;
@@ -442,8 +442,19 @@ fn layers_of(
         if per_try.is_some() && !retry_on.contains(&Condition::Timeout) {
             retry_on.push(Condition::Timeout);
         }
+        // On a gRPC call Linkerd serves as HTTP (no GRPCRoute attached),
+        // linkerd2-proxy's HTTP retry has no gRPC codes
+        // (`retryable_grpc_statuses: None`): of its conditions only a
+        // timeout can happen there.
+        let grpc_retry_on = (!grpc).then(|| {
+            retry_on
+                .iter()
+                .copied()
+                .filter(|c| *c == Condition::Timeout)
+                .collect()
+        });
         layers.push(LayerFact {
-            grpc_retry_on: None,
+            grpc_retry_on,
             timeout_default: None,
             name: LAYER.into(),
             file: cx.file,

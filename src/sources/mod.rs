@@ -21,6 +21,7 @@ pub mod gateway_api;
 pub mod glob;
 pub mod grpc_service_config;
 pub mod hosts;
+pub mod http_retry_on_grpc;
 pub mod istio;
 pub mod kubernetes;
 pub mod kuma;

@@ -806,9 +806,13 @@ fn attach_layers(
                         // On a gRPC call the proxy's gRPC conditions apply.
                         if grpc && let Some(on) = &fact.grpc_retry_on {
                             l.policy.retry_on.0 = on.clone();
+                            if on.is_empty() {
+                                // Nothing it retries can happen on the call.
+                                l.policy.max_attempts = 1;
+                            }
                             let (a, b) = (&t.services[s].name, &t.services[to].name);
                             if let Some((at, text)) =
-                                crate::sources::gateway_api::codes_on_grpc(fact, a, b)
+                                crate::sources::http_retry_on_grpc::warning(fact, a, b)
                                 && !warned.contains(&at)
                             {
                                 warned.push(at);
