@@ -592,6 +592,73 @@ fn linkerd_route_and_retry_counters_give_attempts_per_request_and_rl021_where_un
     );
 }
 
+/// Series the readers cannot turn into attempts are said, not dropped:
+/// the booksapp scrape cut so that `authors` has its backends' responses
+/// but no route requests, one series has lost `parent_name`, and `books`
+/// has no retry counter and fewer backend responses than requests; a gRPC
+/// client scrape with retries for a target that has no call counts, and a
+/// series without `grpc_target`. Each is a warning at its line, and
+/// nothing is compared.
+#[test]
+fn metrics_series_that_cannot_be_counted_are_warned_at_their_line() {
+    let upstream = std::fs::read_to_string(format!("{DATA}/linkerd-webapp-proxy.prom")).unwrap();
+    let lines: Vec<String> = upstream
+        .lines()
+        .filter(|l| {
+            !(l.starts_with("outbound_http_route_request_statuses_total")
+                && l.contains("parent_name=\"authors\""))
+        })
+        .filter(|l| !l.starts_with("outbound_http_route_retry_requests_total"))
+        .map(|l| {
+            if l.starts_with("outbound_http_route_backend_response_statuses_total")
+                && l.contains("parent_name=\"books\"")
+                && l.ends_with(" 691")
+            {
+                l.replace(" 691", " 100")
+            } else if l.starts_with("outbound_http_route_retry_overflow_total") {
+                l.replace("parent_name=\"books\",", "")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    let text = lines.join("\n") + "\n";
+    let line_of = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap() + 1;
+    let prom = temp_file("uncounted", "linkerd.prom", &text);
+    let t = temp_file("uncounted", "t.yaml", &booksapp(""));
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "webapp"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    let authors = line_of("backend_name=\"authors\"");
+    let books = line_of("outbound_http_route_request_statuses_total{");
+    let overflow = line_of("outbound_http_route_retry_overflow_total{");
+    for want in [
+        format!(
+            "linkerd.prom:{authors}:1: warning: Linkerd route metrics to `authors` without `outbound_http_route_request_statuses_total` (or its gRPC twin): its requests cannot be told, so it is not compared"
+        ),
+        format!(
+            "linkerd.prom:{books}:1: warning: Linkerd route metrics to `books` count 2100 backend responses for 2222 requests and no `outbound_http_route_retry_requests_total`"
+        ),
+        format!(
+            "linkerd.prom:{overflow}:1: warning: 1 Linkerd route series without a `parent_name` label"
+        ),
+    ] {
+        assert!(err.contains(&want), "{want}\n{err}");
+    }
+    let grpc = "grpc_client_call_retries_sum{grpc_method=\"a.A/B\",grpc_target=\"dns:///ledger:50051\"} 3\n\
+grpc_client_call_duration_seconds_count{grpc_method=\"a.A/B\"} 10\n";
+    let prom = temp_file("uncounted", "grpc.prom", grpc);
+    let (code, all, err) = findings(&[&t, "--from", &prom, "--metrics-caller", "webapp"]);
+    assert!(of(&all, "RL021").is_empty(), "{all:#?}\n{err}");
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "grpc.prom:1:1: warning: gRPC client metrics for target `dns:///ledger:50051` without `grpc_client_call_duration_seconds_count`: its calls cannot be told, so it is not compared",
+        "grpc.prom:2:1: warning: 1 gRPC client series without a `grpc_target` label",
+    ] {
+        assert!(err.contains(want), "{want}\n{err}");
+    }
+}
+
 #[test]
 fn a_linkerd_query_names_its_caller_by_the_deployment_label() {
     let text = r#"{"status":"success","data":{"resultType":"vector","result":[

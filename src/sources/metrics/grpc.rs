@@ -40,6 +40,8 @@ struct Target {
     hedges: Option<u64>,
     /// The first `call_duration` count sample.
     at: Option<At>,
+    /// The first sample of any of the three.
+    first: Option<At>,
 }
 
 /// The host a canonical target URI names: `dns:///payments:50051` and
@@ -67,6 +69,8 @@ pub fn read(
     facts: &mut Facts,
 ) -> Result<usize, LoadError> {
     let mut targets: Vec<Target> = Vec::new();
+    // Series without the target they count for: the first, and how many.
+    let mut untargeted: Option<(At, usize)> = None;
     for s in samples {
         if ![CALLS, RETRIES, HEDGES].contains(&s.name.as_str()) {
             continue;
@@ -77,6 +81,7 @@ pub fn read(
             .find(|(k, _)| k == "grpc_target")
             .map(|(_, v)| v.as_str())
         else {
+            untargeted.get_or_insert((cx.at(s.at), 0)).1 += 1;
             continue;
         };
         if s.value.fract() != 0.0 {
@@ -101,6 +106,7 @@ pub fn read(
             }
         };
         let t = &mut targets[i];
+        t.first.get_or_insert(cx.at(s.at));
         let add = |slot: &mut Option<u64>| *slot = Some(slot.unwrap_or(0).saturating_add(v));
         match s.name.as_str() {
             CALLS => {
@@ -113,9 +119,24 @@ pub fn read(
     }
     // Counters since the client process started, not a proxy.
     let window = window.replace("proxy", "client");
+    if let Some((at, n)) = untargeted {
+        facts.warn(
+            Some(at),
+            format!("{n} gRPC client series without a `grpc_target` label: which channel they count cannot be told, so they are not compared"),
+        );
+    }
     let mut found = 0;
     for t in targets {
         let Some(at) = t.at else {
+            if let Some(first) = t.first {
+                facts.warn(
+                    Some(first),
+                    format!(
+                        "gRPC client metrics for target `{}` without `{CALLS}`: its calls cannot be told, so it is not compared",
+                        t.name
+                    ),
+                );
+            }
             continue;
         };
         if t.calls == 0 {

@@ -67,6 +67,8 @@ struct Parent {
     overflow: Option<u64>,
     /// The first `request_statuses` sample.
     at: Option<At>,
+    /// The first sample of any family.
+    first: Option<At>,
 }
 
 /// Adds the calls `samples` count to `facts`; returns how many parents
@@ -80,11 +82,14 @@ pub fn read(
 ) -> Result<usize, LoadError> {
     let mut parents: Vec<Parent> = Vec::new();
     let mut index: HashMap<(Option<String>, String, Option<String>), usize> = HashMap::new();
+    // Route series without the parent they count for: the first, and how many.
+    let mut unparented: Option<(At, usize)> = None;
     for s in samples {
         let Some(f) = family(&s.name) else {
             continue;
         };
         let Some(name) = super::label(s, &["parent_name"]) else {
+            unparented.get_or_insert((cx.at(s.at), 0)).1 += 1;
             continue;
         };
         let v = super::counter(
@@ -113,6 +118,7 @@ pub fn read(
             parents.len() - 1
         });
         let p = &mut parents[i];
+        p.first.get_or_insert(cx.at(s.at));
         let add = |slot: &mut Option<u64>| *slot = Some(slot.unwrap_or(0).saturating_add(v));
         match f {
             Family::Requests => {
@@ -125,9 +131,24 @@ pub fn read(
             Family::Overflow => add(&mut p.overflow),
         }
     }
+    if let Some((at, n)) = unparented {
+        facts.warn(
+            Some(at),
+            format!("{n} Linkerd route series without a `parent_name` label: whose route they count cannot be told, so they are not compared"),
+        );
+    }
     let mut found = 0;
     for p in parents {
         let Some(at) = p.at else {
+            if let Some(first) = p.first {
+                facts.warn(
+                    Some(first),
+                    format!(
+                        "Linkerd route metrics to `{}` without `outbound_http_route_request_statuses_total` (or its gRPC twin): its requests cannot be told, so it is not compared",
+                        p.name
+                    ),
+                );
+            }
             continue;
         };
         if p.requests == 0 {
@@ -144,7 +165,17 @@ pub fn read(
         let retries = match (p.retries, p.backend) {
             (Some(r), _) => r,
             (None, Some(actual)) if actual >= p.requests => actual - p.requests,
-            _ => {
+            (None, Some(actual)) => {
+                facts.warn(
+                    Some(at),
+                    format!(
+                        "Linkerd route metrics to `{}` count {actual} backend responses for {} requests and no `outbound_http_route_retry_requests_total`: fewer attempts than requests (a scrape taken mid-request, or backends left out), so its retries cannot be told and it is not compared",
+                        p.name, p.requests
+                    ),
+                );
+                continue;
+            }
+            (None, None) => {
                 facts.warn(
                     Some(at),
                     format!(
