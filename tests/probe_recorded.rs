@@ -216,6 +216,21 @@ fn httpx_retries_connection_failures_only() {
     assert_eq!(retried(&r, "connect"), (Some(true), Confidence::High));
     assert_eq!(retried(&r, "503"), (Some(false), Confidence::High));
     assert_eq!(retried(&r, "reset"), (Some(false), Confidence::High));
+    // httpcore waits 0, 0.5, 1 s between the connects, but the refused
+    // attempts are counted from their SYNs, not timed: the waits are
+    // unknown, not "none". Before, the snippet said `backoff: { kind: none }`
+    // and RL005 (immediate retry) fired on a client that backs off.
+    assert!(r.policy.backoff.is_none());
+    assert!(!r.snippet.contains("kind: none"), "{}", r.snippet);
+    assert!(
+        r.snippet.contains(
+            "# backoff: unknown — the only retries seen were refused connection attempts"
+        ),
+        "{}",
+        r.snippet
+    );
+    assert!(!codes(&r).contains(&"RL005"), "{:?}", codes(&r));
+    assert!(unchecked(&r).contains(&"RL005"), "{:?}", unchecked(&r));
 }
 
 #[test]
@@ -289,6 +304,26 @@ fn curl_with_a_fixed_delay_and_a_max_time() {
     assert!(near(f.base_ms, 1000.0, 0.02));
     assert!(near(r.policy.timeout_ms.value.unwrap(), 500.0, 0.03));
     assert_eq!(retried(&r, "timeout"), (Some(true), Confidence::High));
+}
+
+#[test]
+fn curl_max_time_is_the_timeout_not_the_attempt_the_probe_cut() {
+    // --max-time 5 limits each transfer: the first hanging attempt is given
+    // up at 5 s, the retry 1 s later is cut by the probe at 7.1 s. Before,
+    // the cut attempt's 1.08 s hold was read as the client's timeout, at
+    // high confidence.
+    let r = replayed("curl_max_time");
+    let t = r.policy.timeout_ms.value.unwrap();
+    assert!(
+        near(t, 5000.0, 0.01),
+        "{t}: {}",
+        r.policy.timeout_ms.evidence
+    );
+    assert_eq!(retried(&r, "timeout"), (Some(true), Confidence::High));
+    assert!(r.snippet.contains("timeout: 5s"), "{}", r.snippet);
+    let f = r.policy.backoff.as_ref().unwrap();
+    assert_eq!((f.kind, f.jitter), (BackoffKind::Exponential, Jitter::None));
+    assert!(near(f.base_ms, 1000.0, 0.02) && near(f.multiplier.unwrap(), 2.0, 0.02));
 }
 
 #[test]

@@ -45,6 +45,11 @@ pub fn unchecked(inferred: &InferredPolicy) -> Vec<(&'static str, String)> {
             "the hang runs were cut early, so a per-attempt timeout longer than the cut is not ruled out".to_owned(),
         ));
     }
+    if inferred.backoff.is_none() && inferred.to_policy().retries() {
+        for code in ["RL004", "RL005", "RL014"] {
+            out.push((code, super::infer::UNTIMED_RETRIES.to_owned()));
+        }
+    }
     if let Some(f) = &inferred.backoff {
         if !f.explained {
             for code in ["RL004", "RL005", "RL014"] {

@@ -41,6 +41,13 @@ pub fn retry_block(policy: &RetryPolicy, inferred: &InferredPolicy, indent: usiz
                 waits.len()
             );
         }
+        None => {
+            let _ = writeln!(
+                out,
+                "{pad}  # backoff: unknown — {}; write the client's own",
+                super::infer::UNTIMED_RETRIES
+            );
+        }
         fit => {
             let _ = writeln!(out, "{pad}  backoff: {}", backoff(policy));
             for note in fit.as_ref().map(backoff_notes).unwrap_or_default() {

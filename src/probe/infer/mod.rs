@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::record::{Exit, RunRecord, ScenarioRecord};
+use super::record::{Arrival, Exit, RunRecord, ScenarioRecord};
 use super::scenario::{Purpose, Scenario};
 use crate::policy::{Backoff, Condition, Jitter, Outcome, RetryOn, RetryPolicy};
 use fit::{BackoffFit, fmt_ms};
@@ -107,6 +107,10 @@ pub struct CauseBackoff {
     pub scenarios: Vec<String>,
     pub fit: BackoffFit,
 }
+
+/// Why no wait was fitted although the client retried: its only retries
+/// were refused connections, counted from their SYNs, which are not timed.
+pub const UNTIMED_RETRIES: &str = "the only retries seen were refused connection attempts, counted from their SYNs but not timed, so no wait between attempts was measured";
 
 /// The policy as measured.
 #[derive(Debug, Clone, Serialize)]
@@ -1002,6 +1006,18 @@ fn not_retried_after(
     )
 }
 
+/// How long the client held a hanging attempt before it hung up; `None`
+/// when it never did, or when the hang-up was the probe's own kill at the
+/// run's bound (an attempt cut then says nothing of the client's timeout:
+/// curl's second attempt, cut 1 s after it began, is no 1 s timeout).
+fn own_hold(run: &RunRecord, a: &Arrival) -> Option<f64> {
+    let h = a.hung_up_ms?;
+    if run.exit == Exit::TimedOut && h >= run.elapsed_ms - 5.0 {
+        return None;
+    }
+    Some(h - a.at_ms)
+}
+
 fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f64>, bool) {
     let Some((_, r)) = records
         .iter()
@@ -1016,12 +1032,9 @@ fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f6
     let mut hung_to_the_end = 0;
     for run in &r.runs {
         for a in &run.arrivals {
-            match a.hung_up_ms {
-                // A hang-up caused by the probe's own kill is not the client's.
-                Some(h) if !(run.exit == Exit::TimedOut && h >= run.elapsed_ms - 5.0) => {
-                    gave_up.push(h - a.at_ms);
-                }
-                _ => hung_to_the_end += 1,
+            match own_hold(run, a) {
+                Some(held) => gave_up.push(held),
+                None => hung_to_the_end += 1,
             }
         }
     }
@@ -1056,7 +1069,7 @@ fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f6
             .filter_map(|run| {
                 run.arrivals
                     .iter()
-                    .filter_map(|a| Some(a.hung_up_ms? - a.at_ms))
+                    .filter_map(|a| own_hold(run, a))
                     .min_by(f64::total_cmp)
             })
             .collect();

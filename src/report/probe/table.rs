@@ -99,6 +99,12 @@ pub fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
                 evidence,
             });
         }
+        None if p.to_policy().retries() => rows.push(PolicyRow {
+            field: "backoff".into(),
+            value: "unknown".into(),
+            confidence: "low",
+            evidence: crate::probe::infer::UNTIMED_RETRIES.into(),
+        }),
         None => rows.push(PolicyRow {
             field: "backoff".into(),
             value: "—".into(),
