@@ -307,6 +307,23 @@ fn curl_with_a_fixed_delay_and_a_max_time() {
 }
 
 #[test]
+fn tenacity_capped_at_half_a_second_is_read_at_the_level_its_waits_sit() {
+    // wait_exponential(multiplier=0.1, max=0.5): 100, 200, 400, 500, 500 ms.
+    // Before, the cap was read as 470 ms, the mean of 403/503/503 (a tail
+    // still growing at retry 3), over the 503 ms the waits sit at.
+    let r = replayed("tenacity_cap");
+    assert_eq!(attempts(&r), (6, Confidence::High));
+    let f = r.policy.backoff.as_ref().unwrap();
+    assert_eq!((f.kind, f.jitter), (BackoffKind::Exponential, Jitter::None));
+    assert!(near(f.base_ms, 100.0, 0.05), "{}", f.base_ms);
+    assert!(near(f.multiplier.unwrap(), 2.0, 0.03), "{:?}", f.multiplier);
+    let cap = f.cap_ms.unwrap();
+    assert!(near(cap, 500.0, 0.02), "{cap}");
+    assert!(near(r.policy.timeout_ms.value.unwrap(), 500.0, 0.03));
+    assert_eq!(retried(&r, "404"), (Some(true), Confidence::High));
+}
+
+#[test]
 fn curl_max_time_is_the_timeout_not_the_attempt_the_probe_cut() {
     // --max-time 5 limits each transfer: the first hanging attempt is given
     // up at 5 s, the retry 1 s later is cut by the probe at 7.1 s. Before,

@@ -719,6 +719,15 @@ fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedule {
         for c in first_k + 1..=last_k {
             let tail = &b[c - first_k..];
             let cap = tail.iter().sum::<f64>() / tail.len() as f64;
+            // Level, as waits at a cap are: a tail that still grows is not
+            // at the cap (tenacity's 103/203/403/503/503 ms is capped at
+            // 503 from retry 4, not at 470 from retry 3).
+            let (lo, hi) = tail
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            if hi - lo > tol * cap {
+                continue;
+            }
             let prefix = &b[..c - first_k];
             let (base, m, assumed) = if prefix.len() >= 2 {
                 let (base, m) = exponential_fit(prefix, first_k);
@@ -784,7 +793,9 @@ fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedule {
         a.complexity.cmp(&b.complexity).then_with(|| {
             let close = (ea - eb).abs() <= tol / 2.0;
             if close {
-                (a.kind != BackoffKind::Exponential).cmp(&(b.kind != BackoffKind::Exponential))
+                (a.kind != BackoffKind::Exponential)
+                    .cmp(&(b.kind != BackoffKind::Exponential))
+                    .then(ea.total_cmp(eb))
             } else {
                 ea.total_cmp(eb)
             }
