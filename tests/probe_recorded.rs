@@ -234,6 +234,18 @@ fn httpx_retries_connection_failures_only() {
 }
 
 #[test]
+fn httpx_default_timeout_of_five_seconds_is_seen_past_the_hang_floor() {
+    // httpx's default Timeout(5.0), no retries. With the hang runs cut at
+    // 5 s the timeout was "none seen within 5s"; the floor is now 6 s.
+    let r = replayed("httpx_default");
+    assert_eq!(attempts(&r), (1, Confidence::High));
+    let t = r.policy.timeout_ms.value.unwrap();
+    assert!(near(t, 5000.0, 0.01), "{t}");
+    assert_eq!(r.policy.timeout_ms.confidence, Confidence::High);
+    assert_eq!(retried(&r, "timeout"), (Some(false), Confidence::High));
+}
+
+#[test]
 fn got_adds_noise_to_its_waits_and_has_no_timeout() {
     // got 14: limit 2, 1000 × 2^(n-1) + random() × noise (100 ms); no
     // request timeout by default, so a hang is held until the probe cuts it.
