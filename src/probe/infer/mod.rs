@@ -467,7 +467,7 @@ fn max_attempts(records: &[(Scenario, ScenarioRecord)], notes: &mut Vec<String>)
         .collect();
     if !fewer.is_empty() {
         notes.push(format!(
-            "fewer attempts under {} than the {value} seen elsewhere: a limit on the whole call's time (like curl's --retry-max-time) may cut retries",
+            "fewer attempts under {} than the {value} seen elsewhere: a limit on the whole call's time (like curl's --retry-max-time) may cut retries, or another layer retries that failure on a count of its own (aiohttp retries a reset once by itself, below aiohttp-retry)",
             fewer.join(", ")
         ));
     }
