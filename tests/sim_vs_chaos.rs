@@ -118,13 +118,19 @@ fn a_brownout_agrees_within_ten_percent() {
     .expect("valid load");
     let (s, c) = both(&t, &scenario, &load, 200);
     assert_eq!(s.end_to_end.requests, 300);
-    assert_eq!(c.end_to_end.requests, 300);
+    // On a loaded machine the timer that sends the last request due before
+    // the horizon may fire after it; the harness then counts it `not_sent`
+    // (never silently dropped). The attempts at db are compared per request.
+    let sent = c.end_to_end.requests;
+    assert_eq!(sent + c.harness.not_sent, 300, "{:?}", c.harness);
+    assert!(sent >= 290, "{sent} of 300 sent: {:?}", c.harness);
     let (sim_db, chaos_db) = (s.services[1].received as f64, c.services[1].received as f64);
     // Expected 300 × (1 + 0.2 + 0.04) = 372.
     assert!((sim_db - 372.0).abs() <= 372.0 * 0.03, "simulated {sim_db}");
+    let sim_db_per_sent = sim_db * sent as f64 / 300.0;
     assert!(
-        (chaos_db - sim_db).abs() <= 0.10 * sim_db,
-        "chaos {chaos_db} vs simulated {sim_db}"
+        (chaos_db - sim_db_per_sent).abs() <= 0.10 * sim_db_per_sent,
+        "chaos {chaos_db} of {sent} vs simulated {sim_db} of 300"
     );
     let sim_ok = s.end_to_end.success_ratio();
     let chaos_ok = c.end_to_end.success_ratio();
