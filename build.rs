@@ -1,6 +1,6 @@
 //! Embeds `policies/*.yaml` and `faults/*.yaml` in the binary, so presets and
 //! fault scenarios work from any directory without a list kept by hand. The
-//! table is read in one place, `src/source/embedded.rs`.
+//! table is read in one place, `src/input/embedded.rs`.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -130,13 +130,13 @@ fn bench(c: &mut Criterion) {
         let text = generate::random_dag(n, 3, 7);
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new("yaml-parse-only", n), &text, |b, t| {
-            b.iter(|| retrylint::source::yaml::parse(black_box(t)).expect("yaml"))
+            b.iter(|| retrylint::input::yaml::parse(black_box(t)).expect("yaml"))
         });
         // The same file, but an anchor in its last service keeps `services:`
         // from being cut in two halves (from 1 MB on, a file is read in two).
         let uncut = format!("{text}    x-note: &note 1\n");
         group.bench_with_input(BenchmarkId::new("yaml-parse-uncut", n), &uncut, |b, t| {
-            b.iter(|| retrylint::source::yaml::parse(black_box(t)).expect("yaml"))
+            b.iter(|| retrylint::input::yaml::parse(black_box(t)).expect("yaml"))
         });
         group.bench_with_input(BenchmarkId::new("load+check", n), &text, |b, t| {
             b.iter(|| check_text(black_box(t), &presets, false))

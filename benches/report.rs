@@ -14,8 +14,8 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
+use retrylint::formats::review::html;
 use retrylint::lint::{self, CliLevels, Config};
-use retrylint::report::review::html;
 use retrylint::review::{self, Settings};
 use retrylint::run::LoadSettings;
 use retrylint::topology::{self, Presets};

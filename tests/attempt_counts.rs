@@ -7,9 +7,9 @@ use crate::common;
 
 use std::time::Duration;
 
-use retrylint::analysis::{self, Analysis, Basis, BoundBy, TimeBound};
 use retrylint::faults;
 use retrylint::policy::RetryPolicy;
+use retrylint::prediction::{self, Analysis, Basis, BoundBy, TimeBound};
 use retrylint::run::{LoadSettings, RunReport};
 use retrylint::sim;
 use retrylint::topology::Topology;
@@ -19,7 +19,10 @@ fn load(text: &str) -> Topology {
 }
 
 fn worst(t: &Topology) -> Vec<f64> {
-    analysis::worst_case(t).iter().map(|c| c.value()).collect()
+    prediction::worst_case(t)
+        .iter()
+        .map(|c| c.value())
+        .collect()
 }
 
 /// A Kafka producer at its defaults: delivery.timeout.ms is the call's
@@ -158,7 +161,7 @@ fn nothing_bounds_an_unlimited_layer_its_callers_merely_stop_waiting_for() {
         ]
     );
     // A run's horizon bounds it: attempts at 0, 1, …, 9 s start before 10 s.
-    let within: Vec<f64> = analysis::worst_case_within(&t, Duration::from_secs(10))
+    let within: Vec<f64> = prediction::worst_case_within(&t, Duration::from_secs(10))
         .iter()
         .map(|c| c.value())
         .collect();
@@ -271,7 +274,7 @@ fn the_simulator_stops_an_unbounded_layer_at_the_horizon() {
     );
     let r = simulate(&t, 1, Duration::from_secs(10));
     let store = r.service("store").expect("store row");
-    let within = analysis::worst_case_within(&t, Duration::from_secs(10));
+    let within = prediction::worst_case_within(&t, Duration::from_secs(10));
     assert_eq!(store.received as f64, within[1].value());
     assert_eq!(store.received, 10);
 }

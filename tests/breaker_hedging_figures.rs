@@ -55,7 +55,7 @@ fn chain(api_breaker: &str, db_breaker: &str) -> String {
 #[test]
 fn the_reference_rate_is_the_run_default() {
     assert_eq!(
-        retrylint::analysis::REFERENCE_RATE,
+        retrylint::prediction::REFERENCE_RATE,
         retrylint::run::LoadSettings::DEFAULT_RATE
     );
 }

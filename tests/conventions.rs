@@ -2,8 +2,8 @@
 //! names kebab-case, the four doc headings, a fixture pair and an `explain`
 //! snapshot for every rule, and every preset file embedded and valid.
 
+use retrylint::formats::rules::explain;
 use retrylint::lint::RULES;
-use retrylint::report::rules::explain;
 
 #[test]
 fn codes_are_unique_sorted_and_dense() {

@@ -134,8 +134,8 @@ fn declared_latencies_keep_their_figure_beside_the_hang_figure() {
             ("db", 40.0, Some(40.0)),
         ]
     );
-    let table = retrylint::report::render_check(
-        retrylint::report::CheckFormat::Table,
+    let table = retrylint::formats::render_check(
+        retrylint::formats::CheckFormat::Table,
         &r,
         Default::default(),
     );
@@ -175,8 +175,8 @@ fn no_timeout_is_said_not_counted() {
         "{:#?}",
         r.findings
     );
-    let table = retrylint::report::render_check(
-        retrylint::report::CheckFormat::Table,
+    let table = retrylint::formats::render_check(
+        retrylint::formats::CheckFormat::Table,
         &r,
         Default::default(),
     );

@@ -14,8 +14,8 @@ use serde_json::{Value as Json, json};
 
 use retrylint::export::{self, Export, Target, dns, inputs};
 use retrylint::faults;
+use retrylint::input::yaml::{self, Node, Value};
 use retrylint::run::LoadSettings;
-use retrylint::source::yaml::{self, Node, Value};
 use retrylint::topology::{self, Presets, Topology};
 
 /// A topology whose service names are not DNS labels: upper case and `_`,

@@ -339,7 +339,7 @@ fn the_what_if_api_fixes_text_in_memory() {
 fn json_and_sarif_carry_the_fixes() {
     let t = common::load_file("tests/fixtures/fix/RL009-before.yaml");
     let r = common::check(&t);
-    let json = retrylint::report::check::json::value(&r);
+    let json = retrylint::formats::check::json::value(&r);
     let fixes: Vec<&Value> = json["findings"]
         .as_array()
         .unwrap()
@@ -347,7 +347,7 @@ fn json_and_sarif_carry_the_fixes() {
         .map(|f| &f["fix"])
         .collect();
     insta::assert_json_snapshot!("json_fixes_RL009", fixes);
-    let sarif = retrylint::report::check::sarif::log(&r);
+    let sarif = retrylint::formats::check::sarif::log(&r);
     let sarif_fixes: Vec<&Value> = sarif["runs"][0]["results"]
         .as_array()
         .unwrap()

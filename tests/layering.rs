@@ -21,13 +21,13 @@ const LAYERS: &[&str] = &[
     // The ground floor: backoff, budgets, breakers, Retry-After.
     "policy",
     // The located YAML reader, durations, rates, lines, errors.
-    "source",
+    "input",
     // Mesh, gateway and gRPC configuration, read into policy values.
-    "sources",
-    // The topology file, merged with what `sources` read.
+    "external",
+    // The topology file, merged with what `external` read.
     "topology",
     // The static figures.
-    "analysis",
+    "prediction",
     // Fault scenarios: plain data about what to do to a request.
     "faults",
     // The rules; a finding states its fix as an intent.
@@ -47,7 +47,7 @@ const LAYERS: &[&str] = &[
     // The review page's data.
     "review",
     // The formats.
-    "report",
+    "formats",
 ];
 
 /// A reference that points up, for the failure message.
@@ -124,10 +124,10 @@ fn the_checker_sees_uses_paths_groups_and_escaping_supers() {
     let module = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let text = "\
 use crate::run::Arrival;
-use crate::{policy::Rng, sim, source};
-// crate::report in a comment
-/* crate::report, /* nested */ crate::review */
-fn f() -> &'static str { let _c = '{'; \"crate::report {\" }
+use crate::{policy::Rng, sim, input};
+// crate::formats in a comment
+/* crate::formats, /* nested */ crate::review */
+fn f() -> &'static str { let _c = '{'; \"crate::formats {\" }
 fn g() { crate::chaos::run(); }
 mod tests {
     use super::super::super::review::Side;
@@ -145,7 +145,7 @@ fn q() { let _ = ('\\'', '\\\\', b'{', \"}\"); crate::probe::x(); }
             (1, "run"),
             (2, "policy"),
             (2, "sim"),
-            (2, "source"),
+            (2, "input"),
             (6, "chaos"),
             (8, "review"),
             (12, "fix"),

@@ -31,7 +31,7 @@ fn gate(topology: &str, extra: &[&str]) -> (i32, String, String) {
     // One file per topology: the tests run in parallel.
     let name = format!(
         "gate-{:016x}.yaml",
-        retrylint::report::check::sarif::fnv1a64(topology.as_bytes())
+        retrylint::formats::check::sarif::fnv1a64(topology.as_bytes())
     );
     let path = temp_file(&name, topology);
     let mut args = vec![

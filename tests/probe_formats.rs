@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use retrylint::formats;
 use retrylint::probe::{
     self, Arrival, ClientCommand, Exit, ProbeOptions, RunRecord, Scenario, ScenarioRecord,
 };
-use retrylint::report;
 
 fn arrival(at_ms: f64, hung_up_ms: Option<f64>) -> Arrival {
     Arrival {
@@ -82,17 +82,17 @@ fn sample() -> probe::ProbeReport {
 
 #[test]
 fn table() {
-    insta::assert_snapshot!(report::probe::table::render(&sample()));
+    insta::assert_snapshot!(formats::probe::table::render(&sample()));
 }
 
 #[test]
 fn markdown() {
-    insta::assert_snapshot!(report::probe::markdown::render(&sample()));
+    insta::assert_snapshot!(formats::probe::markdown::render(&sample()));
 }
 
 #[test]
 fn json() {
-    let text = report::probe::json::render(&sample());
+    let text = formats::probe::json::render(&sample());
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     insta::assert_json_snapshot!(v["policy"]["max_attempts"], @r#"
     {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use retrylint::faults;
-use retrylint::report::review::{html as page, markdown as review_markdown};
+use retrylint::formats::review::{html as page, markdown as review_markdown};
 use retrylint::review::{self, GraphView, Other, Review, Settings};
 use retrylint::run::{LoadSettings, RunReport};
 use retrylint::sim::{self, SimOptions};
@@ -138,7 +138,7 @@ fn the_page_states_what_check_and_simulate_compute() {
     let hottest = layout.hottest.expect("a hottest service");
     assert_eq!(layout.nodes[hottest].service, "db");
     assert_eq!(
-        retrylint::report::figures::worst_case(&r.written().check.amplification[hottest]),
+        retrylint::formats::figures::worst_case(&r.written().check.amplification[hottest]),
         "64×"
     );
     assert!(layout.edges.iter().all(|e| e.hottest));
@@ -475,8 +475,8 @@ fn the_what_if_is_the_file_check_fix_writes() {
         "| with the fixes applied | 20 | {} | {:.1}% | {} | {} |",
         e.requests,
         100.0 * e.success_ratio(),
-        retrylint::report::figures::millis(e.latency_ms.p50),
-        retrylint::report::figures::millis(e.latency_ms.p99)
+        retrylint::formats::figures::millis(e.latency_ms.p50),
+        retrylint::formats::figures::millis(e.latency_ms.p99)
     );
     assert!(out.contains(&row), "{row}\n{out}");
 }

@@ -239,7 +239,7 @@ fn every_example_renders_in_chromium() {
                 _ => target.join(format!("review-{name}-{scheme}.png")),
             };
             let dom = shoot(exe, &profile, &png, setting, &url, name);
-            for id in retrylint::report::review::html::SECTIONS {
+            for id in retrylint::formats::review::html::SECTIONS {
                 assert!(
                     dom.contains(&format!("id=\"{id}\"")),
                     "{name}: the browser's DOM has no section {id}"

@@ -7,8 +7,8 @@
 
 use crate::common;
 
+use retrylint::formats::{CheckFormat, Style, render_check};
 use retrylint::lint::{CheckReport, RULES, Severity};
-use retrylint::report::{CheckFormat, Style, render_check};
 use serde_json::Value;
 
 fn report(path: &str) -> CheckReport {

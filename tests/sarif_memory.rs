@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use retrylint::report::{self, CheckFormat, Style};
+use retrylint::formats::{self, CheckFormat, Style};
 
 /// The process's peak resident memory, in kB (`VmHWM` in /proc/self/status).
 fn peak_kb() -> u64 {
@@ -49,7 +49,7 @@ fn the_sarif_log_of_a_large_chain_is_written_as_it_is_made() {
     let r = common::check(&t);
     let before = peak_kb();
     let mut out = Count(0);
-    report::write_check(CheckFormat::Sarif, &r, Style::default(), &mut out).unwrap();
+    formats::write_check(CheckFormat::Sarif, &r, Style::default(), &mut out).unwrap();
     let grown_mb = (peak_kb() - before) / 1024;
     assert!(out.0 > 15_000_000, "{} bytes of SARIF", out.0);
     // The whole log as one value took about 13 bytes per byte written.

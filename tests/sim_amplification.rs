@@ -245,7 +245,7 @@ fn fan_out_makes_every_call_under_total_failure() {
 
 /// The static worst case per service, as the run reports' `predicted`.
 fn predicted(t: &retrylint::topology::Topology) -> Vec<f64> {
-    retrylint::analysis::worst_case(t)
+    retrylint::prediction::worst_case(t)
         .iter()
         .map(|c| c.value())
         .collect()

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use retrylint::faults;
-use retrylint::report::run::json as run_json;
+use retrylint::formats::run::json as run_json;
 use retrylint::run::LoadSettings;
 use retrylint::sim;
 use retrylint::topology::{self, Topology};

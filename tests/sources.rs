@@ -6,8 +6,8 @@ use crate::common::run::retrylint;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use retrylint::external::{self, Options, Request};
 use retrylint::policy::{Condition, Jitter};
-use retrylint::sources::{self, Options, Request};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
 const DATA: &str = "tests/data";
@@ -356,8 +356,8 @@ fn grpc_throttling_timeout_and_a_named_target() {
     );
 }
 
-fn traces(file: &str) -> sources::Facts {
-    sources::import(
+fn traces(file: &str) -> external::Facts {
+    external::import(
         &[Request::path(format!("{DATA}/traces/{file}"))],
         Options::default(),
     )
@@ -890,7 +890,7 @@ fn imports_are_bounded_in_files_and_bytes() {
         max_files: 3,
         ..Options::default()
     };
-    let e = sources::import(&request, few).unwrap_err();
+    let e = external::import(&request, few).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
@@ -903,12 +903,12 @@ fn imports_are_bounded_in_files_and_bytes() {
         max_total_bytes: 15,
         ..Options::default()
     };
-    assert!(sources::import(&request, small).is_err(), "20 bytes > 15");
-    let facts = sources::import(&request, Options::default()).unwrap();
+    assert!(external::import(&request, small).is_err(), "20 bytes > 15");
+    let facts = external::import(&request, Options::default()).unwrap();
     let unknown: Vec<_> = facts.accounts.iter().map(|a| &a.account).collect();
     assert_eq!(
         unknown,
-        vec![&sources::Account::NotUnderstood("a document of no known kind".into()); 4]
+        vec![&external::Account::NotUnderstood("a document of no known kind".into()); 4]
     );
     assert_eq!(
         facts.summary(),
@@ -1521,7 +1521,7 @@ fn a_trace_of_a_sixty_thousand_service_chain_is_written_in_linear_time() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("chain.json");
     std::fs::write(&file, format!(r#"{{"resourceSpans":[{spans}]}}"#)).unwrap();
-    let facts = sources::import(&[Request::path(&file)], Options::default()).unwrap();
+    let facts = external::import(&[Request::path(&file)], Options::default()).unwrap();
     assert_eq!(facts.calls.len(), N - 1);
     let merged = topology::merge::merge(None, &facts, &Presets::embedded()).unwrap();
     assert_eq!(merged.topology.services.len(), N);

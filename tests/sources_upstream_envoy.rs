@@ -9,8 +9,8 @@ use crate::common::run::{retrylint, retrylint_with_stdin};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use retrylint::external::{self, Account, Options, Request};
 use retrylint::policy::{BudgetSpec, Condition};
-use retrylint::sources::{self, Account, Options, Request};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
 const DATA: &str = "tests/data";
@@ -70,7 +70,7 @@ fn located(t: &Topology, pos: topology::Pos) -> (String, u32) {
 
 fn accounts(files: &[&str]) -> Vec<Account> {
     let requests: Vec<Request> = files.iter().map(Request::path).collect();
-    let facts = sources::import(&requests, Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let facts = external::import(&requests, Options::default()).unwrap_or_else(|e| panic!("{e}"));
     facts.accounts.into_iter().map(|a| a.account).collect()
 }
 
@@ -482,7 +482,7 @@ fn kubernetes_lists_read_as_their_items() {
     );
     let deployments = format!("{DATA}/kubernetes-list/inject-list.yaml");
     let requests = [Request::path(&deployments)];
-    let facts = sources::import(&requests, Options::default()).unwrap();
+    let facts = external::import(&requests, Options::default()).unwrap();
     assert_eq!(
         facts.summary(),
         "sources: 2 document(s) in 1 file(s): 2 × Kubernetes workload"
@@ -637,7 +637,10 @@ fn exclude_skips_what_it_names_on_purpose() {
 #[test]
 fn egctl_config_output_is_read() {
     let out = format!("{DATA}/envoy/egctl-config-envoy-proxy-route.json");
-    assert_eq!(accounts(&[&out]), vec![Account::Read(sources::Kind::Envoy)]);
+    assert_eq!(
+        accounts(&[&out]),
+        vec![Account::Read(external::Kind::Envoy)]
+    );
     let m = merged(
         "version: 1\nentry: web\nservices:\n  web: { calls: [backend] }\n  backend: {}\n",
         &[&out],
@@ -687,7 +690,7 @@ fn rendered_manifests_with_templates_in_block_scalars_are_read() {
             .contains("{{- define \"resources\"")
     );
     let requests = [Request::path(&golden)];
-    let facts = sources::import(&requests, Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let facts = external::import(&requests, Options::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         facts
             .accounts

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use retrylint::external::{self, Options, Request};
 use retrylint::policy::Condition;
-use retrylint::sources::{self, Options, Request};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
 use crate::common;
@@ -102,7 +102,7 @@ fn kubernetes_grpc_ports_make_grpc_calls() {
             "{DATA}/kubernetes-grpc/grpc-echo.yaml:6:3: note: Service `echo` has gRPC and HTTP ports; calls to it are read as HTTP: write `protocol: grpc` on a call to its gRPC port"
         )]
     );
-    let facts = sources::import(
+    let facts = external::import(
         &[Request::path(format!(
             "{DATA}/kubernetes-grpc/emojivoto-voting.yml"
         ))],
@@ -165,7 +165,7 @@ fn a_trace_of_a_grpc_call_makes_a_grpc_call() {
         ),
     );
     let file = temp_file("grpc-trace.json", &text);
-    let facts = sources::import(&[Request::path(&file)], Options::default()).unwrap();
+    let facts = external::import(&[Request::path(&file)], Options::default()).unwrap();
     assert_eq!(facts.calls.len(), 1);
     assert!(facts.calls[0].grpc);
     let t = topology::load_with_sources(None, &[file], Options::default(), &Presets::embedded())

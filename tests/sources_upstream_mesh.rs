@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use retrylint::external::{self, Options, Request, gateway_api::Implementation};
 use retrylint::policy::{BackoffKind, BudgetSpec, Condition, Jitter};
-use retrylint::sources::{self, Options, Request, gateway_api::Implementation};
 use retrylint::topology::{self, Call, Layer, Merged, Presets, Topology};
 
 use crate::common;
@@ -63,7 +63,7 @@ fn conditions(text: &str) -> Vec<Condition> {
 }
 
 /// `(file, line)` of a located position.
-fn at(t: &Topology, pos: Option<retrylint::source::Pos>) -> (String, u32) {
+fn at(t: &Topology, pos: Option<retrylint::input::Pos>) -> (String, u32) {
     let (file, p) = t.locate(pos.expect("located"));
     (file.to_owned(), p.line)
 }
@@ -329,8 +329,8 @@ fn circuit_breaker_retry_budget_is_read() {
 fn a_grpc_route_is_read_and_matches_methods() {
     let f = "gateway-api/grpcroute-exact-method-matching.yaml";
     let facts =
-        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
-    assert_eq!(facts.read_kinds, [sources::Kind::GatewayGrpcRoute]);
+        external::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+    assert_eq!(facts.read_kinds, [external::Kind::GatewayGrpcRoute]);
     assert_eq!(facts.routes.len(), 2);
     let svc = "/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho";
     for (method, backend) in [
@@ -355,7 +355,7 @@ fn a_grpc_route_is_read_and_matches_methods() {
 fn path_match_order_follows_the_conformance_test() {
     let f = "gateway-api/httproute-path-match-order.yaml";
     let facts =
-        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+        external::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
     // (request path, backend) from httproute-path-match-order.go.
     let cases = [
         ("/match/exact/one", "infra-backend-v3"),
@@ -574,7 +574,7 @@ fn one_warning_per_profile() {
 // ---- gRPC service config ----
 
 fn grpc_merged(file: &str, service: Option<&str>, topology: &str) -> Merged {
-    let facts = sources::import(
+    let facts = external::import(
         &[Request {
             path: PathBuf::from(format!("{DATA}/grpc/{file}")),
             service: service.map(str::to_owned),
@@ -659,7 +659,7 @@ fn grpc_json_is_strict() {
             "tests/data/grpc/test_retry_service_config-comment.json:54:3: a comment in a gRPC service config: key must be a string at line 54 column 3",
         ),
     ] {
-        let e = sources::import(
+        let e = external::import(
             &[Request::path(format!("{DATA}/grpc/{file}"))],
             Options::default(),
         )
@@ -752,7 +752,7 @@ fn kuma_mesh_circuit_breaker_max_retries_bounds_the_retries_in_flight() {
     // Its universal Mesh, Dataplane and MeshService documents carry no
     // retry settings, and are named so (before: not understood).
     let facts =
-        sources::import(&[Request::path(format!("{DATA}/{cb}"))], Options::default()).unwrap();
+        external::import(&[Request::path(format!("{DATA}/{cb}"))], Options::default()).unwrap();
     assert_eq!(
         facts.summary(),
         "sources: 5 document(s) in 1 file(s): 1 × Kuma MeshTimeout, 1 × Kuma MeshCircuitBreaker; 3 carry no retry settings (--verbose lists them)"
@@ -931,7 +931,7 @@ fn kuma_grpc_retry_on_canceled_alone_retries_nothing() {
 fn header_matches_are_not_taken_and_said_so() {
     let f = "gateway-api/httproute-matching.yaml";
     let facts =
-        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+        external::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
     assert_eq!(facts.routes.len(), 2, "the two path matches");
     let first = facts
         .routes
@@ -962,7 +962,7 @@ fn header_matches_are_not_taken_and_said_so() {
 fn routes_told_apart_by_hostnames_are_said_so() {
     let f = "gateway-api/httproute-hostname-intersection.yaml";
     let facts =
-        sources::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
+        external::import(&[Request::path(format!("{DATA}/{f}"))], Options::default()).unwrap();
     let notes: Vec<String> = facts
         .notes
         .iter()

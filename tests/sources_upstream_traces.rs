@@ -4,14 +4,14 @@
 //! allows: Zipkin's nullable `duration` and `localEndpoint`, messaging
 //! spans, call graphs with cycles, Tempo's `batches`, a Jaeger trace alone.
 
-use retrylint::sources::{self, Kind, Options, Request};
+use retrylint::external::{self, Kind, Options, Request};
 
 use crate::common;
 
 const DIR: &str = "tests/data/traces/upstream";
 
-fn read(file: &str) -> sources::Facts {
-    sources::import(
+fn read(file: &str) -> external::Facts {
+    external::import(
         &[Request::path(format!("{DIR}/{file}"))],
         Options::default(),
     )
@@ -22,7 +22,7 @@ fn read(file: &str) -> sources::Facts {
 /// the traces give them.
 type Row = (String, String, Option<String>, u64, f64, u32);
 
-fn calls(f: &sources::Facts) -> Vec<Row> {
+fn calls(f: &external::Facts) -> Vec<Row> {
     f.calls
         .iter()
         .map(|c| {
@@ -49,11 +49,11 @@ fn row(from: &str, to: &str, method: Option<&str>, n: u64, mean: f64, max: u32) 
     )
 }
 
-fn services(f: &sources::Facts) -> Vec<&str> {
+fn services(f: &external::Facts) -> Vec<&str> {
     f.services.iter().map(|s| s.name.as_str()).collect()
 }
 
-fn notes(f: &sources::Facts) -> Vec<String> {
+fn notes(f: &external::Facts) -> Vec<String> {
     f.notes
         .iter()
         .map(|n| {
@@ -207,7 +207,7 @@ fn tempo_batches_are_read_as_otlp() {
 /// a name that is no method says nothing.
 #[test]
 fn the_method_in_a_span_name() {
-    use retrylint::sources::traces::method_in_name;
+    use retrylint::external::traces::method_in_name;
     for (name, want) in [
         ("post /tokens/access", Some("POST")),
         ("get", Some("GET")),

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use retrylint::chaos::load::fuzz_hook;
 use retrylint::faults;
+use retrylint::formats::{self, CheckFormat, Style};
 use retrylint::lint::{self, CliLevels, ResolveError};
-use retrylint::report::{self, CheckFormat, Style};
 use retrylint::run::{Expectation, RunReport, ServiceReport};
 use retrylint::topology::{self, LoadError, Presets, Topology};
 
@@ -38,7 +38,7 @@ fn fault_topology() -> &'static Topology {
 /// A topology file as `retrylint check` takes it: loaded; when accepted,
 /// linted and rendered in every format; when refused, a located error.
 pub fn topology(data: &[u8]) {
-    // Files come in through `source::read`, which refuses non-UTF-8 text
+    // Files come in through `input::read`, which refuses non-UTF-8 text
     // before any parsing.
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -60,7 +60,7 @@ pub fn topology(data: &[u8]) {
         CheckFormat::Sarif,
         CheckFormat::Github,
     ] {
-        report::render_check(
+        formats::render_check(
             format,
             &check,
             Style {
@@ -187,5 +187,5 @@ pub fn assert_located(e: &LoadError, text: &str) {
         !shown.contains(char::is_control),
         "an error over several lines or with control characters: {shown:?}"
     );
-    report::error::render(e, Some(text), false);
+    formats::error::render(e, Some(text), false);
 }

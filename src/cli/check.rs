@@ -8,8 +8,8 @@ use clap::Args;
 use super::outcome::{Failure, Outcome, emit, emit_with, presets};
 use super::values::at_least;
 use retrylint::fix::{self, FixError};
+use retrylint::formats::{self, CheckFormat, Style};
 use retrylint::lint::{self, CheckReport, CliLevels, Level, ResolveError, Severity};
-use retrylint::report::{self, CheckFormat, Style};
 use retrylint::topology::{Presets, Topology};
 
 #[derive(Args)]
@@ -105,7 +105,7 @@ pub enum FailOn {
     Info,
 }
 
-/// How `check` results are printed (the CLI's names for `report::CheckFormat`).
+/// How `check` results are printed (the CLI's names for `formats::CheckFormat`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum Format {
     /// Findings with the YAML line and a caret under the culprit, then the
@@ -150,12 +150,12 @@ pub fn check(args: CheckArgs) -> Result<Outcome, Failure> {
     // error goes there too, never as an empty file (stderr still has it).
     if sarif && let Err(failure) = &result {
         let log = match failure {
-            Failure::Input(e, _) => report::check::sarif::invalid_input(
+            Failure::Input(e, _) => formats::check::sarif::invalid_input(
                 &e.file,
                 e.pos.map(|p| (p.line, p.column)),
                 &e.to_string(),
             ),
-            Failure::Usage(msg) => report::check::sarif::invalid_input(&file, None, msg),
+            Failure::Usage(msg) => formats::check::sarif::invalid_input(&file, None, msg),
         };
         emit(&format!(
             "{}\n",
@@ -270,7 +270,7 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
         color: std::io::stdout().is_terminal(),
         link_base: links.as_deref(),
     };
-    emit_with(|out| report::write_check(format, &report, style, out));
+    emit_with(|out| formats::write_check(format, &report, style, out));
     for (from, to, mean, most, calls) in &merged.measured {
         let predicted = report
             .edges

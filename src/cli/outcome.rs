@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use retrylint::report;
-use retrylint::source::read::{FileKind, may_quote, read_text};
+use retrylint::formats;
+use retrylint::input::read::{FileKind, may_quote, read_text};
 use retrylint::topology::{ErrorKind, LoadError, Presets};
 
 /// How a command ended, mapped to the documented exit codes.
@@ -43,7 +43,7 @@ impl Outcome {
             Ok(Outcome::Interrupted) => ExitCode::from(retrylint::stop_signal::exit_code()),
             Err(Failure::Input(e, source)) => {
                 let color = std::io::stderr().is_terminal();
-                eprint!("{}", report::error::render(&e, source.as_deref(), color));
+                eprint!("{}", formats::error::render(&e, source.as_deref(), color));
                 ExitCode::from(2)
             }
             Err(Failure::Usage(msg)) => {

@@ -9,9 +9,9 @@ use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit, load_error, presets};
 use retrylint::chaos::{StandaloneRequest, standalone_request_blocking};
+use retrylint::formats;
+use retrylint::input::duration;
 use retrylint::probe::{self, ClientCommand, ExpectError, ProbeError, ProbeOptions, Scenario};
-use retrylint::report;
-use retrylint::source::duration;
 
 #[derive(Args)]
 pub struct ProbeArgs {
@@ -137,10 +137,10 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
     };
     let r = if let Some(path) = &args.replay {
         let shown = path.display().to_string();
-        let text = retrylint::source::read::read_text(
+        let text = retrylint::input::read::read_text(
             path,
             &shown,
-            retrylint::source::read::FileKind::ProbeReport,
+            retrylint::input::read::FileKind::ProbeReport,
         )
         .map_err(load_error)?;
         probe::replay::replay(&text, &shown, &options).map_err(|e| Failure::Usage(e.to_string()))?
@@ -152,9 +152,9 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
         }
     };
     emit(&match args.format.unwrap_or(Format::Table) {
-        Format::Table => report::probe::table::render(&r),
-        Format::Markdown => report::probe::markdown::render(&r),
-        Format::Json => report::probe::json::render(&r),
+        Format::Table => formats::probe::table::render(&r),
+        Format::Markdown => formats::probe::markdown::render(&r),
+        Format::Json => formats::probe::json::render(&r),
     });
     Ok(if r.failed() {
         Outcome::Failed

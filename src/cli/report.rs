@@ -11,7 +11,7 @@ use super::outcome::{Failure, Outcome, emit, load_error, presets};
 use super::run_args::{EntryFlag, LoadArgs};
 use super::values::whole;
 use retrylint::faults;
-use retrylint::report::review::{comments as review_comments, html, markdown as review_markdown};
+use retrylint::formats::review::{comments as review_comments, html, markdown as review_markdown};
 use retrylint::review::{self, Other, Settings};
 use retrylint::run::LoadSettings;
 use retrylint::topology;

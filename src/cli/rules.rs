@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use clap::Args;
 
 use super::outcome::{Failure, Outcome, emit};
+use retrylint::formats;
 use retrylint::lint::{self, Rule};
-use retrylint::report;
 
 #[derive(Args)]
 pub struct RulesArgs {
@@ -26,7 +26,7 @@ enum Format {
 
 pub fn rules(args: RulesArgs) -> Result<Outcome, Failure> {
     match args.format {
-        Format::Text => emit(&report::rules::list(lint::RULES)),
+        Format::Text => emit(&formats::rules::list(lint::RULES)),
         Format::Markdown => emit(&page(lint::RULES)),
     }
     Ok(Outcome::Clean)
@@ -35,7 +35,7 @@ pub fn rules(args: RulesArgs) -> Result<Outcome, Failure> {
 pub fn explain(code: &str) -> Result<Outcome, Failure> {
     match lint::rules::find_rule(code) {
         Some(i) => {
-            emit(&report::rules::explain(lint::RULES[i]));
+            emit(&formats::rules::explain(lint::RULES[i]));
             Ok(Outcome::Clean)
         }
         None => Err(Failure::Usage(format!(
@@ -70,7 +70,7 @@ fn page(rules: &[&Rule]) -> String {
     }
     for r in rules {
         out.push('\n');
-        out.push_str(&demote(&report::rules::explain(r)));
+        out.push_str(&demote(&formats::rules::explain(r)));
         if !out.ends_with('\n') {
             out.push('\n');
         }

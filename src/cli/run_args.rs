@@ -8,9 +8,9 @@ use clap::Args;
 use super::outcome::{Failure, Outcome, emit, load_error, presets};
 use super::values::whole;
 use retrylint::faults;
-use retrylint::report;
+use retrylint::formats;
+use retrylint::input::duration::format as format_duration;
 use retrylint::run::{Expectation, LoadSettings, RunReport, evaluate_all};
-use retrylint::source::duration::format as format_duration;
 use retrylint::topology::{self, Presets};
 
 /// The scenario and load of a `chaos` or `simulate` run.
@@ -44,7 +44,7 @@ pub struct RunArgs {
     pub sources: super::sources::SourceArgs,
 }
 
-/// How a run's report is printed (the CLI's names for `report::RunFormat`).
+/// How a run's report is printed (the CLI's names for `formats::RunFormat`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum RunFormat {
     /// A per-service table (measured beside predicted), histograms and a timeline.
@@ -114,7 +114,7 @@ impl LoadArgs {
             .duration
             .as_deref()
             .map(|d| {
-                retrylint::source::duration::parse(d).map_err(|e| {
+                retrylint::input::duration::parse(d).map_err(|e| {
                     Failure::Usage(if d.trim().starts_with('-') {
                         format!(
                             "--duration `{d}` is negative; write a time above 0, e.g. `--duration 5s`"
@@ -290,19 +290,19 @@ pub fn finish(
     interrupted: bool,
 ) -> Result<Outcome, Failure> {
     let held = evaluate_all(&mut report, gates).map_err(|e| Failure::Usage(e.to_string()))?;
-    emit(&report::render_run(
-        format.map_or(report::RunFormat::Table, Into::into),
+    emit(&formats::render_run(
+        format.map_or(formats::RunFormat::Table, Into::into),
         &report,
     ));
     Ok(Outcome::of_run(interrupted, held))
 }
 
-impl From<RunFormat> for report::RunFormat {
+impl From<RunFormat> for formats::RunFormat {
     fn from(f: RunFormat) -> Self {
         match f {
-            RunFormat::Table => report::RunFormat::Table,
-            RunFormat::Markdown => report::RunFormat::Markdown,
-            RunFormat::Json => report::RunFormat::Json,
+            RunFormat::Table => formats::RunFormat::Table,
+            RunFormat::Markdown => formats::RunFormat::Markdown,
+            RunFormat::Json => formats::RunFormat::Json,
         }
     }
 }

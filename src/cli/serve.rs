@@ -70,7 +70,7 @@ pub struct ServeArgs {
 }
 
 fn header_timeout(text: &str) -> Result<Duration, String> {
-    match retrylint::source::duration::parse(text) {
+    match retrylint::input::duration::parse(text) {
         Ok(d) if !d.is_zero() && d <= Duration::from_secs(3600) => Ok(d),
         Ok(_) => Err(format!("`{text}`: write a time from 1ms to 1h, e.g. `30s`")),
         Err(e) => Err(format!("`{text}`: {e}")),

@@ -13,7 +13,7 @@ use super::values::whole;
 
 /// More threads than this would only wait on each other.
 const MAX_THREADS: u16 = 1024;
-use retrylint::{report, sim, topology};
+use retrylint::{formats, sim, topology};
 
 #[derive(Args)]
 pub struct SimulateArgs {
@@ -150,8 +150,10 @@ pub fn simulate(mut args: SimulateArgs) -> Result<Outcome, Failure> {
     let refs: Vec<&topology::Topology> = topologies.iter().collect();
     let rows = sim::compare_with(&refs, &p.scenario, &p.load, &options)
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    emit(&report::render_comparison(
-        args.run.format.map_or(report::RunFormat::Table, Into::into),
+    emit(&formats::render_comparison(
+        args.run
+            .format
+            .map_or(formats::RunFormat::Table, Into::into),
         &rows,
         p.load.seed,
     ));
@@ -197,8 +199,8 @@ fn calibrate(
     let held = retrylint::run::evaluate_all(&mut report, &p.gates)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let calibration = sim::calibrate::calibrate(t, &report);
-    emit(&report::run::calibration::render(
-        format.map_or(report::RunFormat::Table, Into::into),
+    emit(&formats::run::calibration::render(
+        format.map_or(formats::RunFormat::Table, Into::into),
         &report,
         &calibration,
     ));

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::outcome::{Failure, load_error};
-use retrylint::source::read::{FileKind, STDIN, read_stdin};
-use retrylint::sources;
+use retrylint::external;
+use retrylint::input::read::{FileKind, STDIN, read_stdin};
 use retrylint::topology::{self, Merged, Presets};
 
 #[derive(Args, Clone, Default)]
@@ -33,7 +33,7 @@ pub struct SourceArgs {
     /// 503) or `istio` (it retries connection failures only)
     /// [default: envoy-gateway].
     #[arg(long, value_name = "IMPL", value_parser = parse_gateway)]
-    pub gateway: Option<sources::gateway_api::Implementation>,
+    pub gateway: Option<external::gateway_api::Implementation>,
     /// The service whose sidecar or proxy wrote the metrics files that
     /// --from names (an Envoy `/stats/prometheus` dump, a Prometheus query
     /// result): a proxy's counters are one caller's, and they do not say
@@ -50,31 +50,31 @@ pub struct SourceArgs {
     pub allow_outside: bool,
 }
 
-fn parse_gateway(s: &str) -> Result<sources::gateway_api::Implementation, String> {
-    sources::gateway_api::Implementation::parse(s)
+fn parse_gateway(s: &str) -> Result<external::gateway_api::Implementation, String> {
+    external::gateway_api::Implementation::parse(s)
 }
 
 fn parse_istio(s: &str) -> Result<u32, String> {
-    sources::parse_istio_version(s)
+    external::parse_istio_version(s)
 }
 
 impl SourceArgs {
     /// Each `--from` path with the caller `--metrics-caller` names.
-    fn requests(&self) -> Vec<sources::Request> {
+    fn requests(&self) -> Vec<external::Request> {
         self.from
             .iter()
-            .map(|p| sources::Request {
+            .map(|p| external::Request {
                 caller: self.metrics_caller.clone(),
-                ..sources::Request::path(p)
+                ..external::Request::path(p)
             })
             .collect()
     }
 
-    fn options(&self) -> sources::Options {
-        sources::Options {
+    fn options(&self) -> external::Options {
+        external::Options {
             allow_outside: self.allow_outside,
             gateway: self.gateway.unwrap_or_default(),
-            ..sources::Options::istio(self.istio_version.unwrap_or(sources::istio::NEWEST_MINOR))
+            ..external::Options::istio(self.istio_version.unwrap_or(external::istio::NEWEST_MINOR))
         }
     }
 }
@@ -104,7 +104,7 @@ pub fn load(path: Option<&Path>, args: &SourceArgs, presets: &Presets) -> Result
             }
         } else {
             let requests = args.requests();
-            let facts = sources::import_excluding(&requests, args.options(), &args.exclude)
+            let facts = external::import_excluding(&requests, args.options(), &args.exclude)
                 .map_err(load_error)?;
             topology::merge::merge(Some(base), &facts, presets).map_err(load_error)?
         }

@@ -1,7 +1,7 @@
 //! `retrylint simulate --sweep`: reads the sweep and its boundary gates,
 //! runs it, prints it. The sweep itself is `sim::sweep`.
 
-use retrylint::report;
+use retrylint::formats;
 use retrylint::sim::{self, sweep};
 use retrylint::topology::Topology;
 
@@ -26,8 +26,8 @@ pub fn sweep(
     let mut r = sweep::run(t, &p.scenario, &p.load, &spec, options.trials, &options)
         .map_err(|e| usage(&e))?;
     r.expectations = gates.iter().map(|g| g.evaluate(&r.sweep)).collect();
-    emit(&report::render_sweep(
-        format.map_or(report::RunFormat::Table, Into::into),
+    emit(&formats::render_sweep(
+        format.map_or(formats::RunFormat::Table, Into::into),
         &r,
     ));
     Ok(Outcome::of_run(

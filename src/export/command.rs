@@ -178,7 +178,7 @@ mod tests {
             Duration::from_micros(250),
             Duration::from_nanos(7),
         ] {
-            assert_eq!(crate::source::duration::parse(&duration(d)), Ok(d));
+            assert_eq!(crate::input::duration::parse(&duration(d)), Ok(d));
         }
         assert_eq!(duration(Duration::from_millis(1500)), "1500ms");
     }

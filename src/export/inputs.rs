@@ -10,9 +10,9 @@
 use std::path::Path;
 
 use crate::faults::{self, Scenario};
-use crate::source::embedded;
-use crate::source::read::{FileKind, read_text};
-use crate::source::yaml::{self, Value};
+use crate::input::embedded;
+use crate::input::read::{FileKind, read_text};
+use crate::input::yaml::{self, Value};
 use crate::topology::{LoadError, Presets, Topology};
 
 use super::yaml::scalar;

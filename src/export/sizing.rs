@@ -7,7 +7,7 @@
 //! - **Peak request rate** `rate` = user requests per second × attempts
 //!   reaching the service per user request. User requests per second: open
 //!   loop `--rate R`; closed loop `--clients N` ÷ the healthy time of one
-//!   user request (`analysis::baseline`), at most. Attempts per user request:
+//!   user request (`prediction::baseline`), at most. Attempts per user request:
 //!   while the scenario injects anything (or a service has `capacity:`, the
 //!   overload model at all times), the storm's — `check`'s worst case within
 //!   the run's horizon; with no fault, one per call path. A closed loop slows
@@ -36,8 +36,8 @@
 
 use std::time::Duration;
 
-use crate::analysis::{Analysis, baseline};
 use crate::faults::Scenario;
+use crate::prediction::{Analysis, baseline};
 use crate::run::{Arrival, LoadSettings};
 use crate::topology::Topology;
 

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-pub use crate::source::quote::{plain_ok, quote, scalar};
+pub use crate::input::quote::{plain_ok, quote, scalar};
 
 /// A YAML value to print.
 #[derive(Debug, Clone, PartialEq)]
@@ -284,7 +284,7 @@ fn block(text: &str, indent: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::yaml::{Value, parse};
+    use crate::input::yaml::{Value, parse};
 
     fn read_back(doc: &str, key: &str) -> Value {
         let root = parse(doc).unwrap_or_else(|e| panic!("{doc}\n{}", e.message));

@@ -2,9 +2,9 @@
 //! a log-normal spread given by two quantiles, like a service's own latency.
 
 use super::{Effect, FaultKind};
+use crate::input::fields::{Fields, MapView};
+use crate::input::yaml::Value;
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
-use crate::source::yaml::Value;
 use crate::topology::{Latency, LoadError};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,7 +59,7 @@ impl FaultKind for Delay {
     }
 
     fn describe(&self) -> String {
-        let f = crate::source::duration::format;
+        let f = crate::input::duration::format;
         if self.delay.p50 == self.delay.p99 {
             format!("delay {}", f(self.delay.p50))
         } else {

@@ -4,8 +4,8 @@
 //! be written out): use `reset` or `status` for a share.
 
 use super::{Effect, FaultKind};
+use crate::input::fields::{Fields, MapView};
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::input::fields::{Fields, MapView};
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
 
 /// What to do to one request that a fault affects.

@@ -5,11 +5,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{FaultKind, Inject, KINDS, Phase, Scenario, Target, TargetAt};
-use crate::source::embedded;
-use crate::source::error::{ErrorKind, nearest};
-use crate::source::fields::{Fields, MapView};
-use crate::source::read::{FileKind, syntax_error_in};
-use crate::source::yaml::{self, Node, Pos, Value};
+use crate::input::embedded;
+use crate::input::error::{ErrorKind, nearest};
+use crate::input::fields::{Fields, MapView};
+use crate::input::read::{FileKind, syntax_error_in};
+use crate::input::yaml::{self, Node, Pos, Value};
 use crate::topology::LoadError;
 
 const TOP_KEYS: &[&str] = &["name", "description", "target", "phases"];
@@ -46,7 +46,7 @@ pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
         });
     }
     let shown = path.display().to_string();
-    let text = crate::source::read::read_text(path, &shown, FileKind::FaultScenario)?;
+    let text = crate::input::read::read_text(path, &shown, FileKind::FaultScenario)?;
     let mut s = load_str(&text, &shown)?;
     if s.name.is_empty() {
         s.name = path
@@ -123,7 +123,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Scenario, LoadError> {
 
 /// `after` to the end of a phase, as a message shows it.
 fn stretch(p: &Phase) -> String {
-    let at = crate::source::duration::format;
+    let at = crate::input::duration::format;
     match p.end() {
         Some(end) => format!("{} to {}", at(p.after), at(end)),
         None => format!("{} to the end of the run", at(p.after)),
@@ -146,12 +146,12 @@ fn no_overlap(f: Fields, phases: &[Phase], nodes: &[Node]) -> Result<(), LoadErr
             let fix = match first.end() {
                 Some(end) => format!(
                     "start this phase at {} or later, or end the other one by {}",
-                    crate::source::duration::format(end),
-                    crate::source::duration::format(next.after)
+                    crate::input::duration::format(end),
+                    crate::input::duration::format(next.after)
                 ),
                 None => format!(
                     "give the other phase a `for:` that ends it by {}",
-                    crate::source::duration::format(next.after)
+                    crate::input::duration::format(next.after)
                 ),
             };
             return Err(f

@@ -24,9 +24,9 @@ pub mod plan;
 pub mod scenario;
 pub mod target;
 
+use crate::input::fields::Fields;
+use crate::input::yaml::Node;
 use crate::policy::Rng;
-use crate::source::fields::Fields;
-use crate::source::yaml::Node;
 use crate::topology::LoadError;
 
 pub use delay::Delay;

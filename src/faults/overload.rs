@@ -8,8 +8,8 @@
 //! does not apply.
 
 use super::{Effect, FaultKind};
+use crate::input::fields::{Fields, MapView};
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 //! — it did, so retrying a non-idempotent call executes it twice.
 
 use super::{Effect, FaultKind};
+use crate::input::fields::{Fields, MapView};
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

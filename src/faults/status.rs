@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::{Effect, FaultKind};
+use crate::input::fields::{Fields, MapView};
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
 use crate::topology::LoadError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl FaultKind for Status {
             Some(ra) => format!(
                 "{} with Retry-After {}",
                 self.status,
-                crate::source::duration::format(ra)
+                crate::input::duration::format(ra)
             ),
             None => self.status.to_string(),
         }

@@ -5,9 +5,9 @@
 //! scenario's target; its phases may overlap other faults'.
 
 use super::{Effect, FaultKind};
+use crate::input::fields::{Fields, MapView};
+use crate::input::yaml::Value;
 use crate::policy::Rng;
-use crate::source::fields::{Fields, MapView};
-use crate::source::yaml::Value;
 use crate::topology::LoadError;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,7 +33,7 @@ impl FaultKind for Surge {
             Value::Str(s) => s.to_string(),
             _ => return Err(f.expected(node, "a rate such as `2500` or `2500/s`")),
         };
-        let rate = crate::source::rate::parse(&text).ok_or_else(|| {
+        let rate = crate::input::rate::parse(&text).ok_or_else(|| {
             f.error(node.pos, format!("`rate: {text}` is not a rate"))
                 .with_help(
                     "write requests per second above 0, e.g. `rate: 2500` or `rate: 150000/m`",

@@ -57,7 +57,7 @@ pub struct UnknownTarget {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetAt {
     pub file: String,
-    pub pos: crate::source::yaml::Pos,
+    pub pos: crate::input::yaml::Pos,
 }
 
 impl UnknownTarget {
@@ -109,7 +109,7 @@ impl Target {
             Target::Leaves => t.services.iter().map(|s| s.calls.is_empty()).collect(),
             Target::Service(name) => {
                 let Some(id) = t.id_of(name) else {
-                    let suggestion = crate::source::error::nearest(
+                    let suggestion = crate::input::error::nearest(
                         name,
                         t.services.iter().map(|s| s.name.as_str()),
                     )

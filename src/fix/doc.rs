@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::input::yaml::Span;
+use crate::input::yaml::{self, Node, Value};
 use crate::lint::{Edit, EditKind};
-use crate::source::yaml::Span;
-use crate::source::yaml::{self, Node, Value};
 
 pub struct Doc<'a> {
     pub text: &'a str,

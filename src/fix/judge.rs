@@ -47,7 +47,7 @@ impl Measured {
         format!(
             "{} over {} (seed {}, {} trials)",
             self.scenario,
-            crate::source::duration::format(self.duration),
+            crate::input::duration::format(self.duration),
             LoadSettings::DEFAULT_SEED,
             TRIALS
         )
@@ -164,8 +164,8 @@ pub fn worse(before: &[Measured], after: &[Measured]) -> Vec<String> {
         {
             what.push(format!(
                 "recovery {} → {}",
-                crate::source::duration::format(Duration::from_secs_f64(was / 1000.0)),
-                crate::source::duration::format(Duration::from_secs_f64(now / 1000.0))
+                crate::input::duration::format(Duration::from_secs_f64(was / 1000.0)),
+                crate::input::duration::format(Duration::from_secs_f64(now / 1000.0))
             ));
         }
         // The services that receive more, most more first; a few named.

@@ -4,9 +4,9 @@
 
 use super::doc::{Doc, get};
 use super::yaml_edit::{expand, insert, remove_items, set};
+use crate::input::yaml::{Node, Value};
 use crate::lint::{Change, Edit, Fix, Intent, LayerAt, Section};
 use crate::policy::Condition;
-use crate::source::yaml::{Node, Value};
 use crate::topology::Topology;
 
 /// The fix for `intent`: its edits, or none and the reason it was refused.

@@ -3,8 +3,8 @@
 //! Each returns the byte edit, or why it cannot be made safely.
 
 use super::doc::{Doc, get};
+use crate::input::yaml::{Node, Value};
 use crate::lint::{Edit, EditKind};
-use crate::source::yaml::{Node, Value};
 
 /// `node`'s value replaced by `value`, or nothing when it already reads so.
 pub fn replace(doc: &Doc, node: &Node, value: &str, what: &str) -> Result<Option<Edit>, String> {

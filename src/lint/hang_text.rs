@@ -1,15 +1,15 @@
-//! How messages state the figures of `analysis::hang` (a callee may hang):
+//! How messages state the figures of `prediction::hang` (a callee may hang):
 //! the chain of timeouts, attempts and waits behind a figure, the timeout
 //! that would fit, and the defaults a figure rests on — said, never silent
 //! (issue 33). Used by RL007 and RL008.
 
 use std::time::Duration;
 
-use crate::analysis::hang::{Hang, layer_hang};
-use crate::analysis::{Analysis, Basis, LayerAttempts};
+use crate::input::duration::format as dur;
 use crate::lint::rule::edge;
 use crate::policy::FOREVER;
-use crate::source::duration::format as dur;
+use crate::prediction::hang::{Hang, layer_hang};
+use crate::prediction::{Analysis, Basis, LayerAttempts};
 use crate::topology::{Layer, LayerKind, ServiceId, Topology};
 
 /// The figure each of `layers` wraps when the innermost wraps `last`, and

@@ -104,7 +104,7 @@ impl Config {
 
 fn suggest(code: &str) -> String {
     let names = RULES.iter().flat_map(|r| [r.code, r.name]);
-    match crate::source::error::nearest(code, names) {
+    match crate::input::error::nearest(code, names) {
         Some(n) => format!("did you mean `{n}`?"),
         None => "use a code such as RL004 or a name such as missing-jitter; `retrylint rules` lists them".into(),
     }

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::topology::Topology;
 
-pub use crate::analysis::{self, Analysis, Count};
+pub use crate::prediction::{self, Analysis, Count};
 pub use edit::{Edit, EditKind};
 pub use entries::{MAX_ENTRY_WORK, TooManyEntries, affordable};
 pub use finding::{CallRef, Finding, Fix, Severity};
@@ -402,7 +402,7 @@ pub fn check_resolving(
         latency_declared: t.services.iter().any(|s| s.latency.pos.is_some()),
         latency_defaulted: t.services.iter().any(|s| s.latency.pos.is_none()),
         deadline: t.deadline.map(|d| d.value),
-        reference_rate: analysis::REFERENCE_RATE,
+        reference_rate: prediction::REFERENCE_RATE,
         has_breakers: t.layers().any(|(_, l)| l.breaker.is_some()),
         has_hedging: t.layers().any(|(_, l)| l.hedging.is_some()),
         hot_caller: analysis
@@ -420,16 +420,16 @@ fn millis(d: Duration) -> f64 {
 }
 
 /// The call no timeout bounds, when a hang figure has no bound.
-fn untimed(t: &Topology, h: analysis::Hang) -> Option<CallRef> {
+fn untimed(t: &Topology, h: prediction::Hang) -> Option<CallRef> {
     match h {
-        analysis::Hang::Unbounded { service, call } => {
+        prediction::Hang::Unbounded { service, call } => {
             let c = &t.services[service].calls[call];
             Some(CallRef {
                 from: t.services[c.from].name.clone(),
                 to: t.services[c.to].name.clone(),
             })
         }
-        analysis::Hang::Within(_) => None,
+        prediction::Hang::Within(_) => None,
     }
 }
 
@@ -492,7 +492,7 @@ fn edge_rows(t: &Topology, a: &Analysis, max: f64) -> Vec<EdgeRow> {
                             layer: l.name.clone(),
                             max_attempts: l.policy.attempts_text(),
                             attempts: la.count,
-                            estimate: la.basis == analysis::Basis::TimeTypical,
+                            estimate: la.basis == prediction::Basis::TimeTypical,
                             within_ms: tb.within.as_secs_f64() * 1000.0,
                             bounded_by: rule::bound_text(t, Some(c), &tb),
                         })

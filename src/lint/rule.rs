@@ -7,8 +7,8 @@ use crate::topology::{Call, Layer, Pos, ServiceId, Topology};
 
 use super::finding::Severity;
 use super::intent::{Intent, LayerAt};
-use crate::analysis::{Analysis, Basis, BoundBy, Count, LayerAttempts, TimeBound};
-use crate::source::duration::format as dur;
+use crate::input::duration::format as dur;
+use crate::prediction::{Analysis, Basis, BoundBy, Count, LayerAttempts, TimeBound};
 
 /// What a rule's check function sees.
 pub struct Context<'a> {

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::infer::fit::fmt_ms;
 use super::infer::{Confidence, InferredPolicy};
+use crate::input::duration::format as dur;
 use crate::policy::{BackoffKind, Jitter, Outcome, RetryPolicy};
-use crate::source::duration::format as dur;
 
 /// One field where the client and the declaration disagree.
 #[derive(Debug, Clone, PartialEq, Serialize)]

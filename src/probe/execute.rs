@@ -146,7 +146,7 @@ pub async fn run_all(
     {
         b.set_message(format!(
             "hang, cut at {}",
-            crate::source::duration::format(cut)
+            crate::input::duration::format(cut)
         ));
     }
     let second = if stop.is_cancelled() {

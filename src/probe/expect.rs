@@ -65,7 +65,7 @@ pub fn load_declared(
     let t = topology::load(path, presets).map_err(Box::new)?;
     let names = || t.services.iter().map(|s| s.name.as_str());
     let unknown = |name: &str| {
-        let hint = crate::source::error::nearest(name, names())
+        let hint = crate::input::error::nearest(name, names())
             .map_or(String::new(), |n| format!("; did you mean `{n}`?"));
         ExpectError::Usage(format!(
             "--call {call}: no service `{name}` in {}{hint}",

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::infer::InferredPolicy;
+use crate::input::duration::format as dur;
+use crate::input::quote::scalar;
 use crate::policy::{BackoffKind, Jitter, RetryPolicy};
-use crate::source::duration::format as dur;
-use crate::source::quote::scalar;
 use crate::topology::{self, LoadError, Presets};
 
 /// The caller and callee of the topology the inferred policy is checked in.

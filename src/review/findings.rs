@@ -2,8 +2,8 @@
 //! the YAML lines around it. Bounded: a generated topology can have thousands
 //! of findings, and the page shows the first [`MAX_FINDINGS`] (errors first).
 
+use crate::input::lines::Lines;
 use crate::lint::{CheckReport, Finding, Severity};
-use crate::source::lines::Lines;
 
 /// The most findings the page shows; the rest are counted.
 pub const MAX_FINDINGS: usize = 150;

@@ -9,8 +9,8 @@
 //! refuses to draw past [`MAX_DRAWN`] (a picture of a thousand boxes helps no
 //! reviewer; the hottest path is listed instead).
 
-use crate::analysis::Analysis;
 use crate::lint::CheckReport;
+use crate::prediction::Analysis;
 use crate::topology::Topology;
 
 /// Past this many services the graph is listed, not drawn.

@@ -1,11 +1,11 @@
 //! The architecture review page's data: everything `retrylint report` shows,
 //! gathered as plain data from the modules that own each figure — `lint` for
-//! the findings and the amplification tables, `analysis` for the hottest path,
+//! the findings and the amplification tables, `prediction` for the hottest path,
 //! `sim` for the storm in time, a chaos run's JSON for the measurements — and
 //! arranged for drawing (graph layout in `layout`, chart series on shared axes
 //! in `series`, findings grouped in `findings`, measured beside predicted in
 //! `measured`, observed attempts beside the declared layers in `observed`).
-//! The formats under `report::review::html` and `report::review::markdown` only
+//! The formats under `formats::review::html` and `formats::review::markdown` only
 //! format a [`Review`]; nothing here formats.
 //!
 //! A page shows one topology, or two side by side ([`Other`]): the second is
@@ -24,9 +24,9 @@ pub mod recovery;
 pub mod series;
 pub mod suggestions;
 
-use crate::analysis::Analysis;
 use crate::faults::{self, Scenario};
 use crate::lint::{CheckReport, CliLevels, Config, ResolveError};
+use crate::prediction::Analysis;
 use crate::run::{Arrival, LoadSettings, RunReport};
 use crate::sim::{self, SimOptions, WorkBudget};
 use crate::topology::Topology;

@@ -3,8 +3,8 @@
 //! with the attempts per call seen, what they cover, the worst case its
 //! declared layers allow, and the findings RL021 and RL022 made of it.
 
-use crate::analysis::attempts_allowed;
 use crate::lint::CheckReport;
+use crate::prediction::attempts_allowed;
 use crate::topology::{CounterKind, LayerKind, Topology};
 
 /// The rules that hold observed attempts to the declared layers.

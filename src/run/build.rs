@@ -1,6 +1,6 @@
 //! Counters → `RunReport`, once for both engines: the rows per service with
 //! their calls and layers (numbered by `slots.rs`), the end-to-end figures,
-//! the timeline, and the predicted amplification from `crate::analysis`.
+//! the timeline, and the predicted amplification from `crate::prediction`.
 //!
 //! Counts are sums over `trials` trials and are reported as the mean per
 //! trial, rounded half up (one trial: the counts themselves). The figures
@@ -116,7 +116,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
     let k = tally.trials;
     // No attempt starts at or after the horizon: it bounds unlimited layers.
     let horizon = info.load.horizon();
-    let analysis = crate::analysis::Analysis::within_horizon(
+    let analysis = crate::prediction::Analysis::within_horizon(
         t,
         (horizon < crate::policy::FOREVER).then_some(horizon),
     );

@@ -19,7 +19,7 @@
 use std::fmt;
 
 use super::report::{ExpectOutcome, RunReport, ServiceReport};
-use crate::source::error::nearest;
+use crate::input::error::nearest;
 
 const METRICS: &[&str] = &[
     "amplification",

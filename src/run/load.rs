@@ -114,9 +114,9 @@ impl LoadSettings {
     }
 
     /// Reads `50`, `50/s`, `3000/m` or `3000/min` as requests per second
-    /// (`source::rate`'s syntax).
+    /// (`input::rate`'s syntax).
     pub fn parse_rate(text: &str) -> Result<f64, LoadSettingsError> {
-        crate::source::rate::parse(text).ok_or_else(|| LoadSettingsError::Rate(text.to_owned()))
+        crate::input::rate::parse(text).ok_or_else(|| LoadSettingsError::Rate(text.to_owned()))
     }
 
     /// No attempt starts at or after this time from the start of the run.

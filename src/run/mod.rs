@@ -61,7 +61,7 @@
 //!   the horizon. A user request still unanswered at the end is `unfinished`.
 //! - **Counting** ([`counts`], [`timeline`], [`build`]): arrivals at the
 //!   fault target per 100 ms; counters turned into a [`RunReport`] by one
-//!   builder, with the predicted amplification from `crate::analysis`.
+//!   builder, with the predicted amplification from `crate::prediction`.
 //!
 //! Where the engines must differ, they say so in their own docs: a network
 //! hop takes no virtual time; the simulator has no grace period after the

@@ -221,7 +221,7 @@ pub struct QueueReport {
 pub struct Amplification {
     /// Received ÷ user requests.
     pub measured: f64,
-    /// `check`'s static worst case (`crate::analysis::worst_case`).
+    /// `check`'s static worst case (`crate::prediction::worst_case`).
     pub predicted: f64,
     /// `predicted` is beyond u128 and only approximate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -88,8 +88,8 @@ pub(crate) fn estimate(
 ) -> Estimate {
     let horizon = load.horizon();
     let bounded = horizon < FOREVER;
-    let analysis = crate::analysis::Analysis::within_horizon(t, bounded.then_some(horizon));
-    let healthy_time = crate::analysis::baseline::healthy_time(t);
+    let analysis = crate::prediction::Analysis::within_horizon(t, bounded.then_some(horizon));
+    let healthy_time = crate::prediction::baseline::healthy_time(t);
     let users = match load.arrival {
         Arrival::Rate(_) => {
             let by_time = match crate::run::arrivals::Schedule::new(load, &m.plan, 0) {
@@ -109,7 +109,7 @@ pub(crate) fn estimate(
         }
     };
     let worst: f64 = analysis.worst_case.iter().map(|c| c.value()).sum();
-    let healthy: f64 = crate::analysis::baseline::paths(t).iter().sum();
+    let healthy: f64 = crate::prediction::baseline::paths(t).iter().sum();
     let overloadable = t.services.iter().any(|s| s.capacity.is_some());
     let struck = if overloadable {
         1.0

@@ -4,9 +4,9 @@
 //! drop_expired: true }`).
 
 use super::model::{Discipline, Queueing};
-use crate::source::error::LoadError;
-use crate::source::fields::Fields;
-use crate::source::yaml::{Node, Value};
+use crate::input::error::LoadError;
+use crate::input::fields::Fields;
+use crate::input::yaml::{Node, Value};
 
 const KEYS: &[&str] = &[
     "overlap",

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use crate::input::error::{LoadError, nearest};
+use crate::input::fields::Fields;
+use crate::input::yaml::{Node, Value};
 use crate::policy::{
     BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, Condition, HedgingPolicy, RetryOn,
 };
-use crate::source::error::{LoadError, nearest};
-use crate::source::fields::Fields;
-use crate::source::yaml::{Node, Value};
 
 const BREAKER_KEYS: &[&str] = &[
     "failure_rate",

@@ -5,8 +5,8 @@
 //! the stack.
 
 use super::model::{ServiceId, Topology};
-use crate::source::error::{ErrorKind, LoadError};
-use crate::source::yaml::Pos;
+use crate::input::error::{ErrorKind, LoadError};
+use crate::input::yaml::Pos;
 
 /// Fails on the first cycle found, naming it `a → b → c → a` at the call that
 /// closes it.

@@ -4,9 +4,9 @@ use std::path::Path;
 
 use super::model::Topology;
 use super::presets::Presets;
-use crate::source::error::{ErrorKind, LoadError};
-use crate::source::read::{FileKind, read_text, syntax_error_in};
-use crate::source::yaml::{self, Pos};
+use crate::input::error::{ErrorKind, LoadError};
+use crate::input::read::{FileKind, read_text, syntax_error_in};
+use crate::input::yaml::{self, Pos};
 
 /// Loads and validates the topology at `path`.
 pub fn load(path: &Path, presets: &Presets) -> Result<Topology, LoadError> {

@@ -22,11 +22,11 @@ use super::model::{
 use super::policy_schema::PolicyReader;
 use super::presets::Presets;
 use super::schema::method_is_idempotent;
-use crate::source::error::{ErrorKind, LoadError};
-use crate::source::fields::Fields;
-use crate::source::{Node, Value};
-use crate::sources::hosts::{self, Resolved};
-use crate::sources::{At, Facts, LayerFact, PolicyFact, Request, Spans};
+use crate::external::hosts::{self, Resolved};
+use crate::external::{At, Facts, LayerFact, PolicyFact, Request, Spans};
+use crate::input::error::{ErrorKind, LoadError};
+use crate::input::fields::Fields;
+use crate::input::{Node, Value};
 
 /// A topology with its sources merged in, and what was noticed on the way.
 #[derive(Debug, Clone)]
@@ -52,7 +52,7 @@ fn inside_topology_dir(
     dir: &Path,
     named: &str,
     file: &str,
-    pos: crate::source::yaml::Pos,
+    pos: crate::input::yaml::Pos,
 ) -> Result<(), LoadError> {
     let outside = || {
         LoadError::new(
@@ -87,7 +87,7 @@ fn inside_topology_dir(
         } else {
             dir
         };
-        if !crate::source::read::stays_inside(root, &path) {
+        if !crate::input::read::stays_inside(root, &path) {
             return Err(outside());
         }
     }
@@ -99,7 +99,7 @@ fn inside_topology_dir(
 pub fn load_with_sources(
     path: Option<&Path>,
     from: &[PathBuf],
-    options: crate::sources::Options,
+    options: crate::external::Options,
     presets: &Presets,
 ) -> Result<Merged, LoadError> {
     let from: Vec<Request> = from.iter().map(Request::path).collect();
@@ -111,8 +111,8 @@ pub fn load_with_sources(
 pub fn load_with_sources_excluding(
     path: Option<&Path>,
     from: &[Request],
-    options: crate::sources::Options,
-    exclude: &crate::sources::Excludes,
+    options: crate::external::Options,
+    exclude: &crate::external::Excludes,
     presets: &Presets,
 ) -> Result<Merged, LoadError> {
     let base = path.map(|p| super::load::load(p, presets)).transpose()?;
@@ -153,7 +153,7 @@ pub fn load_with_sources_excluding(
             summary: String::new(),
         });
     }
-    let facts = crate::sources::import_excluding(&requests, options, exclude)?;
+    let facts = crate::external::import_excluding(&requests, options, exclude)?;
     merge(base, &facts, presets)
 }
 
@@ -289,7 +289,7 @@ pub fn merge(
     }
     let mut read: Vec<(String, usize)> = Vec::new();
     for a in &facts.accounts {
-        let crate::sources::Account::Read(k) = &a.account else {
+        let crate::external::Account::Read(k) = &a.account else {
             continue;
         };
         match read.iter_mut().find(|(n, _)| n == k.name()) {
@@ -305,9 +305,9 @@ pub fn merge(
             .iter()
             .filter_map(|a| {
                 let what = match &a.account {
-                    crate::sources::Account::Read(_) => return None,
-                    crate::sources::Account::NoRetry(w) => format!("{w} (no retry settings)"),
-                    crate::sources::Account::NotUnderstood(w) => format!("{w} (not understood)"),
+                    crate::external::Account::Read(_) => return None,
+                    crate::external::Account::NoRetry(w) => format!("{w} (no retry settings)"),
+                    crate::external::Account::NotUnderstood(w) => format!("{w} (not understood)"),
                 };
                 Some(format!(
                     "{}:{}:{}: skipped {what}",
@@ -445,7 +445,7 @@ fn add_counted(
                 continue;
             }
             _ => {
-                let near = crate::source::error::nearest(&c.caller, names.iter().copied())
+                let near = crate::input::error::nearest(&c.caller, names.iter().copied())
                     .map(|n| format!("; did you mean `{n}`?"))
                     .unwrap_or_default();
                 return Err(error_at(
@@ -600,10 +600,10 @@ fn add_traced(
                             "{}: note: `{}`'s latency from traces (p50 {}, p99 {}) replaces the topology's (p50 {}, p99 {})",
                             facts.show(s.at),
                             s.name,
-                            crate::source::duration::format(l.p50),
-                            crate::source::duration::format(l.p99),
-                            crate::source::duration::format(svc.latency.p50),
-                            crate::source::duration::format(svc.latency.p99),
+                            crate::input::duration::format(l.p50),
+                            crate::input::duration::format(l.p99),
+                            crate::input::duration::format(svc.latency.p50),
+                            crate::input::duration::format(svc.latency.p99),
                         ));
                     }
                     svc.latency = l;
@@ -676,8 +676,8 @@ fn add_traced(
 /// Which service each route host names, warned about once each.
 fn resolve_hosts(t: &Topology, facts: &Facts, notes: &mut Vec<String>) -> Vec<Vec<Option<usize>>> {
     // One warning per host as written: a ServiceProfile's routes share its name.
-    let mut warned: Vec<crate::sources::At> = Vec::new();
-    let mut warn = |h: &crate::sources::HostRef, r: &Resolved, names: &[&str]| {
+    let mut warned: Vec<crate::external::At> = Vec::new();
+    let mut warn = |h: &crate::external::HostRef, r: &Resolved, names: &[&str]| {
         if !matches!(r, Resolved::One(_)) {
             if warned.contains(&h.at) {
                 return;
@@ -701,7 +701,7 @@ fn resolve_hosts(t: &Topology, facts: &Facts, notes: &mut Vec<String>) -> Vec<Ve
     }
     };
     let names: Vec<&str> = t.services.iter().map(|s| s.name.as_str()).collect();
-    let mut one = |h: &crate::sources::HostRef| {
+    let mut one = |h: &crate::external::HostRef| {
         let r = hosts::resolve(&h.host, h.namespace.as_deref(), names.iter().copied());
         warn(h, &r, &names);
         match r {
@@ -756,9 +756,9 @@ fn attach_layers(
     let resolved = resolve_hosts(t, facts, notes);
     let meshed = resolved.last().cloned().unwrap_or_default();
     let mut reader = PolicyReader::new(presets);
-    let default_preset = crate::sources::istio::default_preset(facts.istio_minor);
+    let default_preset = crate::external::istio::default_preset(facts.istio_minor);
     // Said once per route, at the first gRPC call that takes it.
-    let mut warned: Vec<crate::sources::At> = Vec::new();
+    let mut warned: Vec<crate::external::At> = Vec::new();
     for s in 0..t.services.len() {
         for c in 0..t.services[s].calls.len() {
             let call = &t.services[s].calls[c];
@@ -776,7 +776,7 @@ fn attach_layers(
                 "linkerd-annotations",
                 "kuma",
             ] {
-                if source == crate::sources::linkerd::ANNOTATIONS
+                if source == crate::external::linkerd::ANNOTATIONS
                     && facts
                         .routes
                         .iter()
@@ -812,7 +812,7 @@ fn attach_layers(
                             }
                             let (a, b) = (&t.services[s].name, &t.services[to].name);
                             if let Some((at, text)) =
-                                crate::sources::http_retry_on_grpc::warning(fact, a, b)
+                                crate::external::http_retry_on_grpc::warning(fact, a, b)
                                 && !warned.contains(&at)
                             {
                                 warned.push(at);
@@ -832,12 +832,12 @@ fn attach_layers(
                     &LayerFact {
                         grpc_retry_on: None,
                         timeout_default: None,
-                        name: crate::sources::istio::SIDECAR.into(),
+                        name: crate::external::istio::SIDECAR.into(),
                         file: at.file,
                         pos: at.pos,
                         timeout: None,
                         // A DestinationRule's limit for the Service, if any.
-                        policy: match crate::sources::istio::limit_for(facts, &facts.meshed[h]) {
+                        policy: match crate::external::istio::limit_for(facts, &facts.meshed[h]) {
                             Some((budget, budget_at)) => PolicyFact::PresetWithBudget {
                                 name: default_preset.into(),
                                 at: at.pos,
@@ -857,7 +857,7 @@ fn attach_layers(
                 )?;
                 if grpc {
                     default.policy.retry_on.0 =
-                        crate::sources::istio::default_grpc_conditions(facts.istio_minor);
+                        crate::external::istio::default_grpc_conditions(facts.istio_minor);
                 }
                 add.push(default);
             }

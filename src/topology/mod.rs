@@ -1,6 +1,6 @@
 //! Topology: schema version 1 read from YAML into validated `policy` values,
 //! every value with the file, line and column it came from. The located
-//! reading itself is `crate::source`'s.
+//! reading itself is `crate::input`'s.
 
 mod capacity_schema;
 mod containment_schema;
@@ -16,7 +16,7 @@ pub mod presets;
 mod schema;
 pub mod write;
 
-pub use crate::source::{ErrorKind, LoadError};
+pub use crate::input::{ErrorKind, LoadError};
 pub use entries::EntryChoiceError;
 pub use load::{load, load_str};
 pub use merge::{Merged, load_with_sources};

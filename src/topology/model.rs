@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+pub use crate::external::facts::CounterKind;
 use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
-pub use crate::sources::facts::CounterKind;
 
 /// Where a layer's policy fields were written (shared with the importers' facts).
-pub use crate::source::spans::PolicySpans;
-pub use crate::source::yaml::Pos;
+pub use crate::input::spans::PolicySpans;
+pub use crate::input::yaml::Pos;
 
 /// Index of a service in `Topology::services`.
 pub type ServiceId = usize;
@@ -49,7 +49,7 @@ pub struct Topology {
     /// The topology file's located tree as the loader read it, kept so that
     /// fixes are resolved on it without reading the file a second time;
     /// `None` for a topology not read from YAML text.
-    pub located: Option<std::sync::Arc<crate::source::yaml::Node>>,
+    pub located: Option<std::sync::Arc<crate::input::yaml::Node>>,
     /// Attempts per call seen in traces or counted by a proxy (metrics),
     /// for the rules that compare them with the declared layers (RL021,
     /// RL022).
@@ -99,7 +99,7 @@ pub struct Observed {
     pub counted: Option<Counted>,
 }
 
-/// What a proxy's counters said of one call (`sources::metrics`).
+/// What a proxy's counters said of one call (`external::metrics`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counted {
     /// Who counted, which decides what the figures mean.
@@ -392,7 +392,7 @@ impl Layer {
     pub fn seen_by_grpc_client(&self) -> bool {
         self.kind == LayerKind::App
             || (self.kind == LayerKind::Via
-                && self.name == crate::sources::grpc_service_config::LAYER)
+                && self.name == crate::external::grpc_service_config::LAYER)
     }
 
     /// Attempts this layer sends per request it is asked, at most: the

@@ -21,9 +21,9 @@
 //! resolved: a call's target is only known then.
 
 use super::model::{Counted, CounterKind, Observed, ObservedLatency, Topology};
-use crate::source::error::LoadError;
-use crate::source::fields::{Fields, MapView};
-use crate::source::yaml::{Node, Value};
+use crate::input::error::LoadError;
+use crate::input::fields::{Fields, MapView};
+use crate::input::yaml::{Node, Value};
 
 const TRACES_KEYS: &[&str] = &[
     "source",
@@ -276,7 +276,7 @@ fn counted(f: Fields, node: &Node, kind: CounterKind) -> Result<Observed, LoadEr
     };
     let window = match m.get("window") {
         Some(v) => f.str(v, "`window`")?.to_owned(),
-        None => crate::sources::metrics::SINCE_START.to_owned(),
+        None => crate::external::metrics::SINCE_START.to_owned(),
     };
     let least_max = u32::try_from(attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
     Ok(Observed {

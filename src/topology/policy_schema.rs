@@ -12,9 +12,9 @@ use crate::policy::{
 
 use super::model::PolicySpans;
 use super::presets::Presets;
-use crate::source::error::{LoadError, nearest};
-use crate::source::fields::Fields;
-use crate::source::yaml::{self, Node, Pos, Value};
+use crate::input::error::{LoadError, nearest};
+use crate::input::fields::Fields;
+use crate::input::yaml::{self, Node, Pos, Value};
 
 const POLICY_KEYS: &[&str] = &[
     "preset",
@@ -134,7 +134,7 @@ impl<'p> PolicyReader<'p> {
         };
         let pf = Fields::new(&source.file, &source.text);
         let root = yaml::parse_config(&source.text)
-            .map_err(|e| crate::source::read::syntax_error_in(&source.file, &source.text, e))?;
+            .map_err(|e| crate::input::read::syntax_error_in(&source.file, &source.text, e))?;
         let m = pf.map(&root, "a preset", POLICY_KEYS)?;
         if m.get("preset").is_some() {
             return Err(pf.error(root.pos, "a preset cannot name another preset"));
@@ -151,7 +151,7 @@ impl<'p> PolicyReader<'p> {
     }
 }
 
-fn m_entries<'a>(m: &crate::source::fields::MapView<'a>) -> Vec<(&'a Node, &'a Node)> {
+fn m_entries<'a>(m: &crate::input::fields::MapView<'a>) -> Vec<(&'a Node, &'a Node)> {
     m.entries().collect()
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use crate::source::embedded;
-use crate::source::error::{ErrorKind, LoadError};
+use crate::input::embedded;
+use crate::input::error::{ErrorKind, LoadError};
 
 /// The sources of every known preset, by name.
 #[derive(Debug, Clone)]
@@ -75,17 +75,14 @@ impl Presets {
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
             // Links only to files in the directory itself (see `stays_inside`).
-            .filter(|p| crate::source::read::stays_inside(dir, p))
+            .filter(|p| crate::input::read::stays_inside(dir, p))
             .collect();
         paths.sort();
         let mut replaced = Vec::new();
         for path in paths {
             let file = path.display().to_string();
-            let text = crate::source::read::read_text(
-                &path,
-                &file,
-                crate::source::read::FileKind::Preset,
-            )?;
+            let text =
+                crate::input::read::read_text(&path, &file, crate::input::read::FileKind::Preset)?;
             let name = path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

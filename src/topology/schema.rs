@@ -8,9 +8,9 @@ use super::model::{
 };
 use super::policy_schema::PolicyReader;
 use super::presets::Presets;
-use crate::source::error::{ErrorKind, LoadError, nearest};
-use crate::source::fields::Fields;
-use crate::source::yaml::{Node, Pos, Value};
+use crate::input::error::{ErrorKind, LoadError, nearest};
+use crate::input::fields::Fields;
+use crate::input::yaml::{Node, Pos, Value};
 
 const TOP_KEYS: &[&str] = &[
     "version",
@@ -691,7 +691,7 @@ fn app_layer(
 /// A `circuit_breaker:` of a call or layer, located at its key.
 fn located_breaker(
     f: Fields,
-    m: &crate::source::fields::MapView,
+    m: &crate::input::fields::MapView,
 ) -> Result<Option<Located<crate::policy::BreakerSpec>>, LoadError> {
     m.entry("circuit_breaker")
         .map(|(k, v)| {
@@ -762,7 +762,7 @@ fn read_layer(
 /// A duration field, located at its key.
 fn located_duration(
     f: Fields,
-    m: &crate::source::fields::MapView,
+    m: &crate::input::fields::MapView,
     key: &str,
 ) -> Result<Option<Located<std::time::Duration>>, LoadError> {
     m.entry(key)

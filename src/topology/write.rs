@@ -14,11 +14,11 @@ use super::model::{
     Call, Discipline, Latency, Layer, LevelSetting, Observed, ObservedLatency, Pos, Queueing,
     Topology,
 };
+use crate::input::duration::format as dur;
+use crate::input::quote::scalar as quote;
 use crate::policy::{
     BackoffKind, BreakerSpec, BreakerWindow, BudgetSpec, HedgingPolicy, Jitter, RetryPolicy,
 };
-use crate::source::duration::format as dur;
-use crate::source::quote::scalar as quote;
 
 /// One call's measured attempts: `(from, to, mean, most, calls)`.
 pub type MeasuredCall = (String, String, f64, u32, u64);

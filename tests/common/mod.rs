@@ -27,7 +27,7 @@ pub fn load_file_with_sources(path: &str) -> Topology {
     topology::load_with_sources(
         Some(std::path::Path::new(path)),
         &[],
-        retrylint::sources::Options::default(),
+        retrylint::external::Options::default(),
         &Presets::embedded(),
     )
     .unwrap_or_else(|e| panic!("{path}: {e}"))

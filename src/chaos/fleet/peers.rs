@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::resolve::Resolver;
-use crate::source::LoadError;
-use crate::source::error::nearest;
-use crate::source::fields::Fields;
-use crate::source::read::{FileKind, read_text, syntax_error_in};
-use crate::source::yaml::{self, Value};
+use crate::input::LoadError;
+use crate::input::error::nearest;
+use crate::input::fields::Fields;
+use crate::input::read::{FileKind, read_text, syntax_error_in};
+use crate::input::yaml::{self, Value};
 use crate::topology::Topology;
 
 /// Reads the peers file at `path` for a run of `t`.

@@ -1,13 +1,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::analysis::LayerAttempts;
-use crate::analysis::hang::{Hang, layer_hang};
 use crate::declare_rule;
+use crate::input::duration::format as dur;
 use crate::lint::finding::Severity;
 use crate::lint::hang_text::{self, call_chain, fitting_timeout};
 use crate::lint::rule::{Context, Diagnostic, call_layers, where_layer};
-use crate::source::duration::format as dur;
+use crate::prediction::LayerAttempts;
+use crate::prediction::hang::{Hang, layer_hang};
 use crate::topology::{Layer, Pos, ServiceId};
 
 declare_rule! {

@@ -1,9 +1,9 @@
 use std::time::Duration;
 
 use crate::declare_rule;
+use crate::input::duration::format as dur;
 use crate::lint::rule::{Context, Diagnostic, copies_text, edge, latency_default};
 use crate::lint::{Intent, LayerAt, Section};
-use crate::source::duration::format as dur;
 
 declare_rule! {
     /// ## What it finds

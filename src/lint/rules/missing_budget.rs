@@ -1,7 +1,7 @@
-use crate::analysis::Basis;
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
 use crate::lint::{Intent, Section};
+use crate::prediction::Basis;
 
 declare_rule! {
     /// ## What it finds

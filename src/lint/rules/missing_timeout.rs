@@ -1,7 +1,7 @@
 use crate::declare_rule;
+use crate::input::duration::format as dur;
 use crate::lint::rule::{Context, Diagnostic, edge, latency_default, layer_sites};
 use crate::lint::{Intent, Section};
-use crate::source::duration::format as dur;
 use crate::topology::LayerKind;
 
 declare_rule! {

@@ -80,7 +80,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let more = (unnamed > 0).then(|| {
             format!(
                 "{} more layer{}",
-                crate::source::read::thousands(unnamed),
+                crate::input::read::thousands(unnamed),
                 if unnamed == 1 { "" } else { "s" }
             )
         });
@@ -94,7 +94,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             " retries (",
             &layer.policy.attempts_text(),
             " attempts) beneath ",
-            &crate::source::read::thousands(above),
+            &crate::input::read::thousands(above),
             " other retrying layer",
             if above == 1 { "" } else { "s" },
             ": ",

@@ -1,9 +1,9 @@
 use std::collections::HashMap;
 
-use crate::analysis::{Basis, LayerAttempts};
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, where_layer, worst_case_reach};
 use crate::lint::{Intent, LayerAt, Section};
+use crate::prediction::{Basis, LayerAttempts};
 use crate::topology::Layer;
 
 declare_rule! {

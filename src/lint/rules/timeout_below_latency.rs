@@ -1,7 +1,7 @@
 use crate::declare_rule;
+use crate::input::duration::format as dur;
 use crate::lint::rule::{Context, Diagnostic, call_layers, latency_default, where_layer};
 use crate::lint::{Intent, LayerAt, Section};
-use crate::source::duration::format as dur;
 
 declare_rule! {
     /// ## What it finds

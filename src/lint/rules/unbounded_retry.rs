@@ -1,6 +1,6 @@
-use crate::analysis::BoundBy;
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, layer_sites};
+use crate::prediction::BoundBy;
 
 /// A count above this bounds nothing a caller would wait for: it is
 /// "unlimited" written as a number (Kafka's `retries = 2147483647`).

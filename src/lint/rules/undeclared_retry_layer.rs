@@ -1,6 +1,6 @@
-use crate::analysis::attempts_allowed;
 use crate::declare_rule;
 use crate::lint::rule::{Context, Diagnostic, edge};
+use crate::prediction::attempts_allowed;
 use crate::topology::{Call, Counted, CounterKind, Layer, LayerKind, Observed};
 
 declare_rule! {

@@ -1,11 +1,11 @@
 use std::time::Duration;
 
-use crate::analysis::hang::{Hang, per_attempt};
 use crate::declare_rule;
+use crate::input::duration::format as dur;
 use crate::lint::hang_text::timeout_note;
 use crate::lint::rule::{Context, Diagnostic, LayerSite, layer_sites, where_layer};
 use crate::lint::{Intent, Section};
-use crate::source::duration::format as dur;
+use crate::prediction::hang::{Hang, per_attempt};
 
 declare_rule! {
     /// ## What it finds

@@ -305,15 +305,15 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
             notes.push(format!(
                 "{n} `{}` run(s) were cut at {}, well past the longest wait seen elsewhere, instead of the {} bound",
                 r.name,
-                crate::source::duration::format(cut),
-                crate::source::duration::format(cx.bound)
+                crate::input::duration::format(cut),
+                crate::input::duration::format(cx.bound)
             ));
         }
     }
     if killed > 0 {
         notes.push(format!(
             "{killed} run(s) outlived the time bound of {} and were killed: counts from them are lower bounds",
-            crate::source::duration::format(cx.bound)
+            crate::input::duration::format(cx.bound)
         ));
     }
     InferredPolicy {
@@ -921,7 +921,7 @@ fn retry_after(records: &[(Scenario, ScenarioRecord)], f: Option<&BackoffFit>) -
         let waited = format!(
             "waited {} ms after {status} with Retry-After {}",
             fmt_ms(w),
-            crate::source::duration::format(after)
+            crate::input::duration::format(after)
         );
         let verdict = if own.is_some_and(|o| o >= 0.8 * ra) {
             (
@@ -1002,7 +1002,7 @@ fn not_retried_after(
         .unwrap_or_default();
     format!(
         "{status} with Retry-After {} was not retried although a plain {status} is{when}: the client gives up rather than wait that long — a limit on the whole call (a timeout shared by the attempts, or a cap on Retry-After) shorter than the header, so whether it honours Retry-After is not seen",
-        crate::source::duration::format(after)
+        crate::input::duration::format(after)
     )
 }
 
@@ -1051,7 +1051,7 @@ fn timeout(records: &[(Scenario, ScenarioRecord)], bound: Duration) -> (Field<f6
                 confidence: Confidence::Medium,
                 evidence: format!(
                     "no per-attempt timeout within {}: every hanging attempt was held until the run was cut",
-                    crate::source::duration::format(bound)
+                    crate::input::duration::format(bound)
                 ),
             },
             true,

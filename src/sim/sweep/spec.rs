@@ -94,7 +94,7 @@ impl Spec {
                 return Err(err(format!("the range has no {which} end; {example}")));
             }
             let v = match variable {
-                Variable::For => crate::source::duration::parse(side)
+                Variable::For => crate::input::duration::parse(side)
                     .map(|d| d.as_secs_f64())
                     .map_err(|e| err(format!("{which} end `{side}`: {e}")))?,
                 _ => LoadSettings::parse_rate(side)
