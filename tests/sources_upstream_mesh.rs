@@ -529,6 +529,85 @@ fn linkerd_service_grpc_retry_is_inherited_by_its_grpc_route() {
     );
 }
 
+/// linkerd2's own `appProtocol` test Services (2.18's policy controller):
+/// `appProtocol: linkerd.io/opaque` makes every port opaque TCP, so the
+/// retry annotations of the HTTPRoute on it apply to nothing, said at the
+/// Service's name; `appProtocol: http` is HTTP/1, whose HTTPRoutes apply.
+/// Before, both calls took the route's 3 attempts.
+#[test]
+fn linkerd_routes_no_retry_on_an_opaque_service() {
+    let apps = "linkerd/appprotocol_application.yaml";
+    let routes = "linkerd/opaque-routes.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: svc-opaque, path: /a }, { to: svc-http1, path: /a }] }\n  svc-opaque: {}\n  svc-http1: {}\n",
+        &[apps, routes],
+    );
+    let opaque = call(&m.topology, "web", "svc-opaque");
+    assert_eq!(names(opaque), ["app"]);
+    let http1 = call(&m.topology, "web", "svc-http1");
+    assert_eq!(layer(http1, "linkerd").policy.max_attempts, 3);
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("opaque TCP"))
+        .collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{apps}:{}:3: note: Linkerd routes every port of Service `svc-opaque` as opaque TCP (port 8080: appProtocol `linkerd.io/opaque`): no retry or timeout of its annotations, routes or ServiceProfile applies to calls to it, so none is applied (Linkerd reads `appProtocol` so from 2.18; before, it detected the protocol and applied them)",
+            line_of(apps, "name: svc-opaque", 0)
+        )]
+    );
+}
+
+/// `config.linkerd.io/opaque-ports` on the Service (the proxy injector's
+/// own test Service): its one port is opaque in every Linkerd version, and
+/// the route's retries do not apply.
+#[test]
+fn linkerd_opaque_ports_annotation_turns_off_route_retries() {
+    let svc = "linkerd/service-with-opaque-ports.yaml";
+    let routes = "linkerd/opaque-routes.yaml";
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: svc.kube-public, path: /a }] }\n  svc.kube-public: {}\n",
+        &[svc, routes],
+    );
+    let c = call(&m.topology, "web", "svc.kube-public");
+    assert_eq!(names(c), ["app"]);
+    assert!(
+        m.notes.iter().any(|n| n.contains(
+            "Service `svc` as opaque TCP (port 8080: config.linkerd.io/opaque-ports: \"8080\")"
+        ) && !n.contains("2.18")),
+        "{:?}",
+        m.notes
+    );
+}
+
+/// The Service of `parent_retries_and_timeouts` with `appProtocol: http` on
+/// its ports: Linkerd 2.18 serves it as HTTP/1 only and sends no GRPCRoute,
+/// so the Service's `retry.linkerd.io/grpc` is not inherited (said at its
+/// line); the route's own request timeout is kept.
+#[test]
+fn linkerd_http1_service_takes_no_grpc_retry() {
+    let svc = "linkerd/parent-retries-grpc.http1.service.yaml";
+    let route = "linkerd/parent-retries-grpc.route.yaml";
+    let topo = "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: my-svc, protocol: grpc }] }\n  my-svc: {}\n";
+    let m = merged(topo, &[svc, route]);
+    let c = call(&m.topology, "web", "my-svc");
+    assert_eq!(names(c), ["app", "linkerd-timeout"]);
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("retry.linkerd.io/grpc"))
+        .collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{DATA}/{svc}:{}:5: note: every HTTP port of this Service is `appProtocol: http`, which Linkerd (2.18 and later) serves as HTTP/1 only, with no GRPCRoute: its retry.linkerd.io/grpc is not applied, and its HTTP retry annotations apply to its calls (a GRPCRoute's own annotations are kept as written: gRPC cannot run over HTTP/1 at all)",
+            line_of(svc, "retry.linkerd.io/grpc", 0)
+        )]
+    );
+}
+
 /// The booksapp tutorial's generated profile (one route made retryable, as
 /// the tutorial does for authors): `pathRegex` is matched, anchored, so
 /// `POST /authors` takes its own route (not retryable) and only `POST

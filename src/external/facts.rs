@@ -58,6 +58,9 @@ pub struct Facts {
     pub(crate) traffic_policies: Vec<TrafficPolicy>,
     pub(crate) kuma: Vec<super::kuma::Entry>,
     pub(crate) linkerd_services: Vec<super::linkerd::ServiceAnnotations>,
+    /// Kubernetes Services whose ports Linkerd does not route as plain
+    /// HTTP (`external::linkerd_ports`).
+    pub(crate) linkerd_routing: Vec<(HostRef, super::linkerd_ports::Routing)>,
     /// What became of every document `--from` reached, in order: the
     /// summary line and `--verbose` are made from it (see [`Account`]).
     pub accounts: Vec<DocAccount>,

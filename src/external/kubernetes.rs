@@ -7,7 +7,8 @@
 //! for a Service whose pods were not read (see `Workload::injected`). Calls
 //! to a meshed Service that no VirtualService route covers get Istio's
 //! default retry policy, located at the Service's name. Linkerd's
-//! `retry.linkerd.io/*` annotations on a Service are read too (`linkerd`).
+//! `retry.linkerd.io/*` annotations on a Service are read too (`linkerd`),
+//! and which of its ports Linkerd routes as HTTP (`linkerd_ports`).
 
 use super::Kind;
 use super::facts::*;
@@ -107,6 +108,10 @@ pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), Lo
                 at: cx.at(nk.pos),
             };
             super::linkerd::annotations(cx, meta, vec![host.clone()], Matcher::default(), facts)?;
+            let routing = super::linkerd_ports::routing(meta, path(root, &["spec", "ports"]));
+            if routing != super::linkerd_ports::Routing::Http {
+                facts.linkerd_routing.push((host.clone(), routing));
+            }
             match speaks_grpc(path(root, &["spec", "ports"])) {
                 Some(true) => facts.grpc_hosts.push(host.clone()),
                 Some(false) => {}

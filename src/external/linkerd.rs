@@ -20,6 +20,7 @@
 use std::time::Duration;
 
 use super::facts::*;
+use super::linkerd_ports::Routing;
 use super::node::{self, Cx, entry, get, path, str_at};
 use crate::input::Node;
 use crate::input::error::LoadError;
@@ -223,8 +224,20 @@ fn is_timeout(l: &LayerFact) -> bool {
 ///   gRPC side (its annotation route becomes HTTP-only, and a gRPC-only
 ///   one after it carries the gRPC layers). With none, a written
 ///   `retry.linkerd.io/grpc` is noted: Linkerd does not apply it.
+///
+/// A Service whose ports Linkerd routes as opaque TCP takes none of this,
+/// and one served as HTTP/1 only takes no gRPC side (its GRPCRoutes are
+/// still read as routes: gRPC cannot run over HTTP/1 anyway).
 pub(crate) fn finish(facts: &mut Facts) {
-    let services = std::mem::take(&mut facts.linkerd_services);
+    let routing = std::mem::take(&mut facts.linkerd_routing);
+    let routing_of = |hosts: &[HostRef]| -> Option<&Routing> {
+        routing
+            .iter()
+            .find(|(service, _)| !hosts.is_empty() && hosts.iter().all(|h| names(service, h)))
+            .map(|(_, r)| r)
+    };
+    let mut services = std::mem::take(&mut facts.linkerd_services);
+    services.retain(|s| !matches!(routing_of(&s.hosts), Some(Routing::Opaque(_))));
     let refs: Vec<(bool, Vec<HostRef>)> = facts
         .http_routes
         .iter()
@@ -237,10 +250,14 @@ pub(crate) fn finish(facts: &mut Facts) {
                 .iter()
                 .any(|p| s.hosts.iter().any(|h| same_service(h, p)))
         };
+        let http1 = matches!(routing_of(&s.hosts), Some(Routing::Http1Only));
         for r in facts.routes.iter_mut().filter(|r| r.source == ANNOTATIONS) {
             let Some((grpc, _)) = refs.iter().find(|(_, h)| *h == r.hosts) else {
                 continue;
             };
+            if *grpc && http1 {
+                continue;
+            }
             if !parent(&r.hosts) {
                 continue;
             }
@@ -255,9 +272,16 @@ pub(crate) fn finish(facts: &mut Facts) {
                 r.layers.splice(0..0, outer);
             }
         }
-        let routed = refs.iter().any(|(grpc, h)| *grpc && parent(h));
+        let routed = !http1 && refs.iter().any(|(grpc, h)| *grpc && parent(h));
         if !routed {
-            if let Some(at) = s.key {
+            if let Some(at) = s.key
+                && http1
+            {
+                facts.note(
+                    Some(at),
+                    "every HTTP port of this Service is `appProtocol: http`, which Linkerd (2.18 and later) serves as HTTP/1 only, with no GRPCRoute: its retry.linkerd.io/grpc is not applied, and its HTTP retry annotations apply to its calls (a GRPCRoute's own annotations are kept as written: gRPC cannot run over HTTP/1 at all)",
+                );
+            } else if let Some(at) = s.key {
                 facts.note(
                     Some(at),
                     "a Service's retry.linkerd.io/grpc applies to the GRPCRoutes attached to it (Linkerd serves its traffic as gRPC only then); none is among the sources, so it is not applied, and its HTTP retry annotations apply to its calls (on gRPC ones they retry timeouts only: the HTTP retry reads no gRPC status)",
@@ -282,6 +306,52 @@ pub(crate) fn finish(facts: &mut Facts) {
                 },
                 layers: s.grpc,
             });
+        }
+    }
+    ports_apply(facts, &routing);
+}
+
+/// Whether `h` names the Kubernetes Service `service` (a short name in its
+/// namespace, or any qualified form: `db.prod.svc.cluster.local`).
+fn names(service: &HostRef, h: &HostRef) -> bool {
+    let split = super::hosts::split(&h.host);
+    let ns = |n: Option<&str>| n.unwrap_or("default").to_owned();
+    split.name == service.host
+        && ns(split.namespace.or(h.namespace.as_deref())) == ns(service.namespace.as_deref())
+}
+
+/// Empties the Linkerd routes of Services it routes as opaque TCP: every
+/// annotation route (HTTPRoute, GRPCRoute, the Service's own) and, when no
+/// port is opaque by its `appProtocol`, every ServiceProfile route (the
+/// destination controller's reading of `appProtocol` was not checked). An emptied route still matches first, as in the proxy:
+/// the call takes no Linkerd layer. Said once per Service, at its name.
+fn ports_apply(facts: &mut Facts, routing: &[(HostRef, Routing)]) {
+    for (service, how) in routing {
+        let Routing::Opaque(o) = how else {
+            continue;
+        };
+        let mut emptied = false;
+        for r in facts.routes.iter_mut() {
+            let linkerd = r.source == ANNOTATIONS || (r.source == "linkerd" && !o.by_app_protocol);
+            if linkerd && !r.layers.is_empty() && r.hosts.iter().all(|h| names(service, h)) {
+                r.layers.clear();
+                emptied = true;
+            }
+        }
+        if emptied {
+            facts.note(
+                Some(service.at),
+                format!(
+                    "Linkerd routes every port of Service `{}` as opaque TCP ({}): no retry or timeout of its annotations, routes or ServiceProfile applies to calls to it, so none is applied{}",
+                    service.host,
+                    o.explain(),
+                    if o.by_app_protocol {
+                        " (Linkerd reads `appProtocol` so from 2.18; before, it detected the protocol and applied them)"
+                    } else {
+                        ""
+                    }
+                ),
+            );
         }
     }
 }

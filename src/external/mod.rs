@@ -26,6 +26,7 @@ pub mod istio;
 pub mod kubernetes;
 pub mod kuma;
 pub mod linkerd;
+pub mod linkerd_ports;
 pub mod mesh;
 pub mod metrics;
 pub mod node;
