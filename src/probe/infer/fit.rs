@@ -245,7 +245,15 @@ pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
     }
     // urllib3 and requests send the first retry at once and back off from
     // the second on: the schedule is fitted where it acts.
-    let skip = usize::from(at_once[0] && at_once[1..].iter().all(|&a| !a));
+    // One slow wake-up on a loaded machine must not hide a first retry sent
+    // at once: it still is when its median is, and even its slowest wait is
+    // under a tenth of the second retry's quickest (a jittered first wait
+    // overlaps the second's range instead).
+    let first_at_once = at_once[0]
+        || (stats.len() > 1
+            && stats[0].median_ms <= at_once_ms
+            && stats[0].max_ms < 0.1 * stats[1].min_ms);
+    let skip = usize::from(first_at_once && at_once[1..].iter().all(|&a| !a));
     let tail = &stats[skip..];
     let jitter = classify_jitter(tail, floor_ms);
     let mut nominal: Vec<f64> = vec![0.0; skip];
@@ -259,10 +267,18 @@ pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
     let schedule = fit_schedule(&nominal[skip..], skip + 1, jitter.jitter != Jitter::None);
     let mut kind_evidence = format!("{evidence}; {}", schedule.why);
     if skip == 1 {
-        kind_evidence += &format!(
-            "; the first retry follows at once (within {} ms), the schedule acts from retry 2",
-            fmt_ms(at_once_ms)
-        );
+        kind_evidence += &if at_once[0] {
+            format!(
+                "; the first retry follows at once (within {} ms), the schedule acts from retry 2",
+                fmt_ms(at_once_ms)
+            )
+        } else {
+            format!(
+                "; the first retry follows at once (median within {} ms; its slowest, {} ms, under a tenth of retry 2's quickest), the schedule acts from retry 2",
+                fmt_ms(at_once_ms),
+                fmt_ms(stats[0].max_ms)
+            )
+        };
     }
     let growing = matches!(
         schedule.kind,
@@ -920,6 +936,41 @@ mod tests {
         assert!((f.base_ms - 100.0).abs() < 1.0, "{f:?}");
         assert_eq!(f.multiplier, Some(2.0));
         assert_eq!(f.cap_ms, Some(300.0));
+    }
+
+    /// urllib3 `backoff_factor=0.2` as the real-time smoke test saw it on a
+    /// loaded CI machine: one first wait woke 32 ms late. The first retry is
+    /// still at once, and the schedule is 400 ms ×2 from retry 2.
+    #[test]
+    fn one_late_wake_up_does_not_hide_a_first_retry_at_once() {
+        let f = super::fit(
+            &[
+                vec![0.68, 4.66, 31.97],
+                vec![401.58, 403.13, 404.23],
+                vec![801.33, 801.65, 801.67],
+            ],
+            0.0,
+        )
+        .unwrap();
+        assert!(f.first_retry_immediate, "{f:?}");
+        assert_eq!(f.kind, BackoffKind::Exponential);
+        assert!(
+            (f.base_ms * f.multiplier.unwrap() - 400.0).abs() < 40.0,
+            "{f:?}"
+        );
+        assert!(
+            f.kind_evidence.contains("its slowest, 32.0 ms"),
+            "{}",
+            f.kind_evidence
+        );
+    }
+
+    /// A jittered first wait whose range reaches the second's is not at
+    /// once, even when its median is small.
+    #[test]
+    fn a_jittered_first_wait_is_not_taken_for_at_once() {
+        let f = super::fit(&[vec![1.0, 3.0, 60.0], vec![10.0, 150.0, 190.0]], 0.0).unwrap();
+        assert!(!f.first_retry_immediate, "{f:?}");
     }
 
     #[test]
