@@ -323,8 +323,9 @@ fn names(service: &HostRef, h: &HostRef) -> bool {
 /// Empties the Linkerd routes of Services it routes as opaque TCP: every
 /// annotation route (HTTPRoute, GRPCRoute, the Service's own) and, when no
 /// port is opaque by its `appProtocol`, every ServiceProfile route (the
-/// destination controller's reading of `appProtocol` was not checked). An emptied route still matches first, as in the proxy:
-/// the call takes no Linkerd layer. Said once per Service, at its name.
+/// destination controller's reading of `appProtocol` was not checked).
+/// An emptied route still matches first, as in the proxy: the call takes
+/// no Linkerd layer. Said once per Service, at its name.
 fn ports_apply(facts: &mut Facts, routing: &[(HostRef, Routing)]) {
     for (service, how) in routing {
         let Routing::Opaque(o) = how else {
