@@ -1544,7 +1544,8 @@ fn a_trace_of_a_sixty_thousand_service_chain_is_written_in_linear_time() {
 /// port named `grpc`) is written `protocol: grpc` by `import`, so `check` of
 /// the written file reads the call as the sources did: the same findings
 /// and figures, and the call is gRPC again. Kuma's default MeshRetry makes
-/// the protocol matter (its `grpc` section, not its `http` one, on it).
+/// the protocol matter (its `grpc` section, not its `http` one, on it; the
+/// port given `appProtocol: grpc`, which Kuma needs).
 /// Before, the written call read as HTTP.
 #[test]
 fn import_writes_the_grpc_protocol_it_read() {
@@ -1553,9 +1554,19 @@ fn import_writes_the_grpc_protocol_it_read() {
         "version: 1\nentry: web\nservices:\n  web: { calls: [voting-svc] }\n  voting-svc: {}\n",
     );
     let topo = topo.to_str().unwrap();
-    let svc = format!("{DATA}/kubernetes-grpc/emojivoto-voting.yml");
+    // Kuma reads no port names: its `grpc` needs `appProtocol` (without
+    // it, Kuma's default `tcp` takes no MeshRetry section at all).
+    let voting =
+        std::fs::read_to_string(format!("{DATA}/kubernetes-grpc/emojivoto-voting.yml")).unwrap();
+    let tagged = voting.replace(
+        "  - name: grpc\n    port: 8080\n",
+        "  - name: grpc\n    appProtocol: grpc\n    port: 8080\n",
+    );
+    assert_ne!(tagged, voting);
+    let svc = temp_file("emojivoto-voting-appprotocol.yml", &tagged);
+    let svc = svc.to_str().unwrap();
     let kuma = format!("{DATA}/kuma/mesh-retry-all-default.yaml");
-    let args = [topo, "--from", &svc, "--from", &kuma];
+    let args = [topo, "--from", svc, "--from", &kuma];
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("imported-grpc.yaml");
     let mut import = vec!["import", "-o", out.to_str().unwrap()];
     import.extend_from_slice(&args);

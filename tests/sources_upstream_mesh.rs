@@ -1080,3 +1080,164 @@ fn routes_told_apart_by_hostnames_are_said_so() {
         "the precise hostname's route first"
     );
 }
+
+/// Kuma's pod converter tags each inbound with the protocol of the Service
+/// port in front of it (`ProtocolTagFor`); `kuma_ports` reads the same
+/// Services to the same tags as Kuma's own goldens: `appProtocol: http`,
+/// nothing (`tcp`), an `appProtocol` Kuma does not know (`MONGO`: `tcp`),
+/// and an annotation it does not know either (`mongo`, kept).
+#[test]
+fn kuma_port_protocols_match_kumas_pod_converter_goldens() {
+    use retrylint::input::yaml::parse;
+    let docs = |file: &str| -> Vec<retrylint::input::Node> {
+        let text = std::fs::read_to_string(format!("{DATA}/kuma/pod-converter/{file}")).unwrap();
+        text.split("\n---\n")
+            .map(|d| d.trim_start_matches("---\n"))
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| parse(d).unwrap())
+            .collect()
+    };
+    let get = |n: &retrylint::input::Node, keys: &[&str]| -> Option<String> {
+        let mut n = n.clone();
+        for k in keys {
+            n = retrylint::external::node::get(&n, k)?.clone();
+        }
+        match n.value {
+            retrylint::input::Value::Int(i) => Some(i.to_string()),
+            _ => retrylint::external::node::str_at(&n).map(str::to_owned),
+        }
+    };
+    for (case, want) in [("01", 4), ("12", 3)] {
+        let dataplane = &docs(&format!("{case}.dataplane.yaml"))[0];
+        let inbound =
+            retrylint::external::node::path(dataplane, &["spec", "networking", "inbound"]).unwrap();
+        let mut compared = 0;
+        for svc in docs(&format!("{case}.services-for-pod.yaml")) {
+            let meta = retrylint::external::node::get(&svc, "metadata").unwrap();
+            let ports = retrylint::external::node::path(&svc, &["spec", "ports"]);
+            let got = external::kuma_ports::ports(meta, ports);
+            for (p, port) in got
+                .iter()
+                .zip(retrylint::external::node::items(ports.unwrap()))
+            {
+                let target = get(port, &["targetPort"]).unwrap();
+                let Some(i) = retrylint::external::node::items(inbound).iter().find(|i| {
+                    get(i, &["port"]).as_ref() == Some(&target)
+                        || get(i, &["name"]).as_ref() == Some(&target)
+                }) else {
+                    continue;
+                };
+                assert_eq!(
+                    p.protocol.tag(),
+                    get(i, &["protocol"]).unwrap(),
+                    "{case}: port {} ({})",
+                    p.port,
+                    p.why
+                );
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, want, "{case}: inbounds compared");
+    }
+}
+
+/// Kuma's counter demo (its Services `appProtocol: http`) under the
+/// default MeshRetry: Kuma tags `kv` `http`, so its `http` section applies
+/// to demo-app's call — even one the topology marks gRPC. With the
+/// `appProtocol` cut, Kuma's default is `tcp`: no MeshRetry section
+/// applies, said at `kv`; with `http2`, MeshRetry configures no retry.
+/// Before, the `http` section was applied whatever the Service said.
+#[test]
+fn kuma_takes_the_section_of_the_protocol_it_gives_the_service() {
+    let demo =
+        std::fs::read_to_string(format!("{DATA}/kuma/counter-demo-000-with-kuma.yaml")).unwrap();
+    let retry = PathBuf::from(format!("{DATA}/kuma/mesh-retry-all-default.yaml"));
+    let topo = temp_file(
+        "kuma-counter-topology.yaml",
+        "version: 1\nentry: demo-app\nservices:\n  demo-app:\n    calls:\n    - { to: kv, protocol: grpc }\n  kv: {}\n",
+    );
+    let load = |name: &str, text: &str| {
+        let demo = temp_file(name, text);
+        topology::load_with_sources(
+            Some(&topo),
+            &[demo.clone(), retry.clone()],
+            Options::default(),
+            &Presets::embedded(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    // kv's Service: its ServiceAccount comes first, its Deployment after.
+    let kv_line = demo
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| *l == "  name: kv")
+        .nth(1)
+        .expect("kv's Service")
+        .0
+        + 1;
+    let m = load("counter-demo.yaml", &demo);
+    let l = layer(call(&m.topology, "demo-app", "kv"), "kuma");
+    assert_eq!(l.policy.max_attempts, 6);
+    assert_eq!(
+        l.policy.retry_on.0,
+        conditions("502, 503, 504, timeout, connect"),
+        "the http section's conditions"
+    );
+    assert!(
+        !m.notes.iter().any(|n| n.contains("Kuma tags")),
+        "{:#?}",
+        m.notes
+    );
+
+    // The fourth `appProtocol: http` is kv's (after demo-app,
+    // demo-app-v1 and demo-app-v2).
+    let nth = |text: &str, n: usize, to: &str| {
+        let at = text
+            .match_indices("  - appProtocol: http\n    ")
+            .nth(n)
+            .unwrap()
+            .0;
+        format!(
+            "{}{}{}",
+            &text[..at],
+            to,
+            &text[at + "  - appProtocol: http\n    ".len()..]
+        )
+    };
+    let cut = nth(&demo, 3, "  - ");
+    assert!(cut.contains("  - port: 5050"));
+    let m = load("counter-demo-tcp.yaml", &cut);
+    let c = call(&m.topology, "demo-app", "kv");
+    assert_eq!(names(c), ["app"], "no Kuma layer on a TCP destination");
+    let said: Vec<&String> = m.notes.iter().filter(|n| n.contains("Kuma tags")).collect();
+    assert_eq!(said.len(), 1, "{:#?}", m.notes);
+    assert!(
+        said[0].starts_with(&format!(
+            "{}:{kv_line}:3: note: Kuma tags `kv` `tcp` (port 5050 `tcp`: no appProtocol and no 5050.service.kuma.io/protocol: Kuma's default)",
+            temp_file("counter-demo-tcp.yaml", &cut).display()
+        )),
+        "{}",
+        said[0]
+    );
+
+    let grpc = nth(&demo, 3, "  - appProtocol: grpc\n    ");
+    let m = load("counter-demo-grpc.yaml", &grpc);
+    assert_eq!(
+        layer(call(&m.topology, "demo-app", "kv"), "kuma")
+            .policy
+            .retry_on
+            .0,
+        conditions("reset, connect, 502, 503, 504, timeout, 429"),
+        "the grpc section's conditions"
+    );
+
+    let h2 = nth(&demo, 3, "  - appProtocol: http2\n    ");
+    let m = load("counter-demo-http2.yaml", &h2);
+    assert_eq!(names(call(&m.topology, "demo-app", "kv")), ["app"]);
+    assert!(
+        m.notes.iter().any(|n| n.contains("Kuma tags `kv` `http2`")
+            && n.contains("`http` and `grpc` destinations only")),
+        "{:#?}",
+        m.notes
+    );
+}

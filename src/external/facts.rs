@@ -61,6 +61,9 @@ pub struct Facts {
     /// Kubernetes Services whose ports Linkerd does not route as plain
     /// HTTP (`external::linkerd_ports`).
     pub(crate) linkerd_routing: Vec<(HostRef, super::linkerd_ports::Routing)>,
+    /// Kubernetes Services and the protocol Kuma gives their ports
+    /// (`external::kuma_ports`).
+    pub(crate) kuma_protocols: Vec<(HostRef, super::kuma_ports::ServiceProtocol)>,
     /// What became of every document `--from` reached, in order: the
     /// summary line and `--verbose` are made from it (see [`Account`]).
     pub accounts: Vec<DocAccount>,

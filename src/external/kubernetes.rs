@@ -8,7 +8,8 @@
 //! to a meshed Service that no VirtualService route covers get Istio's
 //! default retry policy, located at the Service's name. Linkerd's
 //! `retry.linkerd.io/*` annotations on a Service are read too (`linkerd`),
-//! and which of its ports Linkerd routes as HTTP (`linkerd_ports`).
+//! and which of its ports Linkerd routes as HTTP (`linkerd_ports`) and which
+//! protocol Kuma gives them (`kuma_ports`).
 
 use super::Kind;
 use super::facts::*;
@@ -111,6 +112,10 @@ pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), Lo
             let routing = super::linkerd_ports::routing(meta, path(root, &["spec", "ports"]));
             if routing != super::linkerd_ports::Routing::Http {
                 facts.linkerd_routing.push((host.clone(), routing));
+            }
+            let kuma = super::kuma_ports::ports(meta, path(root, &["spec", "ports"]));
+            if let Some(protocol) = super::kuma_ports::service(kuma) {
+                facts.kuma_protocols.push((host.clone(), protocol));
             }
             match speaks_grpc(path(root, &["spec", "ports"])) {
                 Some(true) => facts.grpc_hosts.push(host.clone()),

@@ -13,7 +13,9 @@
 //!   callers.
 //! - `default.http` on HTTP calls, `default.grpc` on gRPC calls (Kuma's
 //!   `GetRouteRetryConfig` takes the section of the route's protocol alone;
-//!   `tcp` is noted). `grpc` reads as `http` does, with gRPC conditions
+//!   `tcp` is noted). When the destination's Kubernetes Service is read,
+//!   the protocol Kuma gives its ports decides instead (`kuma_ports`):
+//!   `http` or `grpc` that section, `http2` no retry, TCP nothing. `grpc` reads as `http` does, with gRPC conditions
 //!   (`grpc_retry_on`) and Kuma's `GrpcRetryOnDefault`. `numRetries` counts RETRIES (Envoy's `num_retries`; absent, 1;
 //!   `0` is no retry policy); `perTryTimeout` is each attempt's timeout;
 //!   `backOff` is Envoy's `retry_back_off` (`baseInterval` default 25 ms,
@@ -43,6 +45,7 @@
 use std::time::Duration;
 
 use super::facts::*;
+use super::kuma_ports::{PortProtocol, Protocol, ServiceProtocol};
 use super::node::{self, Cx, entry, get, str_at};
 use crate::input::error::LoadError;
 use crate::input::{Node, Pos};
@@ -500,69 +503,108 @@ pub(crate) fn finish(facts: &mut Facts) {
     }
     let mut applied = vec![false; breakers.len()];
     let group = facts.read_kinds.len();
-    for e in services.iter().chain(mesh_seen.then_some(&mesh)) {
-        let breaker = breakers
+    let breaker_of = |e: &Entry| {
+        breakers
             .iter()
             .position(|(h, _, _)| h.is_some() && same_host(h, &e.host))
-            .or_else(|| breakers.iter().position(|(h, _, _)| h.is_none()));
+            .or_else(|| breakers.iter().position(|(h, _, _)| h.is_none()))
+    };
+    // The Services whose ports say their protocol come first: Kuma takes
+    // the section of that protocol, whatever the call says.
+    for (host, protocol) in std::mem::take(&mut facts.kuma_protocols) {
+        let named = |s: &&Entry| s.host.as_ref().is_some_and(|h| h.host == host.host);
+        let Some(e) = services
+            .iter()
+            .filter(named)
+            .find(|s| {
+                s.host
+                    .as_ref()
+                    .is_some_and(|h| h.namespace == host.namespace)
+            })
+            .or_else(|| services.iter().find(named))
+            .or(mesh_seen.then_some(&mesh))
+        else {
+            continue;
+        };
+        let breaker = breaker_of(e).map(|i| (i, breakers[i].1, breakers[i].2));
+        let hosts = vec![host.clone()];
+        let section = match &protocol {
+            ServiceProtocol::Mixed(ports) => {
+                facts.note(
+                    Some(host.at),
+                    format!(
+                        "Kuma gives the ports of `{}` different protocols ({}): the MeshRetry section of each call's own protocol is applied",
+                        host.host,
+                        explain(ports)
+                    ),
+                );
+                continue;
+            }
+            ServiceProtocol::Http(p) => match p.protocol {
+                Protocol::Http => Some(false),
+                Protocol::Grpc => Some(true),
+                _ => {
+                    if e.http.section.is_some() || e.grpc.section.is_some() {
+                        facts.note(
+                            Some(host.at),
+                            format!(
+                                "Kuma tags `{}` `http2` ({}): MeshRetry configures retries for `http` and `grpc` destinations only, so none applies to its calls",
+                                host.host,
+                                explain(std::slice::from_ref(p))
+                            ),
+                        );
+                    }
+                    None
+                }
+            },
+            ServiceProtocol::Tcp(p) => {
+                if e.http.section.is_some()
+                    || e.grpc.section.is_some()
+                    || e.request_timeout.is_some()
+                {
+                    facts.note(
+                        Some(host.at),
+                        format!(
+                            "Kuma tags `{}` `{}` ({}): its calls are TCP to Kuma, where no MeshRetry `http`/`grpc` section and no MeshTimeout `requestTimeout` applies; give the port `appProtocol: http` (or `grpc`) if it serves HTTP",
+                            host.host,
+                            p.protocol.tag(),
+                            explain(std::slice::from_ref(p))
+                        ),
+                    );
+                }
+                facts.routes.push(RouteFact {
+                    source: LAYER,
+                    group,
+                    hosts,
+                    matcher: Matcher::default(),
+                    layers: Vec::new(),
+                });
+                continue;
+            }
+        };
+        let done = match section {
+            Some(grpc) => push_routes(facts, group, hosts, e, grpc, None, breaker),
+            // http2: the timeout alone.
+            None => {
+                let mut e = e.clone();
+                e.http = Retry::default();
+                push_routes(facts, group, hosts, &e, false, None, breaker)
+            }
+        };
+        if let Some(i) = done {
+            applied[i] = true;
+        }
+    }
+    for e in services.iter().chain(mesh_seen.then_some(&mesh)) {
+        let breaker = breaker_of(e).map(|i| (i, breakers[i].1, breakers[i].2));
         let hosts: Vec<HostRef> = e.host.iter().cloned().collect();
         // A route per protocol: Kuma takes the section of the call's own
         // protocol, and the other's does not apply to it.
         for grpc in [true, false] {
-            let conf = if grpc { &e.grpc } else { &e.http };
-            let mut layers: Vec<LayerFact> = timeout_layer(e)
-                .into_iter()
-                .chain(retry_layer(e, conf, grpc))
-                .collect();
-            if let Some(i) = breaker {
-                let (_, n, at) = breakers[i];
-                applied[i] |= bound(&mut layers, n, at);
+            if let Some(i) = push_routes(facts, group, hosts.clone(), e, grpc, Some(grpc), breaker)
+            {
+                applied[i] = true;
             }
-            let methods: &[String] = conf.retry_on.as_ref().map_or(&[], |r| &r.1);
-            let only = Matcher {
-                any: Vec::new(),
-                grpc: Some(grpc),
-            };
-            if methods.is_empty() {
-                facts.routes.push(RouteFact {
-                    source: LAYER,
-                    group,
-                    hosts: hosts.clone(),
-                    matcher: only,
-                    layers,
-                });
-                continue;
-            }
-            // Methods not listed are not retried, but the timeouts still
-            // apply to them: a route of the timeouts alone after this one.
-            let timeouts: Vec<LayerFact> = layers
-                .iter()
-                .filter(|l| l.name == TIMEOUT)
-                .cloned()
-                .collect();
-            facts.routes.push(RouteFact {
-                source: LAYER,
-                group,
-                hosts: hosts.clone(),
-                matcher: Matcher {
-                    any: methods
-                        .iter()
-                        .map(|m| MatchRule {
-                            method: Some(StrMatch::Exact(m.clone())),
-                            path: None,
-                        })
-                        .collect(),
-                    grpc: Some(grpc),
-                },
-                layers,
-            });
-            facts.routes.push(RouteFact {
-                source: LAYER,
-                group,
-                hosts: hosts.clone(),
-                matcher: only,
-                layers: timeouts,
-            });
         }
     }
     for ((host, n, at), applied) in breakers.iter().zip(applied) {
@@ -577,6 +619,81 @@ pub(crate) fn finish(facts: &mut Facts) {
             );
         }
     }
+}
+
+/// The routes of one entry's section (`grpc`: the gRPC one) to `hosts`,
+/// on the calls `grpc_match` says (`None`: every call); the breaker whose
+/// budget it took, if any.
+fn push_routes(
+    facts: &mut Facts,
+    group: usize,
+    hosts: Vec<HostRef>,
+    e: &Entry,
+    grpc: bool,
+    grpc_match: Option<bool>,
+    breaker: Option<(usize, u32, At)>,
+) -> Option<usize> {
+    let conf = if grpc { &e.grpc } else { &e.http };
+    let mut layers: Vec<LayerFact> = timeout_layer(e)
+        .into_iter()
+        .chain(retry_layer(e, conf, grpc))
+        .collect();
+    let applied = breaker.and_then(|(i, n, at)| bound(&mut layers, n, at).then_some(i));
+    let methods: &[String] = conf.retry_on.as_ref().map_or(&[], |r| &r.1);
+    let only = Matcher {
+        any: Vec::new(),
+        grpc: grpc_match,
+    };
+    if methods.is_empty() {
+        facts.routes.push(RouteFact {
+            source: LAYER,
+            group,
+            hosts,
+            matcher: only,
+            layers,
+        });
+        return applied;
+    }
+    // Methods not listed are not retried, but the timeouts still apply to
+    // them: a route of the timeouts alone after this one.
+    let timeouts: Vec<LayerFact> = layers
+        .iter()
+        .filter(|l| l.name == TIMEOUT)
+        .cloned()
+        .collect();
+    facts.routes.push(RouteFact {
+        source: LAYER,
+        group,
+        hosts: hosts.clone(),
+        matcher: Matcher {
+            any: methods
+                .iter()
+                .map(|m| MatchRule {
+                    method: Some(StrMatch::Exact(m.clone())),
+                    path: None,
+                })
+                .collect(),
+            grpc: grpc_match,
+        },
+        layers,
+    });
+    facts.routes.push(RouteFact {
+        source: LAYER,
+        group,
+        hosts,
+        matcher: only,
+        layers: timeouts,
+    });
+    applied
+}
+
+/// Ports and how Kuma read each, for a note.
+fn explain(ports: &[PortProtocol]) -> String {
+    ports
+        .iter()
+        .map(|p| format!("port {} `{}`: {}", p.port, p.protocol.tag(), p.why))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Puts a breaker's `maxRetries` on the MeshRetry layer as a concurrency

@@ -25,6 +25,7 @@ pub mod http_retry_on_grpc;
 pub mod istio;
 pub mod kubernetes;
 pub mod kuma;
+pub mod kuma_ports;
 pub mod linkerd;
 pub mod linkerd_ports;
 pub mod mesh;
