@@ -560,6 +560,44 @@ fn linkerd_routes_no_retry_on_an_opaque_service() {
     );
 }
 
+/// The booksapp tutorial's profile for a `webapp` Service whose port is
+/// `appProtocol: linkerd.io/opaque` (as linkerd2's own `svc-opaque`): the
+/// destination controller does not read `appProtocol`, but the 2.18 sidecar
+/// takes the policy controller's opaque protocol, and its opaque stack
+/// builds no profile route, so the retryable route's retries do not apply.
+/// Before, the profile's routes were kept on such a Service.
+#[test]
+fn linkerd_service_profile_routes_do_not_apply_to_an_opaque_app_protocol() {
+    let profile = "linkerd/webapp-booksapp-profile.yaml";
+    let apps =
+        std::fs::read_to_string(format!("{DATA}/linkerd/appprotocol_application.yaml")).unwrap();
+    let opaque = apps
+        .split("\n---\n")
+        .find(|d| d.contains("kind: Service\n") && d.contains("name: svc-opaque"))
+        .expect("linkerd2's svc-opaque Service")
+        .replace("name: svc-opaque", "name: webapp\n  namespace: booksapp");
+    let svc = temp_file("webapp-opaque-service.yaml", &opaque);
+    let topo = temp_file(
+        "webapp-opaque-topology.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: webapp, method: POST, path: /authors/7/delete }] }\n  webapp: {}\n",
+    );
+    let m = topology::load_with_sources(
+        Some(&topo),
+        &[svc, PathBuf::from(format!("{DATA}/{profile}"))],
+        Options::default(),
+        &Presets::embedded(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(names(call(&m.topology, "web", "webapp")), ["app"]);
+    assert!(
+        m.notes.iter().any(|n| n.contains(
+            "Service `webapp` as opaque TCP (port 8080: appProtocol `linkerd.io/opaque`)"
+        )),
+        "{:#?}",
+        m.notes
+    );
+}
+
 /// `config.linkerd.io/opaque-ports` on the Service (the proxy injector's
 /// own test Service): its one port is opaque in every Linkerd version, and
 /// the route's retries do not apply.

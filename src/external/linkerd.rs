@@ -202,11 +202,6 @@ pub struct ServiceAnnotations {
     group: usize,
 }
 
-fn same_service(a: &HostRef, b: &HostRef) -> bool {
-    let ns = |h: &HostRef| h.namespace.clone().unwrap_or_else(|| "default".into());
-    a.host == b.host && ns(a) == ns(b)
-}
-
 fn is_timeout(l: &LayerFact) -> bool {
     l.name == TIMEOUT || l.name == RESPONSE_TIMEOUT
 }
@@ -245,11 +240,7 @@ pub(crate) fn finish(facts: &mut Facts) {
         .map(|r| (r.kind == "GRPCRoute", r.services.clone()))
         .collect();
     for s in services {
-        let parent = |hosts: &[HostRef]| {
-            hosts
-                .iter()
-                .any(|p| s.hosts.iter().any(|h| same_service(h, p)))
-        };
+        let parent = |hosts: &[HostRef]| hosts.iter().any(|p| s.hosts.iter().any(|h| names(h, p)));
         let http1 = matches!(routing_of(&s.hosts), Some(Routing::Http1Only));
         for r in facts.routes.iter_mut().filter(|r| r.source == ANNOTATIONS) {
             let Some((grpc, _)) = refs.iter().find(|(_, h)| *h == r.hosts) else {
@@ -321,9 +312,13 @@ fn names(service: &HostRef, h: &HostRef) -> bool {
 }
 
 /// Empties the Linkerd routes of Services it routes as opaque TCP: every
-/// annotation route (HTTPRoute, GRPCRoute, the Service's own) and, when no
-/// port is opaque by its `appProtocol`, every ServiceProfile route (the
-/// destination controller's reading of `appProtocol` was not checked).
+/// annotation route (HTTPRoute, GRPCRoute, the Service's own) and every
+/// ServiceProfile route. A port opaque by its `appProtocol` alone is opaque
+/// to the proxy although the destination controller does not read
+/// `appProtocol` (linkerd2 2.18 `opaque_ports_watcher.go`): the sidecar
+/// takes the policy's Opaque protocol (linkerd2-proxy v2.294.0
+/// `outbound/src/sidecar.rs` `Param<Protocol>`), and its opaque stack uses
+/// a profile's `dstOverrides` alone, never its routes (`opaq.rs`).
 /// An emptied route still matches first, as in the proxy: the call takes
 /// no Linkerd layer. Said once per Service, at its name.
 fn ports_apply(facts: &mut Facts, routing: &[(HostRef, Routing)]) {
@@ -333,7 +328,7 @@ fn ports_apply(facts: &mut Facts, routing: &[(HostRef, Routing)]) {
         };
         let mut emptied = false;
         for r in facts.routes.iter_mut() {
-            let linkerd = r.source == ANNOTATIONS || (r.source == "linkerd" && !o.by_app_protocol);
+            let linkerd = r.source == ANNOTATIONS || r.source == "linkerd";
             if linkerd && !r.layers.is_empty() && r.hosts.iter().all(|h| names(service, h)) {
                 r.layers.clear();
                 emptied = true;
