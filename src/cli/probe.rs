@@ -62,6 +62,7 @@ pub struct ProbeArgs {
     command: Vec<String>,
 }
 
+/// How a probe is printed (the CLI's names for `formats::ProbeFormat`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum Format {
     /// Scenarios, the measured policy with evidence, YAML, preset, findings.
@@ -70,6 +71,16 @@ pub enum Format {
     Markdown,
     /// One JSON object with every arrival.
     Json,
+}
+
+impl From<Format> for formats::ProbeFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => Self::Table,
+            Format::Markdown => Self::Markdown,
+            Format::Json => Self::Json,
+        }
+    }
 }
 
 pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
@@ -151,11 +162,10 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
             Err(e) => return Err(Failure::Usage(e.to_string())),
         }
     };
-    emit(&match args.format.unwrap_or(Format::Table) {
-        Format::Table => formats::probe::table::render(&r),
-        Format::Markdown => formats::probe::markdown::render(&r),
-        Format::Json => formats::probe::json::render(&r),
-    });
+    emit(&formats::render_probe(
+        args.format.unwrap_or(Format::Table).into(),
+        &r,
+    ));
     Ok(if r.failed() {
         Outcome::Failed
     } else {

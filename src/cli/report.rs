@@ -11,7 +11,7 @@ use super::outcome::{Failure, Outcome, emit, load_error, presets};
 use super::run_args::{EntryFlag, LoadArgs};
 use super::values::whole;
 use retrylint::faults;
-use retrylint::formats::review::{comments as review_comments, html, markdown as review_markdown};
+use retrylint::formats::{self, review::comments as review_comments};
 use retrylint::review::{self, Other, Settings};
 use retrylint::run::LoadSettings;
 use retrylint::topology;
@@ -83,6 +83,7 @@ pub struct ReportArgs {
     sources: super::sources::SourceArgs,
 }
 
+/// How the review is printed (the CLI's names for `formats::ReviewFormat`).
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// One self-contained page: graph, findings, figures, the storm in time.
@@ -90,6 +91,15 @@ pub enum Format {
     /// A PR comment: verdict, before/after table, mermaid graph (and
     /// suggestions, with --base).
     Markdown,
+}
+
+impl From<Format> for formats::ReviewFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Html => Self::Html,
+            Format::Markdown => Self::Markdown,
+        }
+    }
 }
 
 pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
@@ -243,10 +253,7 @@ pub fn report(mut args: ReportArgs) -> Result<Outcome, Failure> {
     if let (Some(path), Some(s)) = (&args.review_comments, &page.suggestions) {
         write_file(path, &review_comments::render(s))?;
     }
-    let text = match args.format {
-        Format::Html => html::render(&page),
-        Format::Markdown => review_markdown::render(&page),
-    };
+    let text = formats::render_review(args.format.into(), &page);
     let output = match (&args.output, args.format) {
         (Some(p), _) => Some(p.clone()),
         (None, Format::Html) => Some(PathBuf::from("review.html")),

@@ -1,4 +1,4 @@
-//! Output formats: one file per format, behind one trait. Reporters take plain
+//! Output formats: one file per format, behind one trait ([`Reporter`]). Reporters take plain
 //! result structs and only format; they never compute findings or figures.
 
 pub mod check;
@@ -16,7 +16,9 @@ use std::io::{self, Write};
 
 use crate::lint::CheckReport;
 
-pub use run::formats::{RunFormat, render_comparison, render_run, render_sweep};
+pub use probe::{ProbeFormat, render_probe};
+pub use review::{ReviewFormat, render_review};
+pub use run::formats::{Comparison, RunFormat, render_comparison, render_run, render_sweep};
 
 /// How `check` results can be printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,18 +48,21 @@ pub struct Style<'a> {
     pub link_base: Option<&'a str>,
 }
 
-/// A format of `check` results.
-pub trait CheckReporter {
-    fn render(&self, report: &CheckReport, style: Style<'_>) -> String;
+/// One format of the results `T` of a command (`CheckReport`, `RunReport`,
+/// `SweepReport`, [`run::formats::Comparison`], `ProbeReport`, `Review`):
+/// each is a unit struct in its own file, picked by the command's format
+/// enum here.
+pub trait Reporter<T: ?Sized> {
+    fn render(&self, report: &T, style: Style<'_>) -> String;
 
     /// Writes the rendering to `out`. A format whose output grows with the
-    /// findings writes it as it goes, so that its memory does not.
-    fn write(&self, report: &CheckReport, style: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
+    /// results writes it as it goes, so that its memory does not.
+    fn write(&self, report: &T, style: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(self.render(report, style).as_bytes())
     }
 }
 
-fn reporter(format: CheckFormat) -> &'static dyn CheckReporter {
+fn reporter(format: CheckFormat) -> &'static dyn Reporter<CheckReport> {
     match format {
         CheckFormat::Table => &check::table::Table,
         CheckFormat::Markdown => &check::markdown::Markdown,

@@ -10,12 +10,12 @@ use std::fmt::Write as _;
 
 use crate::formats::figures;
 use crate::formats::snippet::{self, FileLines};
-use crate::formats::{CheckReporter, Style};
+use crate::formats::{Reporter, Style};
 use crate::lint::{CheckReport, Severity};
 
 pub struct Github;
 
-impl CheckReporter for Github {
+impl Reporter<CheckReport> for Github {
     fn render(&self, r: &CheckReport, _: Style<'_>) -> String {
         let mut out = String::new();
         let lines = FileLines::new(r);

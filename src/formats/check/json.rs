@@ -4,12 +4,12 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::formats::{CheckReporter, Style};
+use crate::formats::{Reporter, Style};
 use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Finding, Severity, Summary};
 
 pub struct Json;
 
-impl CheckReporter for Json {
+impl Reporter<CheckReport> for Json {
     fn render(&self, r: &CheckReport, _: Style<'_>) -> String {
         // Serialised straight from the report, not through a `Value` tree:
         // 70,000 findings of a 10,000-service topology are 50 MB of JSON.

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::formats::figures;
-use crate::formats::{CheckReporter, Style};
+use crate::formats::{Reporter, Style};
 use crate::lint::{AmplificationRow, CheckReport, EdgeRow, Severity};
 
 pub struct Markdown;
@@ -30,7 +30,7 @@ const MAX_GRAPH_EDGES: usize = 60;
 /// An amplification table longer than this folds into `<details>`.
 const OPEN_SERVICES: usize = 12;
 
-impl CheckReporter for Markdown {
+impl Reporter<CheckReport> for Markdown {
     fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}\n", verdict(r));

@@ -31,14 +31,14 @@ use serde_json::{Value, json};
 
 use crate::formats::rules::doc;
 use crate::formats::snippet::{self, FileLines};
-use crate::formats::{CheckReporter, Style};
+use crate::formats::{Reporter, Style};
 use crate::lint::{CheckReport, Finding, RULES, Severity, rules::find_rule};
 
 pub struct Sarif;
 
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-impl CheckReporter for Sarif {
+impl Reporter<CheckReport> for Sarif {
     fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail.

@@ -11,12 +11,12 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::formats::figures;
-use crate::formats::{CheckReporter, Style};
+use crate::formats::{Reporter, Style};
 use crate::lint::{CheckReport, Finding};
 
 pub struct Short;
 
-impl CheckReporter for Short {
+impl Reporter<CheckReport> for Short {
     fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = Vec::new();
         let _ = self.write(r, style, &mut out);

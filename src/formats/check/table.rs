@@ -13,13 +13,13 @@ use std::io::{self, Write};
 use annotate_snippets::Level;
 
 use crate::formats::snippet::{self, Annotated, FileLines};
-use crate::formats::{CheckReporter, Style};
+use crate::formats::{Reporter, Style};
 use crate::formats::{figures, grid};
 use crate::lint::{AmplificationRow, CheckReport, Finding, Severity};
 
 pub struct Table;
 
-impl CheckReporter for Table {
+impl Reporter<CheckReport> for Table {
     fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
         let mut out = Vec::new();
         // Writing to a Vec cannot fail.

@@ -25,11 +25,11 @@ pub fn render(rows: &[ComparisonRow], seed: u64) -> String {
     out
 }
 
-/// This format behind [`crate::formats::run::formats::ComparisonReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct ComparisonJson;
 
-impl crate::formats::run::formats::ComparisonReporter for ComparisonJson {
-    fn render(&self, rows: &[ComparisonRow], seed: u64) -> String {
-        render(rows, seed)
+impl crate::formats::Reporter<crate::formats::Comparison<'_>> for ComparisonJson {
+    fn render(&self, c: &crate::formats::Comparison<'_>, _: crate::formats::Style<'_>) -> String {
+        render(c.rows, c.seed)
     }
 }

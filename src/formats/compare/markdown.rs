@@ -58,12 +58,12 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// This format behind [`crate::formats::run::formats::ComparisonReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct ComparisonMarkdown;
 
-impl crate::formats::run::formats::ComparisonReporter for ComparisonMarkdown {
-    fn render(&self, rows: &[ComparisonRow], _seed: u64) -> String {
-        render(rows)
+impl crate::formats::Reporter<crate::formats::Comparison<'_>> for ComparisonMarkdown {
+    fn render(&self, c: &crate::formats::Comparison<'_>, _: crate::formats::Style<'_>) -> String {
+        render(c.rows)
     }
 }
 

@@ -133,12 +133,12 @@ pub(crate) fn completion(s: Option<&Spread>) -> String {
     }
 }
 
-/// This format behind [`crate::formats::run::formats::ComparisonReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct ComparisonTable;
 
-impl crate::formats::run::formats::ComparisonReporter for ComparisonTable {
-    fn render(&self, rows: &[ComparisonRow], _seed: u64) -> String {
-        render(rows)
+impl crate::formats::Reporter<crate::formats::Comparison<'_>> for ComparisonTable {
+    fn render(&self, c: &crate::formats::Comparison<'_>, _: crate::formats::Style<'_>) -> String {
+        render(c.rows)
     }
 }
 

@@ -5,6 +5,15 @@
 
 use crate::probe::ProbeReport;
 
+/// This format behind [`crate::formats::Reporter`].
+pub struct ProbeJson;
+
+impl crate::formats::Reporter<ProbeReport> for ProbeJson {
+    fn render(&self, r: &ProbeReport, _: crate::formats::Style<'_>) -> String {
+        render(r)
+    }
+}
+
 pub fn render(r: &ProbeReport) -> String {
     // Strings, numbers, options and sequences only: serialising cannot fail;
     // keep a valid document regardless.

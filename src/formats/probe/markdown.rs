@@ -14,6 +14,15 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// This format behind [`crate::formats::Reporter`].
+pub struct ProbeMarkdown;
+
+impl crate::formats::Reporter<ProbeReport> for ProbeMarkdown {
+    fn render(&self, r: &ProbeReport, _: crate::formats::Style<'_>) -> String {
+        render(r)
+    }
+}
+
 pub fn render(r: &ProbeReport) -> String {
     let mut out = String::new();
     let _ = writeln!(

@@ -229,6 +229,15 @@ pub fn headline(r: &ProbeReport) -> String {
     )
 }
 
+/// This format behind [`crate::formats::Reporter`].
+pub struct ProbeTable;
+
+impl crate::formats::Reporter<ProbeReport> for ProbeTable {
+    fn render(&self, r: &ProbeReport, _: crate::formats::Style<'_>) -> String {
+        render(r)
+    }
+}
+
 pub fn render(r: &ProbeReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", headline(r));

@@ -25,6 +25,15 @@ const MAX_ROWS: usize = 40;
 /// Findings listed.
 const MAX_FINDINGS: usize = 20;
 
+/// This format behind [`crate::formats::Reporter`].
+pub struct ReviewMarkdown;
+
+impl crate::formats::Reporter<Review> for ReviewMarkdown {
+    fn render(&self, r: &Review, _: crate::formats::Style<'_>) -> String {
+        render(r)
+    }
+}
+
 pub fn render(r: &Review) -> String {
     let mut sections: Vec<String> = Vec::new();
     let mut head = String::new();

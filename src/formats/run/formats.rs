@@ -1,9 +1,9 @@
 //! The formats of a run's report (`chaos`, `simulate`, and a `simulate`
-//! comparison of several topologies), behind one trait each: a new format is
-//! its file plus one line in each `match` here.
+//! comparison of several topologies), each behind [`Reporter`]: a new format
+//! is its file plus one line in each `match` here.
 
 use super::{json, markdown, table};
-use crate::formats::compare;
+use crate::formats::{Reporter, Style, compare};
 use crate::run::{ComparisonRow, RunReport};
 use crate::sim::sweep::SweepReport;
 
@@ -18,17 +18,14 @@ pub enum RunFormat {
     Json,
 }
 
-/// A format of one run's report.
-pub trait RunReporter {
-    fn render(&self, report: &RunReport) -> String;
+/// A comparison: one row per topology under one scenario, and the seed.
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison<'a> {
+    pub rows: &'a [ComparisonRow],
+    pub seed: u64,
 }
 
-/// A format of a comparison: one row per topology under one scenario.
-pub trait ComparisonReporter {
-    fn render(&self, rows: &[ComparisonRow], seed: u64) -> String;
-}
-
-fn run_reporter(format: RunFormat) -> &'static dyn RunReporter {
+fn run_reporter(format: RunFormat) -> &'static dyn Reporter<RunReport> {
     match format {
         RunFormat::Table => &table::RunTable,
         RunFormat::Markdown => &markdown::RunMarkdown,
@@ -36,7 +33,7 @@ fn run_reporter(format: RunFormat) -> &'static dyn RunReporter {
     }
 }
 
-fn comparison_reporter(format: RunFormat) -> &'static dyn ComparisonReporter {
+fn comparison_reporter(format: RunFormat) -> &'static dyn for<'a> Reporter<Comparison<'a>> {
     match format {
         RunFormat::Table => &compare::table::ComparisonTable,
         RunFormat::Markdown => &compare::markdown::ComparisonMarkdown,
@@ -46,15 +43,11 @@ fn comparison_reporter(format: RunFormat) -> &'static dyn ComparisonReporter {
 
 /// Renders a run's report in `format`.
 pub fn render_run(format: RunFormat, report: &RunReport) -> String {
-    run_reporter(format).render(report)
+    run_reporter(format).render(report, Style::default())
 }
 
-/// A format of a sweep (`simulate --sweep`).
-pub trait SweepReporter {
-    fn render(&self, report: &SweepReport) -> String;
-}
-
-fn sweep_reporter(format: RunFormat) -> &'static dyn SweepReporter {
+/// The formats of a sweep (`simulate --sweep`).
+fn sweep_reporter(format: RunFormat) -> &'static dyn Reporter<SweepReport> {
     match format {
         RunFormat::Table => &super::sweep_table::SweepTable,
         RunFormat::Markdown => &super::sweep_markdown::SweepMarkdown,
@@ -64,10 +57,10 @@ fn sweep_reporter(format: RunFormat) -> &'static dyn SweepReporter {
 
 /// Renders a sweep in `format`.
 pub fn render_sweep(format: RunFormat, report: &SweepReport) -> String {
-    sweep_reporter(format).render(report)
+    sweep_reporter(format).render(report, Style::default())
 }
 
 /// Renders a comparison in `format`.
 pub fn render_comparison(format: RunFormat, rows: &[ComparisonRow], seed: u64) -> String {
-    comparison_reporter(format).render(rows, seed)
+    comparison_reporter(format).render(&Comparison { rows, seed }, Style::default())
 }

@@ -14,11 +14,11 @@ pub fn render(report: &RunReport) -> String {
         .unwrap_or_else(|e| format!("{{ \"error\": {:?} }}\n", e.to_string()))
 }
 
-/// This format behind [`super::formats::RunReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct RunJson;
 
-impl super::formats::RunReporter for RunJson {
-    fn render(&self, report: &RunReport) -> String {
+impl crate::formats::Reporter<RunReport> for RunJson {
+    fn render(&self, report: &RunReport, _: crate::formats::Style<'_>) -> String {
         render(report)
     }
 }

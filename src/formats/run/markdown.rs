@@ -139,11 +139,11 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// This format behind [`super::formats::RunReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct RunMarkdown;
 
-impl super::formats::RunReporter for RunMarkdown {
-    fn render(&self, report: &RunReport) -> String {
+impl crate::formats::Reporter<RunReport> for RunMarkdown {
+    fn render(&self, report: &RunReport, _: crate::formats::Style<'_>) -> String {
         render(report)
     }
 }

@@ -9,11 +9,11 @@ pub fn render(r: &SweepReport) -> String {
     out
 }
 
-/// This format behind [`super::formats::SweepReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct SweepJson;
 
-impl super::formats::SweepReporter for SweepJson {
-    fn render(&self, r: &SweepReport) -> String {
+impl crate::formats::Reporter<SweepReport> for SweepJson {
+    fn render(&self, r: &SweepReport, _: crate::formats::Style<'_>) -> String {
         render(r)
     }
 }

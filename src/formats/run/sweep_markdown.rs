@@ -31,11 +31,11 @@ pub fn render(r: &SweepReport) -> String {
     out
 }
 
-/// This format behind [`super::formats::SweepReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct SweepMarkdown;
 
-impl super::formats::SweepReporter for SweepMarkdown {
-    fn render(&self, r: &SweepReport) -> String {
+impl crate::formats::Reporter<SweepReport> for SweepMarkdown {
+    fn render(&self, r: &SweepReport, _: crate::formats::Style<'_>) -> String {
         render(r)
     }
 }

@@ -365,11 +365,11 @@ pub(crate) fn expectation(x: &ExpectOutcome) -> String {
     )
 }
 
-/// This format behind [`super::formats::RunReporter`].
+/// This format behind [`crate::formats::Reporter`].
 pub struct RunTable;
 
-impl super::formats::RunReporter for RunTable {
-    fn render(&self, report: &RunReport) -> String {
+impl crate::formats::Reporter<RunReport> for RunTable {
+    fn render(&self, report: &RunReport, _: crate::formats::Style<'_>) -> String {
         render(report)
     }
 }

@@ -39,6 +39,15 @@ pub const SECTIONS: &[&str] = &[
     "reproduce",
 ];
 
+/// This format behind [`crate::formats::Reporter`].
+pub struct ReviewHtml;
+
+impl crate::formats::Reporter<Review> for ReviewHtml {
+    fn render(&self, r: &Review, _: crate::formats::Style<'_>) -> String {
+        render(r)
+    }
+}
+
 /// The page.
 pub fn render(r: &Review) -> String {
     let mut out = String::with_capacity(64 << 10);
