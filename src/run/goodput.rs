@@ -28,6 +28,11 @@ pub struct GoodputCounts {
     /// Per second.
     #[serde(with = "super::wire::latencies")]
     pub success_latency: Vec<Latency>,
+    /// Success latencies not yet in `success_latency`, by second
+    /// ([`GoodputCounts::succeeded_unrecorded`]): recorded when these counts
+    /// are added to a sum.
+    #[serde(skip)]
+    unrecorded: Vec<(usize, Duration)>,
 }
 
 /// The most seconds of success latencies kept (an hour).
@@ -66,11 +71,29 @@ impl GoodputCounts {
         bump(&mut self.succeeded, at, 1);
         let s = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
         if s < MAX_SECONDS {
-            if self.success_latency.len() <= s {
-                self.success_latency.resize_with(s + 1, Latency::compact);
-            }
-            self.success_latency[s].record(latency);
+            self.record_success(s, latency);
         }
+    }
+
+    /// As [`GoodputCounts::succeeded`], for counts that are only ever added
+    /// to a sum (a simulated trial's): the latency is kept as a sample and
+    /// recorded into the sum's histogram by [`GoodputCounts::add`], the
+    /// same buckets as recording it here. A trial of a few requests then
+    /// does not build, merge and clear a histogram per second (before, that
+    /// was most of a simulated trial's instructions).
+    pub fn succeeded_unrecorded(&mut self, at: Duration, latency: Duration) {
+        bump(&mut self.succeeded, at, 1);
+        let s = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
+        if s < MAX_SECONDS {
+            self.unrecorded.push((s, latency));
+        }
+    }
+
+    fn record_success(&mut self, s: usize, latency: Duration) {
+        if self.success_latency.len() <= s {
+            self.success_latency.resize_with(s + 1, Latency::compact);
+        }
+        self.success_latency[s].record(latency);
     }
 
     pub fn rejected(&mut self, at: Duration) {
@@ -110,6 +133,9 @@ impl GoodputCounts {
         for (a, b) in self.success_latency.iter_mut().zip(&o.success_latency) {
             a.merge(b);
         }
+        for &(s, latency) in &o.unrecorded {
+            self.record_success(s, latency);
+        }
     }
 
     pub fn clear(&mut self) {
@@ -124,6 +150,7 @@ impl GoodputCounts {
             v.clear();
         }
         self.success_latency.clear();
+        self.unrecorded.clear();
     }
 }
 

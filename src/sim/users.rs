@@ -116,7 +116,7 @@ impl<'m> Engine<'m> {
         self.histograms.end_to_end.record(took);
         if outcome.is_success() {
             let at = self.at();
-            self.counts.goodput.succeeded(at, took);
+            self.counts.goodput.succeeded_unrecorded(at, took);
         }
         if let Some(c) = user.client
             && !cut
