@@ -19,8 +19,8 @@
 //! others take no HTTP calls), TCP when it has none, and unknown when they
 //! differ.
 
-use super::node::{entry, get, items, path, str_at};
-use crate::input::{Node, Pos, Value};
+use super::node::{entry, get, items, port_number, str_at};
+use crate::input::{Node, Pos};
 
 /// A port's protocol as Kuma tags it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,10 +80,7 @@ pub fn ports(meta: &Node, ports: Option<&Node>) -> Vec<PortProtocol> {
     let annotations = get(meta, "annotations");
     let mut out = Vec::new();
     for p in ports.map(items).unwrap_or(&[]) {
-        let Some(number) = path(p, &["port"]).and_then(|n| match n.value {
-            Value::Int(i) => Some(i),
-            _ => None,
-        }) else {
+        let Some(number) = port_number(p) else {
             continue;
         };
         let app = entry(p, "appProtocol").and_then(|(_, v)| Some((str_at(v)?, v.pos)));
@@ -145,6 +142,7 @@ pub fn service(ports: Vec<PortProtocol>) -> Option<ServiceProtocol> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::external::node::path;
 
     fn of(yaml: &str) -> Vec<(i128, String)> {
         let doc = crate::input::yaml::parse(yaml).expect("valid YAML");

@@ -20,7 +20,7 @@
 //! topology's call names no port, so a Service is opaque to Linkerd only
 //! when every port is.
 
-use super::node::{get, items, path, str_at};
+use super::node::{get, items, path, port_number, str_at};
 use crate::input::{Node, Value};
 
 /// The control plane's default `opaquePorts`
@@ -83,10 +83,7 @@ pub fn routing(meta: &Node, ports: Option<&Node>) -> Routing {
     let (mut http, mut http1, mut opaque) = (false, true, Vec::new());
     let mut by_app_protocol = false;
     for p in ports.map(items).unwrap_or(&[]) {
-        let Some(number) = path(p, &["port"]).and_then(|n| match n.value {
-            Value::Int(i) => Some(i),
-            _ => None,
-        }) else {
+        let Some(number) = port_number(p) else {
             continue;
         };
         match path(p, &["appProtocol"]).and_then(str_at) {

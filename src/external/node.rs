@@ -72,6 +72,14 @@ pub fn str_at(node: &Node) -> Option<&str> {
     }
 }
 
+/// The integer `port` of a Kubernetes Service's `spec.ports` entry.
+pub fn port_number(port: &Node) -> Option<i128> {
+    match get(port, "port")?.value {
+        Value::Int(i) => Some(i),
+        _ => None,
+    }
+}
+
 /// The items of a list; nothing for anything else.
 pub fn items(node: &Node) -> &[Node] {
     match &node.value {
