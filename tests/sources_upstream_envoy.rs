@@ -172,6 +172,36 @@ fn a_routes_only_dump_maps_outbound_clusters_and_matches_path_separated_prefix()
     );
 }
 
+// The same istioctl dump with one stated change: `retriable-status-codes`
+// cut from `retry_on`. Envoy matches `retriable_status_codes` only under
+// that trigger (RetryStateImpl tests `retry_on_ &
+// RETRY_ON_RETRIABLE_STATUS_CODES` before the list), so 503 is not retried,
+// and the list is a warning at its key rather than a retry that never runs.
+#[test]
+fn retriable_status_codes_without_their_trigger_retry_nothing() {
+    let dump = format!("{DATA}/envoy/istioctl-routes-path-separated-prefix.json");
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let cut = text.replace("cancelled,retriable-status-codes\"", "cancelled\"");
+    assert_ne!(cut, text, "the stated change applies");
+    let changed = temp_file("istioctl-routes-no-status-trigger.json", &cut);
+    let changed = changed.to_str().unwrap();
+    let m = merged(
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: httpbin, path: /get }] }\n  httpbin: {}\n",
+        &[changed],
+    );
+    let envoy = layer(&calls_from(&m.topology, "web")[0], "envoy");
+    assert_eq!(envoy.policy.max_attempts, 3);
+    assert_eq!(envoy.policy.retry_on.0, vec![Condition::Connect]);
+    let at = line_of(changed, "\"retriable_status_codes\"", 0);
+    assert!(
+        m.notes.contains(&format!(
+            "{changed}:{at}:13: warning: these status codes are retried only with `retriable-status-codes` in `retry_on`, which this policy does not list: Envoy retries none of them (add the trigger to `retry_on`, or drop the list)"
+        )),
+        "{:#?}",
+        m.notes
+    );
+}
+
 // Kuma's MeshRetry plugin golden: a bare Listener in camelCase YAML whose
 // inline routeConfig retries 5xx and more with rate-limited back-off.
 #[test]

@@ -620,6 +620,47 @@ fn linkerd_opaque_ports_annotation_turns_off_route_retries() {
     );
 }
 
+/// The proxy injector's Service with one stated change: a second port,
+/// 9090, which no annotation or `appProtocol` makes opaque (Linkerd
+/// detects HTTP there). A call names no port, so it is read as to 9090 and
+/// keeps the route's retries; the note names port 8080, whose calls would
+/// take none. Before, the opaque port went unsaid.
+#[test]
+fn linkerd_service_with_http_and_opaque_ports_names_the_opaque_one() {
+    let text =
+        std::fs::read_to_string(format!("{DATA}/linkerd/service-with-opaque-ports.yaml")).unwrap();
+    let two = format!("{text}  - name: admin\n    port: 9090\n    targetPort: 9090\n");
+    let svc = temp_file("service-with-opaque-and-http-ports.yaml", &two);
+    let topo = temp_file(
+        "svc-two-ports-topology.yaml",
+        "version: 1\nentry: web\nservices:\n  web: { calls: [{ to: svc.kube-public, path: /a }] }\n  svc.kube-public: {}\n",
+    );
+    let m = topology::load_with_sources(
+        Some(&topo),
+        &[
+            svc.clone(),
+            PathBuf::from(format!("{DATA}/linkerd/opaque-routes.yaml")),
+        ],
+        Options::default(),
+        &Presets::embedded(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let c = call(&m.topology, "web", "svc.kube-public");
+    assert_eq!(layer(c, "linkerd").policy.max_attempts, 3);
+    let said: Vec<&String> = m
+        .notes
+        .iter()
+        .filter(|n| n.contains("opaque TCP"))
+        .collect();
+    assert_eq!(
+        said,
+        [&format!(
+            "{}:5:3: note: Linkerd routes some ports of Service `svc` as opaque TCP (port 8080: config.linkerd.io/opaque-ports: \"8080\"): calls to them take no retry or timeout of its annotations, routes or ServiceProfile; a topology call names no port, so calls to `svc` are read as to its HTTP port 9090, which take them",
+            svc.display()
+        )]
+    );
+}
+
 /// The Service of `parent_retries_and_timeouts` with `appProtocol: http` on
 /// its ports: Linkerd 2.18 serves it as HTTP/1 only and sends no GRPCRoute,
 /// so the Service's `retry.linkerd.io/grpc` is not inherited (said at its

@@ -7,7 +7,8 @@
 //! - Route `retry_policy` (or its virtual host's, which a route's replaces
 //!   whole): `num_retries` counts RETRIES (default 1), `per_try_timeout`,
 //!   `retry_on` (Envoy's conditions, mapped as for Istio, see
-//!   `istio::retry_on`) with `retriable_status_codes`, `retry_back_off`
+//!   `istio::retry_on`) with `retriable_status_codes` (only under the
+//!   `retriable-status-codes` trigger, as Envoy; a warning otherwise), `retry_back_off`
 //!   (`base_interval` default 25 ms, `max_interval` default 10 × base, full
 //!   jitter), `rate_limited_retry_back_off` → Retry-After honoured.
 //! - Route `timeout` (default 15 s; `0s` disables it) bounds the request and
@@ -566,6 +567,7 @@ fn retry_policy(
     };
     // On a gRPC call the gRPC conditions match its statuses.
     let mut grpc_retry_on: Option<Vec<Condition>> = None;
+    let mut codes_trigger = false;
     let mut retry_on: Vec<Condition> = match entry(p, "retry_on") {
         Some((k, v)) => {
             spans.retry_on = Some(k.pos);
@@ -588,6 +590,7 @@ fn retry_policy(
                     );
                 }
             }
+            codes_trigger = known.contains(&"retriable-status-codes");
             if known.iter().any(|t| super::istio::GRPC_ONLY.contains(t)) {
                 grpc_retry_on = super::envoy_gateway::grpc_retry_on(&known.join(",")).ok();
             }
@@ -595,7 +598,20 @@ fn retry_policy(
         }
         None => Vec::new(),
     };
-    for code in get(p, "retriable_status_codes").map(items).unwrap_or(&[]) {
+    let codes = entry(p, "retriable_status_codes");
+    // Envoy matches the listed codes only under the `retriable-status-codes`
+    // trigger (RetryStateImpl tests
+    // `retry_on_ & RETRY_ON_RETRIABLE_STATUS_CODES` before the list).
+    if let (Some((k, v)), false) = (codes, codes_trigger)
+        && !items(v).is_empty()
+    {
+        facts.warn(
+            Some(cx.at(k.pos)),
+            "these status codes are retried only with `retriable-status-codes` in `retry_on`, which this policy does not list: Envoy retries none of them (add the trigger to `retry_on`, or drop the list)",
+        );
+    }
+    let listed = codes.filter(|_| codes_trigger).map(|(_, v)| items(v));
+    for code in listed.unwrap_or(&[]) {
         let c = node::int(cx, code, "retriable_status_codes", 100, 599)? as u16;
         for on in std::iter::once(&mut retry_on).chain(grpc_retry_on.as_mut()) {
             if !on.contains(&Condition::Status(c)) {

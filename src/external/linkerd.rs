@@ -20,7 +20,7 @@
 use std::time::Duration;
 
 use super::facts::*;
-use super::linkerd_ports::Routing;
+use super::linkerd_ports::{Opaque, Routing};
 use super::node::{self, Cx, entry, get, path, str_at};
 use crate::input::Node;
 use crate::input::error::LoadError;
@@ -241,7 +241,7 @@ pub(crate) fn finish(facts: &mut Facts) {
         .collect();
     for s in services {
         let parent = |hosts: &[HostRef]| hosts.iter().any(|p| s.hosts.iter().any(|h| names(h, p)));
-        let http1 = matches!(routing_of(&s.hosts), Some(Routing::Http1Only));
+        let http1 = routing_of(&s.hosts).is_some_and(Routing::http1_only);
         for r in facts.routes.iter_mut().filter(|r| r.source == ANNOTATIONS) {
             let Some((grpc, _)) = refs.iter().find(|(_, h)| *h == r.hosts) else {
                 continue;
@@ -323,6 +323,12 @@ fn names(service: &HostRef, h: &HostRef) -> bool {
 /// no Linkerd layer. Said once per Service, at its name.
 fn ports_apply(facts: &mut Facts, routing: &[(HostRef, Routing)]) {
     for (service, how) in routing {
+        if let Routing::Mixed {
+            opaque, http_ports, ..
+        } = how
+        {
+            mixed_note(facts, service, opaque, http_ports);
+        }
         let Routing::Opaque(o) = how else {
             continue;
         };
@@ -350,6 +356,32 @@ fn ports_apply(facts: &mut Facts, routing: &[(HostRef, Routing)]) {
             );
         }
     }
+}
+
+/// A Service with HTTP and opaque ports keeps its Linkerd routes, since a
+/// topology call names no port and is read as to an HTTP port; where some
+/// route would apply, the note says which calls it does not cover.
+fn mixed_note(facts: &mut Facts, service: &HostRef, opaque: &Opaque, http_ports: &[i128]) {
+    let applies = facts.routes.iter().any(|r| {
+        (r.source == ANNOTATIONS || r.source == "linkerd")
+            && !r.layers.is_empty()
+            && r.hosts.iter().all(|h| names(service, h))
+    });
+    if !applies {
+        return;
+    }
+    let http: Vec<String> = http_ports.iter().map(i128::to_string).collect();
+    facts.note(
+        Some(service.at),
+        format!(
+            "Linkerd routes some ports of Service `{}` as opaque TCP ({}): calls to them take no retry or timeout of its annotations, routes or ServiceProfile; a topology call names no port, so calls to `{}` are read as to its HTTP port{} {}, which take them",
+            service.host,
+            opaque.explain(),
+            service.host,
+            if http.len() == 1 { "" } else { "s" },
+            http.join(", "),
+        ),
+    );
 }
 
 /// The layers Linkerd's annotations on a Service, an HTTPRoute or a

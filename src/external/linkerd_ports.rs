@@ -18,7 +18,8 @@
 //! On an opaque port the proxy has no HTTP routes: no retry and no timeout
 //! from annotations, HTTPRoutes, GRPCRoutes or a ServiceProfile applies. A
 //! topology's call names no port, so a Service is opaque to Linkerd only
-//! when every port is.
+//! when every port is; one with HTTP and opaque ports is read as called on
+//! an HTTP port, and its opaque ports are named in a note.
 
 use super::node::{get, items, path, port_number, str_at};
 use crate::input::{Node, Value};
@@ -39,6 +40,25 @@ pub enum Routing {
     Http1Only,
     /// Every port is opaque TCP; why, to be said.
     Opaque(Opaque),
+    /// Some ports are HTTP (`http_ports`; HTTP/1 only when `http1`), the
+    /// others opaque. A topology call names no port, so its calls are read
+    /// as to an HTTP port, and the opaque ones are said.
+    Mixed {
+        opaque: Opaque,
+        http_ports: Vec<i128>,
+        http1: bool,
+    },
+}
+
+impl Routing {
+    /// Whether the HTTP ports, if any, are HTTP/1 only (`appProtocol: http`
+    /// on every one).
+    pub fn http1_only(&self) -> bool {
+        matches!(
+            self,
+            Routing::Http1Only | Routing::Mixed { http1: true, .. }
+        )
+    }
 }
 
 /// Why every port of a Service is opaque.
@@ -80,7 +100,7 @@ pub fn routing(meta: &Node, ports: Option<&Node>) -> Routing {
                 .then(|| "Linkerd's default opaque ports".to_owned()),
         }
     };
-    let (mut http, mut http1, mut opaque) = (false, true, Vec::new());
+    let (mut http, mut http1, mut opaque) = (Vec::new(), true, Vec::new());
     let mut by_app_protocol = false;
     for p in ports.map(items).unwrap_or(&[]) {
         let Some(number) = port_number(p) else {
@@ -88,9 +108,9 @@ pub fn routing(meta: &Node, ports: Option<&Node>) -> Routing {
         };
         match path(p, &["appProtocol"]).and_then(str_at) {
             Some(app) => match app.to_ascii_lowercase().as_str() {
-                "http" => http = true,
+                "http" => http.push(number),
                 "kubernetes.io/h2c" => {
-                    http = true;
+                    http.push(number);
                     http1 = false;
                 }
                 _ => {
@@ -101,13 +121,22 @@ pub fn routing(meta: &Node, ports: Option<&Node>) -> Routing {
             None => match listed(number) {
                 Some(why) => opaque.push((number, why)),
                 None => {
-                    http = true;
+                    http.push(number);
                     http1 = false;
                 }
             },
         }
     }
-    if http {
+    if !http.is_empty() && !opaque.is_empty() {
+        Routing::Mixed {
+            opaque: Opaque {
+                ports: opaque,
+                by_app_protocol,
+            },
+            http_ports: http,
+            http1,
+        }
+    } else if !http.is_empty() {
         if http1 {
             Routing::Http1Only
         } else {
@@ -217,11 +246,28 @@ mod tests {
     }
 
     #[test]
-    fn one_http_port_is_enough() {
+    fn one_http_port_keeps_the_routes_and_the_opaque_ones_are_named() {
         let r = routing_of(
             "metadata: { name: api }\nspec: { ports: [ { port: 5432 }, { port: 8080 } ] }\n",
         );
-        assert_eq!(r, Routing::Http);
+        let Routing::Mixed {
+            opaque,
+            http_ports,
+            http1,
+        } = &r
+        else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            opaque.explain(),
+            "port 5432: Linkerd's default opaque ports"
+        );
+        assert_eq!((http_ports.as_slice(), *http1), ([8080].as_slice(), false));
+        assert!(!r.http1_only());
+        let r = routing_of(
+            "metadata: { name: api }\nspec: { ports: [ { port: 9090, appProtocol: grpc }, { port: 80, appProtocol: http } ] }\n",
+        );
+        assert!(r.http1_only(), "{r:?}");
         assert_eq!(routing_of("metadata: { name: api }\n"), Routing::Http);
     }
 }

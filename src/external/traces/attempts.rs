@@ -59,6 +59,12 @@ pub struct Signals {
     pub not_retry: bool,
     /// The request failed.
     pub failed: bool,
+    /// The request is known to have succeeded: a 2xx status, gRPC OK, or
+    /// the format's own word (OTLP status OK; in Zipkin and Jaeger the
+    /// `error` tag marks every failed span, so a span without one and
+    /// without a failing status succeeded). A success ends a logical call:
+    /// a request sent after it is a new call, not a retry.
+    pub succeeded: bool,
 }
 
 const RESEND: &[&str] = &[
@@ -83,8 +89,10 @@ fn first<'a>(attr: &impl Fn(&str) -> Option<Attr<'a>>, keys: &[&str]) -> Option<
 }
 
 /// The signals among a span's attributes; `error` is what the format's own
-/// status field says (OTLP `status.code`), if anything.
-pub fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool) -> Signals {
+/// status field says (OTLP `status.code`), if anything, and `ok` whether
+/// the format says the span succeeded when nothing among its attributes
+/// says it failed.
+pub fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool, ok: bool) -> Signals {
     let resend = first(&attr, RESEND).map(|r| r.saturating_add(1));
     let grpc = first(&attr, GRPC_PREVIOUS).map(|r| r.saturating_add(1));
     let status = first(&attr, STATUS);
@@ -92,15 +100,22 @@ pub fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool) -> Signals
     let transparent = attr("transparent-retry").is_some_and(Attr::truth);
     let error_tag = attr("error").is_some_and(Attr::truth)
         || matches!(attr("otel.status_code"), Some(Attr::Str(s)) if s.eq_ignore_ascii_case("error"));
-    let grpc_failed = first(&attr, &["rpc.grpc.status_code"]).is_some_and(|c| c != 0);
+    let grpc_status = first(&attr, &["rpc.grpc.status_code"]);
+    let grpc_failed = grpc_status.is_some_and(|c| c != 0);
+    let failed = error || error_tag || grpc_failed || status.is_some_and(|s| s >= 500 || s == 429);
+    let answered = status.is_some_and(|s| (200..300).contains(&s)) || grpc_status == Some(0);
+    let not_retry = redirect || transparent;
     Signals {
         attempt: match (resend, grpc) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         },
         proxy_attempt: first(&attr, ENVOY),
-        not_retry: redirect || transparent,
-        failed: error || error_tag || grpc_failed || status.is_some_and(|s| s >= 500 || s == 429),
+        not_retry,
+        failed,
+        succeeded: !failed
+            && !not_retry
+            && (answered || (ok && status.is_none_or(|s| (200..300).contains(&s)))),
     }
 }
 
@@ -115,21 +130,49 @@ mod tests {
     #[test]
     fn resend_count_and_its_older_names() {
         for key in RESEND {
-            let s = read(of(&[(key, Attr::Int(2))]), false);
+            let s = read(of(&[(key, Attr::Int(2))]), false, false);
             assert_eq!(s.attempt, Some(3), "{key}");
         }
-        let s = read(of(&[("http.request.resend_count", Attr::Str("1"))]), false);
+        let s = read(
+            of(&[("http.request.resend_count", Attr::Str("1"))]),
+            false,
+            false,
+        );
         assert_eq!(s.attempt, Some(2));
     }
 
     #[test]
     fn redirects_and_auth_are_not_retries() {
         for code in [301, 302, 307, 401, 407] {
-            let s = read(of(&[("http.response.status_code", Attr::Int(code))]), false);
+            let s = read(
+                of(&[("http.response.status_code", Attr::Int(code))]),
+                false,
+                false,
+            );
             assert!(s.not_retry && !s.failed, "{code}");
         }
-        let s = read(of(&[("http.response.status_code", Attr::Int(503))]), false);
+        let s = read(
+            of(&[("http.response.status_code", Attr::Int(503))]),
+            false,
+            false,
+        );
         assert!(!s.not_retry && s.failed);
+    }
+
+    #[test]
+    fn a_success_is_a_2xx_grpc_ok_or_the_formats_own_word() {
+        let status = |code| [("http.response.status_code", Attr::Int(code))];
+        assert!(read(of(&status(200)), false, false).succeeded);
+        assert!(read(of(&[("rpc.grpc.status_code", Attr::Int(0))]), false, false).succeeded);
+        // Nothing said: unknown, unless the format's own word is success.
+        assert!(!read(of(&[]), false, false).succeeded);
+        assert!(read(of(&[]), false, true).succeeded);
+        // A failing or undecided status outweighs the format's word.
+        for code in [404, 429, 503] {
+            assert!(!read(of(&status(code)), false, true).succeeded, "{code}");
+        }
+        assert!(!read(of(&[("error", Attr::Str("true"))]), false, true).succeeded);
+        assert!(!read(of(&status(302)), false, true).succeeded);
     }
 
     #[test]
@@ -139,6 +182,7 @@ mod tests {
                 ("previous-rpc-attempts", Attr::Int(1)),
                 ("transparent-retry", Attr::Bool(true)),
             ]),
+            false,
             false,
         );
         assert_eq!(s.attempt, Some(2));
@@ -150,14 +194,20 @@ mod tests {
         let s = read(
             of(&[("http.request.header.x-envoy-attempt-count", Attr::Str("3"))]),
             false,
+            false,
         );
         assert_eq!(s.proxy_attempt, Some(3));
         let s = read(
             of(&[("http.request.resend_count", Attr::Str("many"))]),
             false,
+            false,
         );
         assert_eq!(s, Signals::default());
-        let s = read(of(&[("http.request.resend_count", Attr::Int(-4))]), false);
+        let s = read(
+            of(&[("http.request.resend_count", Attr::Int(-4))]),
+            false,
+            false,
+        );
         assert_eq!(s.attempt, None);
     }
 }

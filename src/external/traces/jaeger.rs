@@ -108,7 +108,13 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     })
                 },
                 false,
+                // OpenTracing's `error` tag is set when, and only when,
+                // the operation failed: without it, the span succeeded.
+                true,
             );
+            let start = get(span, "startTime")
+                .map(|t| crate::external::node::int(cx, t, "startTime", 0, i128::from(u64::MAX)))
+                .transpose()?;
             let pushed = facts.traces.push(Span {
                 trace: trace_id.to_owned(),
                 id: cx
@@ -123,6 +129,7 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                 name: name.map(str::to_owned),
                 grpc,
                 signals,
+                start: start.map(|m| m as u128 * 1000),
                 at: cx.at(span.pos),
             });
             if !pushed {

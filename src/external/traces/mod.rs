@@ -19,7 +19,9 @@
 //!   server span's duration minus the durations of the client spans under
 //!   it, p50 and p99 by nearest rank.
 //! - Attempts seen, per logical call (the client spans to one callee, with
-//!   one method and one span name, under one parent span): the larger of the client spans
+//!   one method and one span name, under one parent span, up to one that
+//!   succeeded: a request sent after a success came back is a new call, not
+//!   a retry, where every span's start is known): the larger of the client spans
 //!   (or their resend_count + 1, see [`attempts`]) and the attempts that
 //!   reached the callee: each client span's server spans, or the proxy's
 //!   `x-envoy-attempt-count` when larger. Several server spans under one
@@ -91,6 +93,9 @@ pub struct Span {
     pub signals: attempts::Signals,
     /// The span is of a gRPC call ([`grpc_attr`]).
     pub grpc: bool,
+    /// When it started, in nanoseconds since the epoch, where the format
+    /// says (Zipkin's `timestamp` may be absent).
+    pub start: Option<u128>,
     pub at: At,
 }
 
@@ -198,8 +203,18 @@ impl Acc {
             } else {
                 format!("{}\u{0}{}", client.id, callee.id)
             };
+            let timed = if client.kind == SpanKind::Client {
+                client
+            } else {
+                callee
+            };
             let c = g.clients.entry(id).or_insert_with(|| Sent {
                 signals: client.signals,
+                start: timed.start,
+                end: timed
+                    .start
+                    .zip(timed.duration)
+                    .map(|(s, d)| s + d.as_nanos()),
                 ..Sent::default()
             });
             c.reached += 1;
@@ -319,8 +334,13 @@ impl Acc {
             if left_out[i] {
                 continue;
             }
-            let calls = e.groups.len() as u64;
-            let seen: Vec<Seen> = e.groups.values().map(Group::seen).collect();
+            let seen: Vec<Seen> = e
+                .groups
+                .values()
+                .flat_map(Group::calls)
+                .map(|sent| seen(&sent))
+                .collect();
+            let calls = seen.len() as u64;
             let attempts: u64 = seen.iter().map(|g| u64::from(g.attempts)).sum();
             facts.calls.push(CallFact {
                 from: e.from,
@@ -344,6 +364,10 @@ impl Acc {
 #[derive(Debug, Clone, Copy, Default)]
 struct Sent {
     signals: attempts::Signals,
+    /// When it was sent and when its answer came, in nanoseconds since the
+    /// epoch, where the trace says.
+    start: Option<u128>,
+    end: Option<u128>,
     /// Callee spans under it.
     reached: u32,
     /// The largest `x-envoy-attempt-count` among them.
@@ -353,8 +377,8 @@ struct Sent {
     failed: bool,
 }
 
-/// One logical call: the requests one parent span sent to one callee with
-/// one method.
+/// The requests one parent span sent to one callee with one method and
+/// one span name: one logical call, or several one after the other.
 #[derive(Debug, Clone, Default)]
 struct Group {
     clients: HashMap<String, Sent>,
@@ -375,33 +399,64 @@ struct Seen {
 }
 
 impl Group {
-    fn seen(&self) -> Seen {
-        let sent = || self.clients.values();
-        // Requests followed by a redirect or an authentication resend, and
-        // gRPC's transparent retries, are no retries.
-        let not_retries = sent().filter(|c| c.signals.not_retry).count() as u32;
-        let spans = self.clients.len() as u32;
-        let numbered = sent()
-            .filter_map(|c| c.signals.attempt)
-            .max()
-            .unwrap_or(1)
-            .max(sent().map(|c| c.callee_attempt).max().unwrap_or(1));
-        let client = spans.max(numbered).saturating_sub(not_retries).max(1);
-        let proxy = sent()
-            .map(|c| c.reached.max(c.proxy_attempt).max(1))
-            .max()
-            .unwrap_or(1);
-        let below: u32 = sent()
-            .filter(|c| !c.signals.not_retry)
-            .map(|c| c.reached.max(c.proxy_attempt).max(1))
-            .sum();
-        Seen {
-            attempts: client.max(below).max(1),
-            proxy,
-            client,
-            numbered: numbered.saturating_sub(not_retries).max(1),
-            failed: sent().any(|c| c.failed),
+    /// The logical calls among the requests, in the order they were sent:
+    /// a request sent after a success had come back begins a new call (a
+    /// retry follows a failure; hedged requests, sent while the first is
+    /// out, stay in its call). Without a start time for every request, or
+    /// with no success known, they are one call.
+    fn calls(&self) -> Vec<Vec<&Sent>> {
+        let mut sent: Vec<&Sent> = self.clients.values().collect();
+        if sent.iter().any(|c| c.start.is_none()) {
+            return vec![sent];
         }
+        sent.sort_by_key(|c| (c.start, c.end));
+        let mut calls = Vec::new();
+        let mut call: Vec<&Sent> = Vec::new();
+        let mut answered: Option<u128> = None;
+        for c in sent {
+            if answered.is_some_and(|t| c.start.is_some_and(|s| s >= t)) {
+                calls.push(std::mem::take(&mut call));
+                answered = None;
+            }
+            if c.signals.succeeded
+                && let Some(end) = c.end
+            {
+                answered = Some(answered.map_or(end, |t| t.min(end)));
+            }
+            call.push(c);
+        }
+        calls.push(call);
+        calls
+    }
+}
+
+/// What the requests of one logical call showed.
+fn seen(call: &[&Sent]) -> Seen {
+    let sent = || call.iter().copied();
+    // Requests followed by a redirect or an authentication resend, and
+    // gRPC's transparent retries, are no retries.
+    let not_retries = sent().filter(|c| c.signals.not_retry).count() as u32;
+    let spans = call.len() as u32;
+    let numbered = sent()
+        .filter_map(|c| c.signals.attempt)
+        .max()
+        .unwrap_or(1)
+        .max(sent().map(|c| c.callee_attempt).max().unwrap_or(1));
+    let client = spans.max(numbered).saturating_sub(not_retries).max(1);
+    let proxy = sent()
+        .map(|c| c.reached.max(c.proxy_attempt).max(1))
+        .max()
+        .unwrap_or(1);
+    let below: u32 = sent()
+        .filter(|c| !c.signals.not_retry)
+        .map(|c| c.reached.max(c.proxy_attempt).max(1))
+        .sum();
+    Seen {
+        attempts: client.max(below).max(1),
+        proxy,
+        client,
+        numbered: numbered.saturating_sub(not_retries).max(1),
+        failed: sent().any(|c| c.failed),
     }
 }
 
@@ -448,4 +503,74 @@ pub fn tempo_batches(root: &crate::input::Node) -> bool {
         .is_some_and(|b| {
             get(b, "scopeSpans").is_some() || get(b, "instrumentationLibrarySpans").is_some()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Pos;
+
+    /// A client span of `web` to `api` under parent `p`, sent at `start_ms`
+    /// for `ms`, with its server span; `ok` is whether it succeeded.
+    fn request(id: &str, start_ms: u128, ms: u64, ok: bool) -> [Span; 2] {
+        let at = At {
+            file: 0,
+            pos: Pos::default(),
+        };
+        let span = |id: String, parent: &str, service: &str, kind| Span {
+            trace: "t".into(),
+            id,
+            parent: Some(parent.into()),
+            service: service.into(),
+            kind,
+            duration: Some(Duration::from_millis(ms)),
+            method: Some("GET".into()),
+            name: Some("GET /items".into()),
+            signals: attempts::Signals {
+                failed: !ok,
+                succeeded: ok,
+                ..attempts::Signals::default()
+            },
+            grpc: false,
+            start: Some(start_ms * 1_000_000),
+            at,
+        };
+        [
+            span(id.into(), "p", "web", SpanKind::Client),
+            span(format!("{id}s"), id, "api", SpanKind::Server),
+        ]
+    }
+
+    fn figures(requests: &[[Span; 2]]) -> (u64, u32) {
+        let mut acc = Acc::default();
+        for r in requests {
+            for s in r {
+                assert!(acc.push(s.clone()));
+            }
+        }
+        let mut facts = Facts::default();
+        acc.finish(&mut facts);
+        let c = &facts.calls[0];
+        (c.calls, c.attempts_max)
+    }
+
+    #[test]
+    fn a_request_after_a_success_is_a_new_call_and_one_after_a_failure_a_retry() {
+        // Fail, then succeed: one call of two attempts; then the same
+        // request again after the success: a second call.
+        let seq = [
+            request("a", 0, 10, false),
+            request("b", 20, 10, true),
+            request("c", 40, 10, true),
+        ];
+        assert_eq!(figures(&seq), (2, 2));
+        // A hedge sent while the first request was still out stays in its
+        // call, although the first succeeded.
+        let hedged = [request("a", 0, 50, true), request("b", 30, 10, true)];
+        assert_eq!(figures(&hedged), (1, 2));
+        // Without a start time for every request, nothing is split.
+        let mut untimed = [request("a", 0, 10, true), request("b", 20, 10, true)];
+        untimed[1][0].start = None;
+        assert_eq!(figures(&untimed), (1, 2));
+    }
 }

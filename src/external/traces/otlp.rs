@@ -73,6 +73,19 @@ fn status_error(span: &Node) -> bool {
     }
 }
 
+/// OTLP `status.code` OK: the instrumentation says the span succeeded
+/// (UNSET says nothing).
+fn status_ok(span: &Node) -> bool {
+    match get(span, "status")
+        .and_then(|s| get(s, "code"))
+        .map(|c| &c.value)
+    {
+        Some(Value::Int(1)) => true,
+        Some(Value::Str(s)) => s == "STATUS_CODE_OK" || s == "1",
+        _ => false,
+    }
+}
+
 fn nanos(cx: Cx, span: &Node, key: &str) -> Result<u128, LoadError> {
     let Some(v) = get(span, key) else {
         return Err(cx
@@ -158,7 +171,12 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     method: method_of(|k| attr(sattrs, k), name),
                     name: name.map(str::to_owned),
                     grpc,
-                    signals: attempts::read(|k| signal_attr(sattrs, k), status_error(span)),
+                    signals: attempts::read(
+                        |k| signal_attr(sattrs, k),
+                        status_error(span),
+                        status_ok(span),
+                    ),
+                    start: Some(start),
                     at: cx.at(span.pos),
                 });
                 if !pushed {

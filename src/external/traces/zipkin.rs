@@ -50,6 +50,9 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
         let micros = get(span, "duration")
             .map(|d| crate::external::node::int(cx, d, "duration", 0, i128::from(u64::MAX)))
             .transpose()?;
+        let start = get(span, "timestamp")
+            .map(|t| crate::external::node::int(cx, t, "timestamp", 0, i128::from(u64::MAX)))
+            .transpose()?;
         let tags = get(span, "tags");
         let tag = |k: &str| tags.and_then(|t| get(t, k)).and_then(str_at);
         let kind = match get(span, "kind").and_then(str_at) {
@@ -86,7 +89,15 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
             method: method_of(tag, name),
             name: name.map(str::to_owned),
             grpc,
-            signals: attempts::read(|k| tag(k).map(Attr::Str), false),
+            // Zipkin's model: an `error` tag, whatever its value (Brave
+            // writes the message or the status), marks a failed span, and
+            // its absence a span that did not fail.
+            signals: attempts::read(
+                |k| tag(k).map(Attr::Str),
+                tags.and_then(|t| get(t, "error")).is_some(),
+                true,
+            ),
+            start: start.map(|m| m as u128 * 1000),
             at: cx.at(span.pos),
         });
         if !pushed {

@@ -10,7 +10,11 @@ checkout -> cart (GET), checkout -> payments (POST). Own work per request:
 frontend 2 ms, cart 5 ms, checkout 10 ms, payments 20 ms. Ten traces; in
 traces 3 and 7 checkout's first POST to payments fails (503) and is sent
 again (a second client span under the same parent, with
-http.request.resend_count 1 in the new semantic conventions).
+http.request.resend_count 1 in the new semantic conventions). Each span
+carries its HTTP status as its format writes it (OTLP
+`http.response.status_code` and status ERROR on the failure; Jaeger's
+`http.status_code` and `error: true`; Zipkin's `http.status_code` and an
+`error` tag, the failure only, as Brave tags a 2xx with no status).
 """
 import json
 
@@ -39,12 +43,12 @@ def spans_of(trace_no):
         counter[0] += 1
         return f"{trace_no:04x}{counter[0]:012x}"
 
-    def server(node, parent, start, resend=0):
+    def server(node, parent, start, status=200):
         service, method, children = node
         sid = new_id()
         dur = total(node) * 1000
         out.append(dict(id=sid, parent=parent, service=service, kind="server",
-                        start=start, dur=dur, method=method, resend=None))
+                        start=start, dur=dur, method=method, resend=None, status=status))
         t = start + OWN[service] * 1000
         seen = {}
         for child in children:
@@ -53,13 +57,18 @@ def spans_of(trace_no):
             cid = new_id()
             cdur = total(child) * 1000
             resend_count = n if child[0] == "payments" and n > 0 else None
+            # The first of two POSTs to payments is the one that failed.
+            failed = child[0] == "payments" and n == 0 and retrying
+            status = 503 if failed else 200
             out.append(dict(id=cid, parent=sid, service=service, kind="client",
-                            start=t, dur=cdur, method=child[1], resend=resend_count))
-            server(child, cid, t)
+                            start=t, dur=cdur, method=child[1], resend=resend_count,
+                            status=status))
+            server(child, cid, t, status)
             t += cdur
         return sid
 
-    server(tree(trace_no in (3, 7)), None, T0 + trace_no * 1_000_000)
+    retrying = trace_no in (3, 7)
+    server(tree(retrying), None, T0 + trace_no * 1_000_000)
     return out
 
 
@@ -74,6 +83,8 @@ def otlp():
                       "value": {"stringValue": s["method"]}}]
             if s["resend"]:
                 attrs.append({"key": "http.request.resend_count", "value": {"intValue": str(s["resend"])}})
+            attrs.append({"key": "http.response.status_code" if s["service"] != "cart" else "http.status_code",
+                          "value": {"intValue": str(s["status"])}})
             by_service.setdefault(s["service"], []).append({
                 "traceId": trace_id,
                 "spanId": s["id"],
@@ -83,7 +94,7 @@ def otlp():
                 "startTimeUnixNano": str(s["start"] * 1000),
                 "endTimeUnixNano": str((s["start"] + s["dur"]) * 1000),
                 "attributes": attrs,
-                "status": {},
+                "status": {"code": 2} if s["status"] >= 500 else {},
             })
     return {"resourceSpans": [{
         "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": name}}]},
@@ -110,7 +121,9 @@ def jaeger():
                 "startTime": s["start"],
                 "duration": s["dur"],
                 "tags": [{"key": "span.kind", "type": "string", "value": s["kind"]},
-                         {"key": "http.method", "type": "string", "value": s["method"]}],
+                         {"key": "http.method", "type": "string", "value": s["method"]},
+                         {"key": "http.status_code", "type": "int64", "value": s["status"]}]
+                + ([{"key": "error", "type": "bool", "value": True}] if s["status"] >= 500 else []),
                 "logs": [],
                 "processID": pid[s["service"]],
                 "warnings": None,
@@ -136,6 +149,9 @@ def zipkin():
                 "localEndpoint": {"serviceName": s["service"]},
                 "tags": {"http.method": s["method"]},
             }
+            if s["status"] >= 500:
+                span["tags"]["http.status_code"] = str(s["status"])
+                span["tags"]["error"] = str(s["status"])
             if s["parent"]:
                 span["parentId"] = s["parent"]
             trace.append(span)
