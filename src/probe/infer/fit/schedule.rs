@@ -105,8 +105,6 @@ fn round_multiplier(m: f64) -> f64 {
 /// nominal wait before retry `first_k`.
 pub(super) fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedule {
     let tol = if jittered { 0.2 } else { 0.12 };
-    let k = b.len();
-    let last_k = first_k + k - 1;
     if !jittered && b.iter().all(|&x| x < NOISE_MS) {
         return Schedule {
             kind: BackoffKind::None,
@@ -119,96 +117,132 @@ pub(super) fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedul
             alternatives: Vec::new(),
         };
     }
-    let mut candidates: Vec<Model> = Vec::new();
+    let fitting = fitting(candidates(b, first_k, tol), b, first_k, tol);
+    let Some((chosen, _)) = fitting.first().cloned() else {
+        // Nothing simple reproduces the waits: report the first wait as a
+        // constant and say so.
+        return Schedule {
+            kind: BackoffKind::Constant,
+            base: b[0],
+            multiplier: None,
+            cap: None,
+            explained: false,
+            confidence: Confidence::Low,
+            why: "unknown: no constant, linear or exponential schedule (capped or not) reproduces these waits within the noise".into(),
+            alternatives: Vec::new(),
+        };
+    };
+    chosen_schedule(&chosen, &fitting, b)
+}
+
+/// Every schedule worth trying on `b`: constant at the median; exponential
+/// and linear by least squares; and each of them capped from every retry
+/// on whose tail is level.
+fn candidates(b: &[f64], first_k: usize, tol: f64) -> Vec<Model> {
     let median = {
         let mut s = b.to_vec();
         s.sort_by(f64::total_cmp);
         s[s.len() / 2]
     };
-    candidates.push(Model {
+    let mut candidates = vec![Model {
         kind: BackoffKind::Constant,
         base: median,
         multiplier: None,
         cap: None,
         complexity: 0,
         assumed_multiplier: false,
-    });
-    if k >= 2 {
-        let (base, m) = exponential_fit(b, first_k);
-        if m >= 1.15 {
-            candidates.push(Model {
-                kind: BackoffKind::Exponential,
-                base,
-                multiplier: Some(round_multiplier(m)),
-                cap: None,
-                complexity: 1,
-                assumed_multiplier: false,
-            });
-        }
+    }];
+    if b.len() < 2 {
+        return candidates;
+    }
+    let (base, m) = exponential_fit(b, first_k);
+    if m >= 1.15 {
         candidates.push(Model {
-            kind: BackoffKind::Linear,
-            base: linear_fit(b, first_k),
-            multiplier: None,
+            kind: BackoffKind::Exponential,
+            base,
+            multiplier: Some(round_multiplier(m)),
             cap: None,
             complexity: 1,
             assumed_multiplier: false,
         });
-        // A cap from retry c on: b_c..b_K level, the prefix growing into it.
-        for c in first_k + 1..=last_k {
-            let tail = &b[c - first_k..];
-            let cap = tail.iter().sum::<f64>() / tail.len() as f64;
-            // Level, as waits at a cap are: a tail that still grows is not
-            // at the cap (tenacity's 103/203/403/503/503 ms is capped at
-            // 503 from retry 4, not at 470 from retry 3).
-            let (lo, hi) = tail
-                .iter()
-                .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-            if hi - lo > tol * cap {
-                continue;
-            }
-            let prefix = &b[..c - first_k];
-            let (base, m, assumed) = if prefix.len() >= 2 {
-                let (base, m) = exponential_fit(prefix, first_k);
-                (base, m, false)
-            } else {
-                (prefix[0] / 2f64.powi(first_k as i32 - 1), 2.0, true)
-            };
-            if cap < prefix[prefix.len() - 1] * (1.0 + tol) {
-                continue;
-            }
-            if m >= 1.15 {
-                // The cap must clip the schedule within the waits seen
-                // (tenacity reaches its cap exactly at a retry, and clips
-                // the next).
-                let raw = base * m.powi(last_k as i32 - 1);
-                if raw > cap * (1.0 + tol / 2.0) {
-                    candidates.push(Model {
-                        kind: BackoffKind::Exponential,
-                        base,
-                        multiplier: Some(round_multiplier(m)),
-                        cap: Some(cap),
-                        complexity: 2,
-                        assumed_multiplier: assumed,
-                    });
-                }
-            }
-            let lin = if prefix.len() >= 2 {
-                linear_fit(prefix, first_k)
-            } else {
-                prefix[0] / first_k as f64
-            };
-            if lin * last_k as f64 > cap * (1.0 + tol / 2.0) {
-                candidates.push(Model {
-                    kind: BackoffKind::Linear,
-                    base: lin,
-                    multiplier: None,
-                    cap: Some(cap),
-                    complexity: 2,
-                    assumed_multiplier: false,
-                });
-            }
-        }
     }
+    candidates.push(Model {
+        kind: BackoffKind::Linear,
+        base: linear_fit(b, first_k),
+        multiplier: None,
+        cap: None,
+        complexity: 1,
+        assumed_multiplier: false,
+    });
+    let last_k = first_k + b.len() - 1;
+    for c in first_k + 1..=last_k {
+        candidates.extend(capped_from(b, first_k, c, tol));
+    }
+    candidates
+}
+
+/// The capped schedules with the cap reached at retry `c`: b_c..b_K level,
+/// the prefix growing into it, and the growth clipped within the waits
+/// seen.
+fn capped_from(b: &[f64], first_k: usize, c: usize, tol: f64) -> Vec<Model> {
+    let last_k = first_k + b.len() - 1;
+    let tail = &b[c - first_k..];
+    let cap = tail.iter().sum::<f64>() / tail.len() as f64;
+    // Level, as waits at a cap are: a tail that still grows is not at the
+    // cap (tenacity's 103/203/403/503/503 ms is capped at 503 from retry
+    // 4, not at 470 from retry 3).
+    let (lo, hi) = tail
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    if hi - lo > tol * cap {
+        return Vec::new();
+    }
+    let prefix = &b[..c - first_k];
+    let (base, m, assumed) = if prefix.len() >= 2 {
+        let (base, m) = exponential_fit(prefix, first_k);
+        (base, m, false)
+    } else {
+        (prefix[0] / 2f64.powi(first_k as i32 - 1), 2.0, true)
+    };
+    if cap < prefix[prefix.len() - 1] * (1.0 + tol) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // The cap must clip the schedule within the waits seen (tenacity
+    // reaches its cap exactly at a retry, and clips the next).
+    if m >= 1.15 && base * m.powi(last_k as i32 - 1) > cap * (1.0 + tol / 2.0) {
+        out.push(Model {
+            kind: BackoffKind::Exponential,
+            base,
+            multiplier: Some(round_multiplier(m)),
+            cap: Some(cap),
+            complexity: 2,
+            assumed_multiplier: assumed,
+        });
+    }
+    let lin = if prefix.len() >= 2 {
+        linear_fit(prefix, first_k)
+    } else {
+        prefix[0] / first_k as f64
+    };
+    if lin * last_k as f64 > cap * (1.0 + tol / 2.0) {
+        out.push(Model {
+            kind: BackoffKind::Linear,
+            base: lin,
+            multiplier: None,
+            cap: Some(cap),
+            complexity: 2,
+            assumed_multiplier: false,
+        });
+    }
+    out
+}
+
+/// The candidates that reproduce `b` within `tol`, each once, with their
+/// miss, best first: simplest first; among equals the smaller miss,
+/// exponential before linear when both reproduce the waits (it is the
+/// common choice).
+fn fitting(candidates: Vec<Model>, b: &[f64], first_k: usize, tol: f64) -> Vec<(Model, f64)> {
     let mut fitting: Vec<(Model, f64)> = candidates
         .into_iter()
         .map(|m| {
@@ -225,8 +259,6 @@ pub(super) fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedul
         seen.push(text);
         new
     });
-    // Simplest first; among equals the smaller miss, exponential before
-    // linear when both reproduce the waits (it is the common choice).
     fitting.sort_by(|(a, ea), (b, eb)| {
         a.complexity.cmp(&b.complexity).then_with(|| {
             let close = (ea - eb).abs() <= tol / 2.0;
@@ -239,20 +271,14 @@ pub(super) fn fit_schedule(b: &[f64], first_k: usize, jittered: bool) -> Schedul
             }
         })
     });
-    let Some((chosen, _)) = fitting.first().cloned() else {
-        // Nothing simple reproduces the waits: report the first wait as a
-        // constant and say so.
-        return Schedule {
-            kind: BackoffKind::Constant,
-            base: b[0],
-            multiplier: None,
-            cap: None,
-            explained: false,
-            confidence: Confidence::Low,
-            why: "unknown: no constant, linear or exponential schedule (capped or not) reproduces these waits within the noise".into(),
-            alternatives: Vec::new(),
-        };
-    };
+    fitting
+}
+
+/// The schedule `chosen` (the first of `fitting`) says, with the other
+/// fits named and a confidence that only a rival as simple, one or two
+/// waits, or an assumed multiplier lowers.
+fn chosen_schedule(chosen: &Model, fitting: &[(Model, f64)], b: &[f64]) -> Schedule {
+    let k = b.len();
     // Every other fit is named; only a fit as simple as the chosen one
     // makes the choice a guess (a cap that growth explains as well is
     // merely possible).
