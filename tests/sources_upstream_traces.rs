@@ -189,6 +189,34 @@ fn a_single_jaeger_trace_object_is_read() {
     assert_eq!(calls(&f), [row("service-x", "service-y", None, 2, 1.0, 1)]);
 }
 
+/// Jaeger's trace read from two files, as when two exports share a trace:
+/// each span is counted once, and a note says so. Before, service-y's
+/// spans under service-x's were counted twice: 2 attempts a call, read as
+/// an undeclared retry.
+#[test]
+fn a_trace_in_two_exports_is_counted_once() {
+    let file = format!("{DIR}/jaeger-ui_01.json");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("traces-twice");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("jaeger-ui_01-again.json");
+    std::fs::copy(&file, &copy).unwrap();
+    let f = external::import(
+        &[Request::path(&file), Request::path(&copy)],
+        Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(calls(&f), [row("service-x", "service-y", None, 2, 1.0, 1)]);
+    let said = notes(&f);
+    assert_eq!(said.len(), 1, "{said:?}");
+    // Jaeger's fixture has span 2 twice itself: 1 + 5 dropped.
+    assert_eq!(
+        said,
+        [format!(
+            "{file}:37:5: note: 6 span(s) appear more than once among the traces (the same trace and span id, service, kind and start, as when two exports share a trace): each is counted once"
+        )]
+    );
+}
+
 /// Grafana Tempo's `pkg/tempopb/trace.json`: OTLP resource spans under
 /// `batches` (Tempo's trace-by-ID answer). Before: "a trace export of a
 /// shape not known", exit 2. One server span of `my.service`, 1 s long.

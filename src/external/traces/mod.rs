@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use super::facts::{At, CallFact, Facts, ServiceFact};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SpanKind {
     Client,
     Server,
@@ -119,7 +119,7 @@ impl Acc {
     }
 
     pub fn finish(self, facts: &mut Facts) {
-        let spans = self.spans;
+        let spans = dedup(self.spans, facts);
         if spans.is_empty() {
             return;
         }
@@ -360,6 +360,36 @@ impl Acc {
     }
 }
 
+/// The spans with each one kept once: two exports that share a trace (the
+/// same trace and span id, service, kind and start in two files) would
+/// otherwise count its requests twice, and as retries. Spans that share an
+/// id but not a start are kept (Brave's consumer spans of one Kafka
+/// message, each delivery its own). Said once, at the first span dropped.
+fn dedup(spans: Vec<Span>, facts: &mut Facts) -> Vec<Span> {
+    type Key<'a> = (&'a str, &'a str, &'a str, SpanKind, Option<u128>);
+    let mut seen: std::collections::HashSet<Key> =
+        std::collections::HashSet::with_capacity(spans.len());
+    let keep: Vec<bool> = spans
+        .iter()
+        .map(|s| seen.insert((&s.trace, &s.id, &s.service, s.kind, s.start)))
+        .collect();
+    let dropped = keep.iter().filter(|k| !**k).count();
+    let Some(first) = keep.iter().position(|k| !*k) else {
+        return spans;
+    };
+    facts.note(
+        Some(spans[first].at),
+        format!(
+            "{dropped} span(s) appear more than once among the traces (the same trace and span id, service, kind and start, as when two exports share a trace): each is counted once"
+        ),
+    );
+    spans
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(s, k)| k.then_some(s))
+        .collect()
+}
+
 /// One request a caller sent (a client span), and what reached the callee.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sent {
@@ -572,5 +602,12 @@ mod tests {
         let mut untimed = [request("a", 0, 10, true), request("b", 20, 10, true)];
         untimed[1][0].start = None;
         assert_eq!(figures(&untimed), (1, 2));
+    }
+
+    #[test]
+    fn a_trace_in_two_exports_is_counted_once() {
+        let once = [request("a", 0, 10, false), request("b", 20, 10, true)];
+        let twice = [once.clone(), once].concat();
+        assert_eq!(figures(&twice), (1, 2));
     }
 }
