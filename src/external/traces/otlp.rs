@@ -61,28 +61,17 @@ fn signal_attr<'a>(attrs: Option<&'a Node>, key: &str) -> Option<Attr<'a>> {
     get(v, "stringValue").and_then(str_at).map(Attr::Str)
 }
 
-/// OTLP's own status: `status.code` 2 (`STATUS_CODE_ERROR`).
-fn status_error(span: &Node) -> bool {
-    match get(span, "status")
-        .and_then(|s| get(s, "code"))
-        .map(|c| &c.value)
-    {
-        Some(Value::Int(2)) => true,
-        Some(Value::Str(s)) => s == "STATUS_CODE_ERROR" || s == "2",
-        _ => false,
-    }
-}
-
-/// OTLP `status.code` OK: the instrumentation says the span succeeded
-/// (UNSET says nothing).
-fn status_ok(span: &Node) -> bool {
-    match get(span, "status")
-        .and_then(|s| get(s, "code"))
-        .map(|c| &c.value)
-    {
-        Some(Value::Int(1)) => true,
-        Some(Value::Str(s)) => s == "STATUS_CODE_OK" || s == "1",
-        _ => false,
+/// OTLP's own status, `status.code`: 0 UNSET (says nothing), 1 OK, 2
+/// ERROR, as a number or its enum name.
+fn status_code(span: &Node) -> Option<i128> {
+    match &get(span, "status").and_then(|s| get(s, "code"))?.value {
+        Value::Int(n) => Some(*n),
+        Value::Str(s) => match s.as_str() {
+            "STATUS_CODE_OK" => Some(1),
+            "STATUS_CODE_ERROR" => Some(2),
+            other => other.parse().ok(),
+        },
+        _ => None,
     }
 }
 
@@ -173,8 +162,8 @@ pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
                     grpc,
                     signals: attempts::read(
                         |k| signal_attr(sattrs, k),
-                        status_error(span),
-                        status_ok(span),
+                        status_code(span) == Some(2),
+                        status_code(span) == Some(1),
                     ),
                     start: Some(start),
                     at: cx.at(span.pos),
