@@ -22,7 +22,7 @@
 
 /// A span attribute, whatever the format wrote it as.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Attr<'a> {
+pub(crate) enum Attr<'a> {
     Str(&'a str),
     Int(i128),
     Bool(bool),
@@ -48,15 +48,15 @@ impl Attr<'_> {
 
 /// What one span says about attempts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Signals {
+pub(crate) struct Signals {
     /// The attempt number this span is (1 for the first), from
     /// resend_count or gRPC's previous attempts.
     pub attempt: Option<u32>,
     /// `x-envoy-attempt-count` on a server span: the proxy's attempt number.
-    pub proxy_attempt: Option<u32>,
+    pub(crate) proxy_attempt: Option<u32>,
     /// The next request is a redirect or an authentication resend, or this
     /// one is gRPC's transparent retry: not a retry.
-    pub not_retry: bool,
+    pub(crate) not_retry: bool,
     /// The request failed.
     pub failed: bool,
 }
@@ -84,7 +84,7 @@ fn first<'a>(attr: &impl Fn(&str) -> Option<Attr<'a>>, keys: &[&str]) -> Option<
 
 /// The signals among a span's attributes; `error` is what the format's own
 /// status field says (OTLP `status.code`), if anything.
-pub fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool) -> Signals {
+pub(crate) fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool) -> Signals {
     let resend = first(&attr, RESEND).map(|r| r.saturating_add(1));
     let grpc = first(&attr, GRPC_PREVIOUS).map(|r| r.saturating_add(1));
     let status = first(&attr, STATUS);
