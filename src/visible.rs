@@ -22,7 +22,7 @@ pub fn text(s: &str) -> Cow<'_, str> {
 }
 
 /// Whether `s` has a control character [`name`] would escape.
-pub fn needs_escape(s: &str) -> bool {
+pub(crate) fn needs_escape(s: &str) -> bool {
     s.contains(char::is_control)
 }
 

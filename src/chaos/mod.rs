@@ -36,15 +36,12 @@ pub mod fleet;
 mod harness;
 pub mod load;
 
-pub use fleet::admin::{HEALTH_PATH, METRICS_PATH};
+pub(crate) use fleet::admin::{HEALTH_PATH, METRICS_PATH};
 pub use fleet::admission::Admission;
 pub use fleet::drive::{drive, drive_blocking};
 pub use fleet::resolve::{Resolver, Unresolved};
-pub use fleet::serve::{
-    Bound, CountersAnswer, MAX_GRACE, MAX_HORIZON, ServeConfig, StartRequest, StopRequest, serve,
-    serve_blocking,
-};
+pub use fleet::serve::{Bound, CountersAnswer, ServeConfig, serve, serve_blocking};
 pub use fleet::token::{Token, TokenError};
-pub use harness::api::{ChaosError, RunOptions, StopHandle, run, run_async, run_with};
+pub use harness::api::{ChaosError, RunOptions, StopHandle, run, run_with};
 pub use load::drive_url::drive_url;
-pub use load::standalone::{StandaloneRequest, standalone_request, standalone_request_blocking};
+pub use load::standalone::{StandaloneRequest, standalone_request_blocking};

@@ -26,25 +26,25 @@ use std::time::Duration;
 use crate::run::{Arrival, LoadSettings};
 
 /// Where the ConfigMap (or Compose config) is mounted.
-pub const CONFIG_DIR: &str = "/etc/retrylint";
-pub const TOPOLOGY_FILE: &str = "topology.yaml";
-pub const FAULT_FILE: &str = "fault.yaml";
+pub(crate) const CONFIG_DIR: &str = "/etc/retrylint";
+pub(crate) const TOPOLOGY_FILE: &str = "topology.yaml";
+pub(crate) const FAULT_FILE: &str = "fault.yaml";
 /// The port a service serves its tier on.
-pub const HTTP_PORT: u16 = 8080;
+pub(crate) const HTTP_PORT: u16 = 8080;
 /// The port of `/metrics`, `/retrylint/*` and `/healthz`.
-pub const ADMIN_PORT: u16 = 9090;
+pub(crate) const ADMIN_PORT: u16 = 9090;
 /// Where the admin port answers health checks and scrapes: `serve`'s own.
-pub use crate::chaos::{HEALTH_PATH, METRICS_PATH};
+pub(crate) use crate::chaos::{HEALTH_PATH, METRICS_PATH};
 /// How long a wait for one service's health may take.
-pub const WAIT_FOR: Duration = Duration::from_secs(300);
+pub(crate) const WAIT_FOR: Duration = Duration::from_secs(300);
 /// Where `serve` and `drive` find the run's token.
 pub use crate::chaos::fleet::token::TOKEN_ENV;
 
-pub fn topology_path() -> String {
+pub(crate) fn topology_path() -> String {
     format!("{CONFIG_DIR}/{TOPOLOGY_FILE}")
 }
 
-pub fn fault_path() -> String {
+pub(crate) fn fault_path() -> String {
     format!("{CONFIG_DIR}/{FAULT_FILE}")
 }
 
@@ -117,12 +117,12 @@ pub fn drive(
 }
 
 /// The admin base URL of the service whose DNS name is `name`.
-pub fn admin_url(name: &str) -> String {
+pub(crate) fn admin_url(name: &str) -> String {
     format!("http://{name}:{ADMIN_PORT}")
 }
 
 /// Asks `url` once; exit 0 when it answers 2xx: a health check.
-pub fn health_check(url: &str) -> Vec<String> {
+pub(crate) fn health_check(url: &str) -> Vec<String> {
     [
         "probe-client",
         "--policy",
@@ -137,7 +137,7 @@ pub fn health_check(url: &str) -> Vec<String> {
 
 /// Asks `url` every second until it answers 2xx, for at most [`WAIT_FOR`]:
 /// waiting for a service before the load starts.
-pub fn wait_for(url: &str) -> Vec<String> {
+pub(crate) fn wait_for(url: &str) -> Vec<String> {
     [
         "probe-client",
         "--policy",

@@ -17,7 +17,7 @@ use super::sizing::Resources;
 use super::yaml::{Yaml, document, map, strs};
 use super::{Plan, RUN_AS, Target};
 
-pub const COMPOSE_FILE: &str = "compose.yaml";
+pub(crate) const COMPOSE_FILE: &str = "compose.yaml";
 
 /// `compose.yaml` and the files it mounts.
 pub(crate) fn files(p: &Plan) -> Vec<(String, String)> {

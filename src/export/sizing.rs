@@ -53,24 +53,24 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// What one process is given, and the figures it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Resources {
+pub(crate) struct Resources {
     /// Requests (or, for the driver, user requests) per second at the peak.
     pub rate: f64,
     /// HTTP exchanges per request.
-    pub exchanges: f64,
+    pub(crate) exchanges: f64,
     pub in_flight: f64,
-    pub cpu_millis: u64,
-    pub memory_mib: u64,
-    pub memory_limit_mib: u64,
+    pub(crate) cpu_millis: u64,
+    pub(crate) memory_mib: u64,
+    pub(crate) memory_limit_mib: u64,
     /// What the rule asked for, before the cap.
-    pub cpu_wanted_millis: u64,
+    pub(crate) cpu_wanted_millis: u64,
     /// The CPU the rule asked for was above the cap.
-    pub cpu_capped: bool,
+    pub(crate) cpu_capped: bool,
 }
 
 /// Resources for every service (indexed like `t.services`) and the driver.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sizing {
+pub(crate) struct Sizing {
     pub services: Vec<Resources>,
     pub driver: Resources,
     /// Whether the figures are the storm's (a fault injects something).
@@ -78,7 +78,7 @@ pub struct Sizing {
 }
 
 /// Sizes every process of `t` for `load` under `scenario`.
-pub fn size(t: &Topology, scenario: &Scenario, load: &LoadSettings) -> Sizing {
+pub(crate) fn size(t: &Topology, scenario: &Scenario, load: &LoadSettings) -> Sizing {
     let horizon = load.horizon();
     let analysis = Analysis::within_horizon(t, Some(horizon));
     let paths = baseline::paths(t);
@@ -196,7 +196,7 @@ fn round_up(x: f64, step: u64) -> u64 {
 
 impl Resources {
     /// Kubernetes quantities: (`250m`, `96Mi`, `192Mi`).
-    pub fn kubernetes(&self) -> (String, String, String) {
+    pub(crate) fn kubernetes(&self) -> (String, String, String) {
         (
             format!("{}m", self.cpu_millis),
             format!("{}Mi", self.memory_mib),
@@ -205,7 +205,7 @@ impl Resources {
     }
 
     /// Compose quantities: (`0.25`, `96M`, `192M`).
-    pub fn compose(&self) -> (String, String, String) {
+    pub(crate) fn compose(&self) -> (String, String, String) {
         let cores = self.cpu_millis as f64 / 1000.0;
         (
             format!("{cores}"),
@@ -215,7 +215,7 @@ impl Resources {
     }
 
     /// One line on where the figures came from, for a comment beside them.
-    pub fn explain(&self, what: &str) -> String {
+    pub(crate) fn explain(&self, what: &str) -> String {
         format!(
             "{} {what}/s at the peak × {} HTTP exchanges each, {} in flight",
             figure(self.rate),
@@ -226,7 +226,7 @@ impl Resources {
 }
 
 /// A figure for a comment: whole above 10, two significant digits below.
-pub fn figure(x: f64) -> String {
+pub(crate) fn figure(x: f64) -> String {
     if !x.is_finite() {
         "unbounded".into()
     } else if x >= 10.0 || x == x.round() {

@@ -12,11 +12,13 @@
 
 use std::fmt::Write as _;
 
-pub use crate::input::quote::{plain_ok, quote, scalar};
+pub use crate::input::quote::quote;
+
+pub(crate) use crate::input::quote::{plain_ok, scalar};
 
 /// A YAML value to print.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Yaml {
+pub(crate) enum Yaml {
     Str(String),
     Int(i64),
     Bool(bool),
@@ -28,38 +30,38 @@ pub enum Yaml {
 
 /// An entry of a mapping: a key and its value, or a comment line.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
+pub(crate) enum Entry {
     Pair(String, Yaml),
     Comment(String),
 }
 
 /// `Yaml::Str` from anything string-like.
-pub fn s(text: impl Into<String>) -> Yaml {
+pub(crate) fn s(text: impl Into<String>) -> Yaml {
     Yaml::Str(text.into())
 }
 
 /// A sequence of strings.
-pub fn strs<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Yaml {
+pub(crate) fn strs<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Yaml {
     Yaml::Seq(items.into_iter().map(|i| s(i.as_ref())).collect())
 }
 
 /// Builds a mapping entry by entry.
 #[derive(Debug, Clone, Default)]
-pub struct MapBuilder(Vec<Entry>);
+pub(crate) struct MapBuilder(Vec<Entry>);
 
 /// A new mapping.
-pub fn map() -> MapBuilder {
+pub(crate) fn map() -> MapBuilder {
     MapBuilder::default()
 }
 
 impl MapBuilder {
-    pub fn put(mut self, key: &str, value: impl Into<Yaml>) -> Self {
+    pub(crate) fn put(mut self, key: &str, value: impl Into<Yaml>) -> Self {
         self.0.push(Entry::Pair(key.to_owned(), value.into()));
         self
     }
 
     /// `put` when `value` is `Some`.
-    pub fn put_some(self, key: &str, value: Option<impl Into<Yaml>>) -> Self {
+    pub(crate) fn put_some(self, key: &str, value: Option<impl Into<Yaml>>) -> Self {
         match value {
             Some(v) => self.put(key, v),
             None => self,
@@ -67,13 +69,13 @@ impl MapBuilder {
     }
 
     /// A comment line before the next entry (one line per `\n`).
-    pub fn comment(mut self, text: &str) -> Self {
+    pub(crate) fn comment(mut self, text: &str) -> Self {
         self.0
             .extend(text.lines().map(|l| Entry::Comment(l.to_owned())));
         self
     }
 
-    pub fn build(self) -> Yaml {
+    pub(crate) fn build(self) -> Yaml {
         Yaml::Map(self.0)
     }
 }
@@ -121,7 +123,7 @@ impl From<Vec<Yaml>> for Yaml {
 }
 
 /// One document: `header` as comment lines, then `root` (a mapping).
-pub fn document(header: &str, root: &Yaml) -> String {
+pub(crate) fn document(header: &str, root: &Yaml) -> String {
     let mut out = String::new();
     for line in header.lines() {
         comment_line(&mut out, 0, line);

@@ -7,12 +7,12 @@ use crate::input::read::syntax_error_in;
 use crate::input::yaml::{self, Span};
 use crate::input::{Node, Value};
 
-pub struct Document {
+pub(crate) struct Document {
     pub root: Node,
 }
 
 /// The documents of `text`; empty documents are dropped.
-pub fn split(file: &str, text: &str) -> Result<Vec<Document>, LoadError> {
+pub(crate) fn split(file: &str, text: &str) -> Result<Vec<Document>, LoadError> {
     let mut out = Vec::new();
     for (start, line0, chunk) in chunks(text) {
         if chunk

@@ -38,15 +38,15 @@ use crate::input::error::LoadError;
 use crate::input::{Node, Pos, Value};
 use crate::policy::{BudgetSpec, Condition};
 
-pub const LAYER: &str = "envoy";
-pub const ROUTE: &str = "envoy-route";
+pub(crate) const LAYER: &str = "envoy";
+pub(crate) const ROUTE: &str = "envoy-route";
 
 /// Whether a document is Envoy configuration: a bootstrap, an admin
 /// `/config_dump`, a bare `RouteConfiguration`, `Listener` or `Cluster`, an
 /// xDS `resources:` file (`@type` on each), or a list of any of them — in
 /// the proto's field names (`virtual_hosts`) or proto3 JSON's camelCase
 /// (`virtualHosts`), which Envoy accepts alike.
-pub fn detect(root: &Node) -> bool {
+pub(crate) fn detect(root: &Node) -> bool {
     match &root.value {
         // A list of resources (`istioctl proxy-config routes -o json`, Envoy
         // Gateway's translator output); an empty RouteConfiguration (a
@@ -79,7 +79,7 @@ pub fn detect(root: &Node) -> bool {
 
 /// A document Envoy-shaped enough that not reading it would hide retries:
 /// `Some(what it resembles)` for one [`detect`] does not take.
-pub fn looks_like(root: &Node) -> Option<String> {
+pub(crate) fn looks_like(root: &Node) -> Option<String> {
     if detect(root) {
         return None;
     }
@@ -269,7 +269,7 @@ fn snake_keys(n: &Node) -> Node {
 /// `xds-grpc`, the passthrough and black-hole clusters, and `inbound|…`
 /// (the sidecar's way in to its own workload). Routes to them are no
 /// calls between services, so they are not applied and not warned about.
-pub fn internal_cluster(name: &str) -> bool {
+pub(crate) fn internal_cluster(name: &str) -> bool {
     name.starts_with("inbound|")
         || name.starts_with("inbound-vip|")
         || matches!(
@@ -309,7 +309,7 @@ pub struct Cluster {
     file: usize,
 }
 
-pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     let normal = snake_keys(root);
     let root = &normal;
     let mut vhosts: Vec<&Node> = Vec::new();

@@ -26,7 +26,7 @@ use crate::policy::{BudgetSpec, Condition};
 
 /// Envoy's `retry_on` on a gRPC call: its gRPC conditions read as the gRPC
 /// service config reads those statuses; the rest as on HTTP.
-pub fn grpc_retry_on(text: &str) -> Result<Vec<Condition>, String> {
+pub(crate) fn grpc_retry_on(text: &str) -> Result<Vec<Condition>, String> {
     let mut out: Vec<Condition> = Vec::new();
     for t in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let conditions = if super::istio::GRPC_ONLY.contains(&t) {
@@ -47,7 +47,7 @@ pub fn grpc_retry_on(text: &str) -> Result<Vec<Condition>, String> {
 
 /// An Envoy Gateway `BackendTrafficPolicy`: its retry layer and retry
 /// budget, for the routes it targets (resolved once every document is read).
-pub fn read_backend_traffic_policy(
+pub(crate) fn read_backend_traffic_policy(
     cx: Cx,
     root: &Node,
     facts: &mut Facts,

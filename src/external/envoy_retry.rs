@@ -11,12 +11,12 @@ use std::time::Duration;
 use crate::policy::{Backoff, BackoffKind, Condition, Jitter, RetryOn, RetryPolicy};
 
 /// `base_interval` when none is written.
-pub const BASE_INTERVAL: Duration = Duration::from_millis(25);
+pub(crate) const BASE_INTERVAL: Duration = Duration::from_millis(25);
 
 /// The policy of `retries` retries on `retry_on`, waiting from `base` up to
 /// `cap` (ten times `base` when `None`); `honor_retry_after` for
 /// `rate_limited_retry_back_off` and its equivalents.
-pub fn policy(
+pub(crate) fn policy(
     retries: u32,
     base: Duration,
     cap: Option<Duration>,

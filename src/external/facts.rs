@@ -9,7 +9,7 @@ use crate::policy::RetryPolicy;
 
 /// One file read, kept whole for snippets and for errors found while merging.
 #[derive(Debug, Clone)]
-pub struct SourceFile {
+pub(crate) struct SourceFile {
     /// The path as it was found (`--from k8s/` gives `k8s/ratings.yaml`).
     pub file: String,
     pub text: String,
@@ -25,7 +25,7 @@ pub struct At {
 /// Everything the sources said.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
-    pub files: Vec<SourceFile>,
+    pub(crate) files: Vec<SourceFile>,
     /// The kind of every document read, in order.
     pub read_kinds: Vec<Kind>,
     /// Services seen in traces, with their latency from server spans.
@@ -33,19 +33,19 @@ pub struct Facts {
     /// Calls seen in traces.
     pub calls: Vec<CallFact>,
     /// Calls a proxy's counters describe (metrics).
-    pub counted: Vec<CountedFact>,
+    pub(crate) counted: Vec<CountedFact>,
     /// Retry layers to put on the calls to some hosts.
     pub routes: Vec<RouteFact>,
     /// Hosts whose callers go through an Istio sidecar (a Kubernetes Service
     /// in a namespace labelled for injection): the default policy applies to
     /// calls to them that no VirtualService route covers.
-    pub meshed: Vec<HostRef>,
+    pub(crate) meshed: Vec<HostRef>,
     /// Hosts whose Kubernetes Service port speaks gRPC (`appProtocol:
     /// grpc`, or a port named `grpc` or `grpc-*`, as Istio selects the
     /// protocol): calls to them are gRPC calls.
     pub grpc_hosts: Vec<HostRef>,
     /// The Istio default policy's preset, once an Istio document was read.
-    pub istio_default: Option<&'static str>,
+    pub(crate) istio_default: Option<&'static str>,
     /// Istio's minor version the defaults follow (`--istio-version`).
     pub istio_minor: u32,
     /// Warnings and notes to print beside the result.
@@ -121,7 +121,7 @@ pub struct DocAccount {
 /// What a Namespace label or a pod's `sidecar.istio.io/inject` says about
 /// Istio's sidecar injection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Injection {
+pub(crate) enum Injection {
     Enabled,
     Disabled,
     /// Nothing said: the namespace decides.
@@ -130,7 +130,7 @@ pub enum Injection {
 
 /// A Kubernetes Service and the pod labels it selects.
 #[derive(Debug, Clone)]
-pub struct K8sService {
+pub(crate) struct K8sService {
     pub host: HostRef,
     pub selector: Vec<(String, String)>,
 }
@@ -138,7 +138,7 @@ pub struct K8sService {
 /// A Deployment, StatefulSet or DaemonSet: its pods' labels and what they
 /// say about injection.
 #[derive(Debug, Clone)]
-pub struct Workload {
+pub(crate) struct Workload {
     pub namespace: String,
     pub labels: Vec<(String, String)>,
     /// The pod template's `sidecar.istio.io/inject` label (or, failing
@@ -153,7 +153,7 @@ impl Workload {
     /// where the namespace says nothing, and a namespace labelled `disabled`
     /// wins over the pod. The legacy annotation is honoured only to opt
     /// out (the webhook's object selector reads labels).
-    pub fn injected(&self, ns: Injection) -> bool {
+    pub(crate) fn injected(&self, ns: Injection) -> bool {
         match (ns, self.inject) {
             (Injection::Disabled, _) => false,
             (_, Injection::Disabled) => false,
@@ -173,7 +173,7 @@ impl Workload {
 /// An HTTPRoute or GRPCRoute read: its name, the `routes` indices of its
 /// matches with their Gateway API precedence, and the Gateways it attaches to.
 #[derive(Debug, Clone, Default)]
-pub struct HttpRouteRef {
+pub(crate) struct HttpRouteRef {
     pub name: String,
     pub namespace: Option<String>,
     /// `HTTPRoute` or `GRPCRoute`.
@@ -182,7 +182,7 @@ pub struct HttpRouteRef {
     /// Per entry of `routes`: its precedence, and whether its rule has a
     /// `retry` of its own (which wins over a BackendTrafficPolicy's).
     pub keys: Vec<super::gateway_api::MatchKey>,
-    pub own_retry: Vec<bool>,
+    pub(crate) own_retry: Vec<bool>,
     /// `(namespace, name)` of the Gateways in `parentRefs`.
     pub gateways: Vec<(Option<String>, String)>,
     /// The Services in `parentRefs` (GAMMA, Linkerd).
@@ -192,9 +192,9 @@ pub struct HttpRouteRef {
 /// An Envoy Gateway BackendTrafficPolicy's retry layer (or only its retry
 /// budget) for one HTTPRoute, GRPCRoute or Gateway.
 #[derive(Debug, Clone)]
-pub struct TrafficPolicy {
+pub(crate) struct TrafficPolicy {
     /// `HTTPRoute`, `GRPCRoute` or `Gateway`.
-    pub target_kind: String,
+    pub(crate) target_kind: String,
     pub route: String,
     /// `circuitBreaker.retryBudget` / `maxParallelRetries`, at its key.
     pub budget: Option<(crate::policy::BudgetSpec, Pos)>,
@@ -202,7 +202,7 @@ pub struct TrafficPolicy {
     /// The retry layer for HTTP calls and for gRPC calls (a GRPCRoute).
     pub layer: Option<(LayerFact, LayerFact)>,
     /// Its gRPC-only triggers, noted where it applies to an HTTPRoute.
-    pub grpc_only: Vec<(At, String)>,
+    pub(crate) grpc_only: Vec<(At, String)>,
     pub at: At,
 }
 
@@ -254,7 +254,7 @@ impl Facts {
 
     /// Changes the account of the document being read (the last one
     /// accounted): a reader saying its document carries nothing to apply.
-    pub fn reclassify(&mut self, account: Account) {
+    pub(crate) fn reclassify(&mut self, account: Account) {
         if let Some(last) = self.accounts.last_mut() {
             last.account = account;
         }
@@ -328,7 +328,7 @@ impl Facts {
     }
 
     /// Whether the sources give a call graph of their own.
-    pub fn has_call_graph(&self) -> bool {
+    pub(crate) fn has_call_graph(&self) -> bool {
         !self.calls.is_empty()
     }
 }
@@ -389,7 +389,7 @@ pub struct CallFact {
 /// Who kept the counters a [`CountedFact`] comes from, which decides
 /// what its figures mean and how they are worded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CounterKind {
+pub(crate) enum CounterKind {
     /// Envoy's cluster counters (`external::metrics::envoy`).
     Envoy,
     /// Istio's `istio_requests_total` (`external::metrics::istio`).
@@ -402,7 +402,7 @@ pub enum CounterKind {
 
 impl CounterKind {
     /// `Envoy`, as messages name who counted.
-    pub fn by(self) -> &'static str {
+    pub(crate) fn by(self) -> &'static str {
         match self {
             CounterKind::Envoy => "Envoy",
             CounterKind::Istio => "Istio",
@@ -412,7 +412,7 @@ impl CounterKind {
     }
 
     /// `envoy`, the `observed:` figures' `source:`.
-    pub fn source(self) -> &'static str {
+    pub(crate) fn source(self) -> &'static str {
         match self {
             CounterKind::Envoy => "envoy",
             CounterKind::Istio => "istio",
@@ -422,7 +422,7 @@ impl CounterKind {
     }
 
     /// The kind whose `observed:` source is `s`.
-    pub fn from_source(s: &str) -> Option<CounterKind> {
+    pub(crate) fn from_source(s: &str) -> Option<CounterKind> {
         [
             CounterKind::Envoy,
             CounterKind::Istio,
@@ -435,7 +435,7 @@ impl CounterKind {
 
     /// What the counters' series name the callee by (`cluster`), also the
     /// `observed:` key that keeps it.
-    pub fn subject(self) -> &'static str {
+    pub(crate) fn subject(self) -> &'static str {
         match self {
             CounterKind::Envoy => "cluster",
             CounterKind::Istio => "destination",
@@ -445,7 +445,7 @@ impl CounterKind {
     }
 
     /// The `observed:` keys for the attempts and the retries.
-    pub fn keys(self) -> (&'static str, &'static str) {
+    pub(crate) fn keys(self) -> (&'static str, &'static str) {
         match self {
             CounterKind::Envoy => ("upstream_requests", "retries"),
             CounterKind::Istio => ("attempts_at_least", "retries_exhausted"),
@@ -455,7 +455,7 @@ impl CounterKind {
 
     /// Whether the attempts are only the least the counters prove: Istio
     /// counts each request once and flags only those whose retries ran out.
-    pub fn lower_bound(self) -> bool {
+    pub(crate) fn lower_bound(self) -> bool {
         self == CounterKind::Istio
     }
 }
@@ -464,7 +464,7 @@ impl CounterKind {
 /// (or gRPC client) sent to one callee, and the retries among them (see
 /// `external::metrics`).
 #[derive(Debug, Clone)]
-pub struct CountedFact {
+pub(crate) struct CountedFact {
     /// Who counted.
     pub by: CounterKind,
     /// The service whose proxy counted (`--metrics-caller`, or `caller:`
@@ -472,7 +472,7 @@ pub struct CountedFact {
     pub caller: String,
     /// The caller came from the series' labels: one the topology lacks is
     /// warned about, not an error (a gateway reports as a source too).
-    pub caller_labelled: bool,
+    pub(crate) caller_labelled: bool,
     /// The callee, as the cluster names it.
     pub host: HostRef,
     /// The callee as the series name it (Envoy's cluster, Istio's
@@ -484,7 +484,7 @@ pub struct CountedFact {
     pub attempts: u64,
     /// `upstream_rq_pending_failure_eject`: attempts that failed waiting for
     /// a connection, which `upstream_rq_total` does not count.
-    pub unattached: Option<u64>,
+    pub(crate) unattached: Option<u64>,
     /// `upstream_rq_retry`; for Istio, the requests flagged `URX`. The
     /// requests that came in are `attempts - retries`.
     pub retries: u64,
@@ -625,14 +625,14 @@ pub struct LayerFact {
     pub timeout: Option<(Duration, Pos)>,
     /// The default `timeout` rests on, when the source leaves it unset and
     /// the proxy falls back on something else (Istio's perTryTimeout).
-    pub timeout_default: Option<&'static str>,
+    pub(crate) timeout_default: Option<&'static str>,
     pub policy: PolicyFact,
     /// Said beside the layer in `import`'s output.
     pub comment: String,
     /// The policy's conditions on a gRPC call, when they differ from its
     /// HTTP ones (Envoy's `unavailable`, `cancelled`, … match a gRPC
     /// status only): `None`, the same.
-    pub grpc_retry_on: Option<Vec<crate::policy::Condition>>,
+    pub(crate) grpc_retry_on: Option<Vec<crate::policy::Condition>>,
 }
 
 // One per route read: their size does not matter, and a box would only add
@@ -670,4 +670,4 @@ pub enum PolicyFact {
 }
 
 /// Positions of a policy's fields in its source file.
-pub use crate::input::spans::PolicySpans as Spans;
+pub(crate) use crate::input::spans::PolicySpans as Spans;

@@ -36,17 +36,17 @@ use crate::input::Node;
 use crate::input::error::LoadError;
 use crate::policy::Condition;
 
-pub const LAYER: &str = "gateway";
-pub const ROUTE: &str = "gateway-route";
+pub(crate) const LAYER: &str = "gateway";
+pub(crate) const ROUTE: &str = "gateway-route";
 
 /// Envoy Gateway's `retry_on` when a retry says no triggers
 /// (`internal/xds/translator/route.go`, `retryDefaultRetryOn`), with 503 as
 /// its retriable status code unless codes are given.
-pub const ENVOY_GATEWAY_RETRY_ON: &str =
+pub(crate) const ENVOY_GATEWAY_RETRY_ON: &str =
     "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
 /// Istio's translation of an HTTPRoute `retry`
 /// (`pilot/pkg/config/kube/gateway/conversion.go`): these, plus the codes.
-pub const ISTIO_RETRY_ON: &str = "connect-failure,refused-stream,unavailable,cancelled";
+pub(crate) const ISTIO_RETRY_ON: &str = "connect-failure,refused-stream,unavailable,cancelled";
 
 /// Which implementation translates an HTTPRoute's `retry` (`--gateway`).
 ///
@@ -65,7 +65,7 @@ pub enum Implementation {
 }
 
 impl Implementation {
-    pub const NAMES: &[&str] = &["envoy-gateway", "istio"];
+    pub(crate) const NAMES: &[&str] = &["envoy-gateway", "istio"];
 
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim().to_ascii_lowercase().as_str() {
@@ -88,7 +88,7 @@ impl Implementation {
 
 /// A match's Gateway API precedence: the smaller sorts first and wins.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct MatchKey {
+pub(crate) struct MatchKey {
     host_exact: Reverse<usize>,
     host_any: Reverse<usize>,
     /// 0 exact, 1 prefix, 2 regular expression (implementation-specific:
@@ -110,7 +110,7 @@ struct Parsed {
     method: bool,
 }
 
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     root: &Node,
     options: super::Options,

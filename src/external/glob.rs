@@ -6,7 +6,7 @@
 use std::path::Path;
 
 /// Whether any pattern names `path`.
-pub fn excluded(patterns: &[String], path: &Path) -> bool {
+pub(crate) fn excluded(patterns: &[String], path: &Path) -> bool {
     if patterns.is_empty() {
         return false;
     }

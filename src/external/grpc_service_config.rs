@@ -42,8 +42,8 @@ use crate::input::error::LoadError;
 use crate::input::{Node, Pos, Value};
 use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
 
-pub const LAYER: &str = "grpc";
-pub const DEADLINE: &str = "grpc-deadline";
+pub(crate) const LAYER: &str = "grpc";
+pub(crate) const DEADLINE: &str = "grpc-deadline";
 
 /// A key, case-insensitively (grpc-go's JSON decoding ignores case; its
 /// retry example writes `MaxAttempts`).
@@ -60,7 +60,7 @@ fn get<'a>(node: &'a Node, key: &str) -> Option<(&'a Node, &'a Node)> {
         .map(|(k, v)| (k, v))
 }
 
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     root: &Node,
     service: Option<&str>,
@@ -433,7 +433,7 @@ const UNAVAILABLE: &[Condition] = &[Condition::Connect, Condition::Reset, Condit
 /// | RESOURCE_EXHAUSTED | 429 |
 /// | UNIMPLEMENTED | 501 |
 /// | UNAVAILABLE | 503, connect, reset |
-pub fn status(name: &str) -> Option<&'static [Condition]> {
+pub(crate) fn status(name: &str) -> Option<&'static [Condition]> {
     let n = match name.trim().to_ascii_uppercase().as_str() {
         "OK" => 0,
         "CANCELLED" => 1,

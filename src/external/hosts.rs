@@ -4,13 +4,13 @@
 
 /// A host split into its service name and namespace, if it names one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostName<'a> {
+pub(crate) struct HostName<'a> {
     pub name: &'a str,
     pub namespace: Option<&'a str>,
 }
 
 /// Splits a Kubernetes host name; a port (`ratings:9080`) is dropped.
-pub fn split(host: &str) -> HostName<'_> {
+pub(crate) fn split(host: &str) -> HostName<'_> {
     let host = host.trim();
     let host = match host.rsplit_once(':') {
         Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
@@ -24,7 +24,7 @@ pub fn split(host: &str) -> HostName<'_> {
 
 /// What a host resolves to among `services`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     One(usize),
     /// Several services fit; their indices.
     Ambiguous(Vec<usize>),
@@ -34,7 +34,7 @@ pub enum Resolved {
 /// Resolves `host` (written in a document of `doc_namespace`) among service
 /// names. A service name may itself be qualified (`ratings.prod`): then its
 /// namespace must agree.
-pub fn resolve<'a>(
+pub(crate) fn resolve<'a>(
     host: &str,
     doc_namespace: Option<&str>,
     services: impl Iterator<Item = &'a str>,

@@ -9,7 +9,7 @@ use crate::policy::Condition;
 /// The warning for `fact` on the gRPC call `from` → `to`, when its HTTP
 /// conditions hold statuses its gRPC ones drop; `None` for any other
 /// layer.
-pub fn warning(fact: &LayerFact, from: &str, to: &str) -> Option<(At, String)> {
+pub(crate) fn warning(fact: &LayerFact, from: &str, to: &str) -> Option<(At, String)> {
     let (PolicyFact::Inline { policy, spans }, Some(grpc)) = (&fact.policy, &fact.grpc_retry_on)
     else {
         return None;

@@ -33,7 +33,7 @@ use crate::policy::{BudgetSpec, Condition};
 
 /// What a sidecar's per-attempt timeout rests on when the route sets no
 /// `perTryTimeout`: said wherever a figure uses it.
-pub const PER_TRY_DEFAULT: &str =
+pub(crate) const PER_TRY_DEFAULT: &str =
     "perTryTimeout unset: Envoy's default gives each attempt the route timeout";
 
 /// The newest Istio minor version this reader knows the default of.
@@ -41,10 +41,10 @@ pub const NEWEST_MINOR: u32 = 28;
 
 /// The layer names this reader gives.
 pub const SIDECAR: &str = "istio-sidecar";
-pub const ROUTE: &str = "istio-route";
+pub(crate) const ROUTE: &str = "istio-route";
 
 /// Istio's default retry policy for `1.minor`.
-pub fn default_preset(minor: u32) -> &'static str {
+pub(crate) fn default_preset(minor: u32) -> &'static str {
     if minor >= 24 {
         "istio-default"
     } else {
@@ -58,7 +58,7 @@ pub fn default_preset(minor: u32) -> &'static str {
 /// The same default on a gRPC call, where its `unavailable` and
 /// `cancelled` match the gRPC statuses (read as the service config reads
 /// UNAVAILABLE and CANCELLED).
-pub fn default_grpc_conditions(minor: u32) -> Vec<Condition> {
+pub(crate) fn default_grpc_conditions(minor: u32) -> Vec<Condition> {
     let mut c =
         super::envoy_gateway::grpc_retry_on("connect-failure,refused-stream,unavailable,cancelled")
             .unwrap_or_default();
@@ -76,7 +76,7 @@ fn default_conditions(minor: u32) -> Vec<Condition> {
     c
 }
 
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     root: &Node,
     options: super::Options,
@@ -457,7 +457,11 @@ pub struct DestinationRule {
 ///   istiod lifts Envoy's limit to 2^32-1, so nothing bounds them.
 /// - `subsets[].trafficPolicy` replaces these for the routes whose
 ///   destination names the subset.
-pub fn read_destination_rule(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read_destination_rule(
+    cx: Cx,
+    root: &Node,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
     let namespace = path(root, &["metadata", "namespace"])
         .and_then(str_at)
         .map(str::to_owned);
@@ -679,7 +683,7 @@ pub(crate) fn finish(facts: &mut Facts) {
 /// The DestinationRule limit (the rule's own, not a subset's) for a host
 /// no VirtualService routes: the default policy's calls go to the whole
 /// Service.
-pub fn limit_for(facts: &Facts, host: &HostRef) -> Option<(BudgetSpec, At)> {
+pub(crate) fn limit_for(facts: &Facts, host: &HostRef) -> Option<(BudgetSpec, At)> {
     use super::hosts::split;
     let key = |h: &str, ns: &Option<String>| {
         let s = split(h);
@@ -698,7 +702,7 @@ pub fn limit_for(facts: &Facts, host: &HostRef) -> Option<(BudgetSpec, At)> {
 }
 
 /// Envoy's retry conditions this reader knows.
-pub const KNOWN: &[&str] = &[
+pub(crate) const KNOWN: &[&str] = &[
     "5xx",
     "gateway-error",
     "reset",
@@ -720,7 +724,7 @@ pub const KNOWN: &[&str] = &[
 /// Envoy's gRPC retry conditions (`x-envoy-retry-grpc-on`): each matches
 /// only when the response headers carry that `grpc-status`, which an HTTP
 /// response never does — an HTTP 503 is not gRPC UNAVAILABLE to Envoy.
-pub const GRPC_ONLY: &[&str] = &[
+pub(crate) const GRPC_ONLY: &[&str] = &[
     "cancelled",
     "deadline-exceeded",
     "internal",
@@ -730,7 +734,7 @@ pub const GRPC_ONLY: &[&str] = &[
 
 /// Notes each gRPC-only condition of a `retry_on` list: it adds nothing for
 /// the HTTP calls modelled here, and a reader should see why it vanished.
-pub fn note_grpc_only(cx: Cx, at: Pos, text: &str, facts: &mut Facts) {
+pub(crate) fn note_grpc_only(cx: Cx, at: Pos, text: &str, facts: &mut Facts) {
     for t in text.split(',').map(str::trim) {
         if GRPC_ONLY.contains(&t) {
             facts.note(

@@ -51,7 +51,7 @@ fn speaks_grpc(ports: Option<&Node>) -> Option<bool> {
     }
 }
 
-pub fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read(cx: Cx, root: &Node, kind: Kind, facts: &mut Facts) -> Result<(), LoadError> {
     let Some(meta) = path(root, &["metadata"]) else {
         return Err(cx
             .f
@@ -161,7 +161,7 @@ fn string_map(n: Option<&Node>) -> Vec<(String, String)> {
 /// The items of a Kubernetes list (`kind: List`, or `ServiceList` and the
 /// like, as `kubectl get … -o yaml|json` prints them): `None` for anything
 /// else. Each item is read as a document of its own.
-pub fn list_items(root: &Node) -> Option<&[Node]> {
+pub(crate) fn list_items(root: &Node) -> Option<&[Node]> {
     path(root, &["apiVersion"]).and_then(str_at)?;
     let kind = path(root, &["kind"]).and_then(str_at)?;
     if !kind.ends_with("List") {

@@ -51,15 +51,15 @@ use crate::input::error::LoadError;
 use crate::input::{Node, Pos};
 use crate::policy::Condition;
 
-pub const LAYER: &str = "kuma";
-pub const TIMEOUT: &str = "kuma-timeout";
+pub(crate) const LAYER: &str = "kuma";
+pub(crate) const TIMEOUT: &str = "kuma-timeout";
 /// Kuma's `retry_on` when `retryOn` names no condition.
-pub const HTTP_RETRY_ON_DEFAULT: &str = "gateway-error,connect-failure,refused-stream";
+pub(crate) const HTTP_RETRY_ON_DEFAULT: &str = "gateway-error,connect-failure,refused-stream";
 
 /// One `to` entry of a MeshRetry or MeshTimeout: the fields it sets, each
 /// with its position.
 #[derive(Debug, Clone, Default)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// `None`: every destination (`kind: Mesh`).
     host: Option<HostRef>,
     file: usize,
@@ -100,15 +100,19 @@ enum Policy {
     CircuitBreaker,
 }
 
-pub fn read_retry(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read_retry(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     read(cx, root, Policy::Retry, facts)
 }
 
-pub fn read_timeout(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read_timeout(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     read(cx, root, Policy::Timeout, facts)
 }
 
-pub fn read_circuit_breaker(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read_circuit_breaker(
+    cx: Cx,
+    root: &Node,
+    facts: &mut Facts,
+) -> Result<(), LoadError> {
     read(cx, root, Policy::CircuitBreaker, facts)
 }
 
@@ -235,7 +239,7 @@ fn read_retry_conf(cx: Cx, conf: &Node, e: &mut Entry, facts: &mut Facts) -> Res
 
 /// Kuma's `GrpcRetryOnDefault`: `retry_on` of a `grpc` section without
 /// `retryOn`.
-pub const GRPC_RETRY_ON_DEFAULT: &str =
+pub(crate) const GRPC_RETRY_ON_DEFAULT: &str =
     "cancelled,connect-failure,gateway-error,refused-stream,reset,resource-exhausted,unavailable";
 
 /// A `grpc` section's `retryOn` as Kuma writes it into Envoy's `retry_on`

@@ -65,7 +65,7 @@ impl Protocol {
 pub struct PortProtocol {
     pub port: i128,
     pub protocol: Protocol,
-    pub said_at: Option<Pos>,
+    pub(crate) said_at: Option<Pos>,
     /// How it was decided, for a note: `appProtocol: http`,
     /// `80.service.kuma.io/protocol: grpc`, `Kuma's default`.
     pub why: String,
@@ -117,7 +117,7 @@ pub fn ports(meta: &Node, ports: Option<&Node>) -> Vec<PortProtocol> {
 
 /// A Service's protocol for the calls of a topology, which name no port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServiceProtocol {
+pub(crate) enum ServiceProtocol {
     /// Its HTTP-based ports agree (the port whose protocol it is).
     Http(PortProtocol),
     /// No port is HTTP-based: every call is TCP to Kuma (the first port).
@@ -127,7 +127,7 @@ pub enum ServiceProtocol {
 }
 
 /// What `ports` says of the Service as a whole; `None` without ports.
-pub fn service(ports: Vec<PortProtocol>) -> Option<ServiceProtocol> {
+pub(crate) fn service(ports: Vec<PortProtocol>) -> Option<ServiceProtocol> {
     let (http, tcp): (Vec<PortProtocol>, Vec<PortProtocol>) =
         ports.into_iter().partition(|p| p.protocol.http_based());
     match http.first() {

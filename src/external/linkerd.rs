@@ -26,15 +26,15 @@ use crate::input::Node;
 use crate::input::error::LoadError;
 use crate::policy::{Backoff, BackoffKind, BudgetSpec, Condition, Jitter, RetryOn, RetryPolicy};
 
-pub const LAYER: &str = "linkerd";
-pub const TIMEOUT: &str = "linkerd-timeout";
-pub const RESPONSE_TIMEOUT: &str = "linkerd-response-timeout";
+pub(crate) const LAYER: &str = "linkerd";
+pub(crate) const TIMEOUT: &str = "linkerd-timeout";
+pub(crate) const RESPONSE_TIMEOUT: &str = "linkerd-response-timeout";
 /// The source name of annotation routes: a ServiceProfile for the same
 /// Service wins over them, as in the proxy ("Retries configured in this way
 /// are incompatible with ServiceProfiles").
-pub const ANNOTATIONS: &str = "linkerd-annotations";
+pub(crate) const ANNOTATIONS: &str = "linkerd-annotations";
 
-pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     let group = facts.read_kinds.len();
     let Some((nk, name)) = path(root, &["metadata"]).and_then(|m| entry(m, "name")) else {
         return Err(cx
@@ -150,7 +150,7 @@ pub fn read_profile(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadEr
 /// (`grpc.rs`: `if retry.is_none() { retry = service_retry }`); otherwise
 /// its traffic, gRPC calls too, is HTTP to Linkerd and takes the HTTP
 /// retry. The gRPC side is kept for [`finish`], which knows the routes.
-pub fn annotations(
+pub(crate) fn annotations(
     cx: Cx,
     meta: &Node,
     hosts: Vec<HostRef>,
@@ -191,7 +191,7 @@ pub fn annotations(
 /// A Service's annotations as Linkerd applies them to its HTTP and its
 /// gRPC traffic.
 #[derive(Debug, Clone)]
-pub struct ServiceAnnotations {
+pub(crate) struct ServiceAnnotations {
     hosts: Vec<HostRef>,
     http: Vec<LayerFact>,
     grpc: Vec<LayerFact>,
@@ -406,7 +406,7 @@ fn mixed_note(facts: &mut Facts, service: &HostRef, opaque: &Opaque, http_ports:
 /// - Backoff: the policy controller sends exponential 25 ms to 250 ms with
 ///   `jitter_ratio: 1.0` (`policy-controller/grpc/src/outbound/http.rs`,
 ///   `convert_retry`): read as exponential, cap 250 ms, full jitter.
-pub fn route_layers(
+pub(crate) fn route_layers(
     cx: Cx,
     meta: &Node,
     grpc: bool,

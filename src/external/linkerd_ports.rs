@@ -26,13 +26,13 @@ use crate::input::{Node, Value};
 
 /// The control plane's default `opaquePorts`
 /// (`charts/linkerd-control-plane/values.yaml`).
-pub const DEFAULT_OPAQUE: [u16; 8] = [25, 587, 3306, 4444, 5432, 6379, 9300, 11211];
+pub(crate) const DEFAULT_OPAQUE: [u16; 8] = [25, 587, 3306, 4444, 5432, 6379, 9300, 11211];
 
 const OPAQUE_PORTS: &str = "config.linkerd.io/opaque-ports";
 
 /// How Linkerd's outbound proxy routes a Service's traffic.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Routing {
+pub(crate) enum Routing {
     /// Some port is HTTP (detected, or said so): its routes apply.
     Http,
     /// Every HTTP port is `appProtocol: http` (HTTP/1 only): HTTPRoutes
@@ -63,17 +63,17 @@ impl Routing {
 
 /// Why every port of a Service is opaque.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Opaque {
+pub(crate) struct Opaque {
     /// Each port and what made it opaque.
     pub ports: Vec<(i128, String)>,
     /// Some port is opaque by its `appProtocol` (2.18 and later only).
-    pub by_app_protocol: bool,
+    pub(crate) by_app_protocol: bool,
 }
 
 impl Opaque {
     /// The ports and reasons, for a note: `port 5432: Linkerd's default
     /// opaque ports`.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         self.ports
             .iter()
             .map(|(p, why)| format!("port {p}: {why}"))
@@ -85,7 +85,7 @@ impl Opaque {
 /// How Linkerd routes the Service whose `metadata` is `meta` and whose
 /// `spec.ports` is `ports`. A Service with no ports read is `Http`: there
 /// is nothing to say otherwise.
-pub fn routing(meta: &Node, ports: Option<&Node>) -> Routing {
+pub(crate) fn routing(meta: &Node, ports: Option<&Node>) -> Routing {
     let annotation = get(meta, "annotations").and_then(|a| get(a, OPAQUE_PORTS));
     let listed = |port: i128| -> Option<String> {
         match annotation {

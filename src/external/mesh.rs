@@ -6,7 +6,7 @@
 /// `Some(true)`: a kind of a mesh group known to carry no retry settings;
 /// `Some(false)`: a mesh group's kind not known so (refused when no reader
 /// takes it); `None`: not a mesh group (Kubernetes' own kinds, anything else).
-pub fn retry_free(group: &str, kind: &str) -> Option<bool> {
+pub(crate) fn retry_free(group: &str, kind: &str) -> Option<bool> {
     let free: &[&str] = match group {
         // istio.io/latest/docs/reference/config/: retries live in
         // VirtualService (read) and DestinationRule (read); an EnvoyFilter

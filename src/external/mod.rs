@@ -14,20 +14,20 @@
 
 pub mod docs;
 pub mod envoy;
-pub mod envoy_gateway;
-pub mod envoy_retry;
+pub(crate) mod envoy_gateway;
+pub(crate) mod envoy_retry;
 pub mod facts;
 pub mod gateway_api;
-pub mod glob;
-pub mod grpc_service_config;
+pub(crate) mod glob;
+pub(crate) mod grpc_service_config;
 pub mod hosts;
-pub mod http_retry_on_grpc;
+pub(crate) mod http_retry_on_grpc;
 pub mod istio;
 pub mod kubernetes;
 pub mod kuma;
 pub mod kuma_ports;
 pub mod linkerd;
-pub mod linkerd_ports;
+pub(crate) mod linkerd_ports;
 pub mod mesh;
 pub mod metrics;
 pub mod node;
@@ -43,8 +43,8 @@ use crate::input::error::{ErrorKind, LoadError};
 /// How many files one import reads at most, and how many bytes in all: a
 /// directory walk that strays into a repository's vendor tree stops with a
 /// message rather than reading for minutes.
-pub const MAX_FILES: usize = 20_000;
-pub const MAX_TOTAL_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const MAX_FILES: usize = 20_000;
+pub(crate) const MAX_TOTAL_BYTES: u64 = 512 * 1024 * 1024;
 
 /// What the readers need to know beyond the documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub struct Options {
 
 /// Paths a directory walk skips on purpose (`--exclude GLOB`), kept apart
 /// from [`Options`] (which is `Copy`).
-pub type Excludes = [String];
+pub(crate) type Excludes = [String];
 
 impl Default for Options {
     fn default() -> Self {
@@ -186,7 +186,7 @@ impl Request {
 
 /// A file to read, with what its request said of it.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub(crate) struct Found {
     pub path: PathBuf,
     pub service: Option<String>,
     pub caller: Option<String>,
@@ -233,7 +233,7 @@ pub fn import_excluding(
 }
 
 /// `--from -`: standard input.
-pub const STDIN_PATH: &str = "-";
+pub(crate) const STDIN_PATH: &str = "-";
 
 /// What a request says of the file beside its path.
 #[derive(Debug, Clone, Copy, Default)]
@@ -351,7 +351,7 @@ fn read_document(
 
 /// What [`classify`] makes of a document.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Detected {
+pub(crate) enum Detected {
     /// A kind a reader takes.
     Kind(Kind),
     /// A kind known to carry no retry settings: named.
@@ -365,7 +365,7 @@ pub enum Detected {
 
 /// The account of a document from its content: [`detect`] for the kinds
 /// read, then the tables of kinds without retry settings and of look-alikes.
-pub fn classify(root: &crate::input::Node) -> Detected {
+pub(crate) fn classify(root: &crate::input::Node) -> Detected {
     use node::{get, str_at};
     if let Some(kind) = detect(root) {
         return Detected::Kind(kind);
@@ -425,7 +425,7 @@ fn traces_look_like(root: &crate::input::Node) -> bool {
 }
 
 /// The kind of a document, from its content alone.
-pub fn detect(root: &crate::input::Node) -> Option<Kind> {
+pub(crate) fn detect(root: &crate::input::Node) -> Option<Kind> {
     use crate::input::Value;
     use node::{get, str_at};
     if let Some(api) = get(root, "apiVersion").and_then(str_at) {
@@ -501,15 +501,11 @@ pub fn detect(root: &crate::input::Node) -> Option<Kind> {
 
 /// The files to read: each path, or every `.yaml`, `.yml` and `.json` under a
 /// directory (sorted, so the order and the first error are the same on every
-/// machine), within `options`' file and byte counts.
-pub fn collect(requests: &[Request], options: Options) -> Result<Vec<Found>, LoadError> {
-    collect_excluding(requests, options, &[])
-}
-
-/// [`collect`], leaving out what `exclude` names (`--exclude GLOB`, matched
-/// against the path as found and against the file's name); a path given
-/// itself is read whatever `exclude` says. `-` is standard input, once.
-pub fn collect_excluding(
+/// machine), within `options`' file and byte counts, leaving out what
+/// `exclude` names (`--exclude GLOB`, matched against the path as found and
+/// against the file's name); a path given itself is read whatever `exclude`
+/// says. `-` is standard input, once.
+pub(crate) fn collect_excluding(
     requests: &[Request],
     options: Options,
     exclude: &Excludes,

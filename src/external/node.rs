@@ -10,13 +10,13 @@ use crate::input::{Node, Pos, Value};
 
 /// The file being read: its errors, and its index in `Facts::files`.
 #[derive(Clone, Copy)]
-pub struct Cx<'f> {
+pub(crate) struct Cx<'f> {
     pub f: Fields<'f>,
     pub file: usize,
 }
 
 impl Cx<'_> {
-    pub fn at(&self, pos: Pos) -> super::At {
+    pub(crate) fn at(&self, pos: Pos) -> super::At {
         super::At {
             file: self.file,
             pos,
@@ -27,7 +27,7 @@ impl Cx<'_> {
 /// A count of retries written as `key`'s value (`v`, its key at `k`): 0 up
 /// to one less than the topology's attempt limit; `spans_at` learns where
 /// the key is, for findings.
-pub fn retries(
+pub(crate) fn retries(
     cx: Cx,
     (k, v): (&Node, &Node),
     key: &str,
@@ -73,7 +73,7 @@ pub fn str_at(node: &Node) -> Option<&str> {
 }
 
 /// The integer `port` of a Kubernetes Service's `spec.ports` entry.
-pub fn port_number(port: &Node) -> Option<i128> {
+pub(crate) fn port_number(port: &Node) -> Option<i128> {
     match get(port, "port")?.value {
         Value::Int(i) => Some(i),
         _ => None,
@@ -89,7 +89,7 @@ pub fn items(node: &Node) -> &[Node] {
 }
 
 /// A list at `key` that must be a list when present.
-pub fn list<'a>(cx: Cx, node: &'a Node, key: &str) -> Result<&'a [Node], LoadError> {
+pub(crate) fn list<'a>(cx: Cx, node: &'a Node, key: &str) -> Result<&'a [Node], LoadError> {
     match get(node, key) {
         None => Ok(&[]),
         Some(n) => match &n.value {
@@ -100,7 +100,7 @@ pub fn list<'a>(cx: Cx, node: &'a Node, key: &str) -> Result<&'a [Node], LoadErr
 }
 
 /// A string at `key`, which must be a string when present.
-pub fn string<'a>(cx: Cx, node: &'a Node, key: &str) -> Result<Option<&'a str>, LoadError> {
+pub(crate) fn string<'a>(cx: Cx, node: &'a Node, key: &str) -> Result<Option<&'a str>, LoadError> {
     get(node, key)
         .map(|n| cx.f.str(n, &format!("`{key}`")))
         .transpose()
@@ -108,7 +108,7 @@ pub fn string<'a>(cx: Cx, node: &'a Node, key: &str) -> Result<Option<&'a str>, 
 
 /// A protobuf JSON duration: `"1.5s"`, `".01s"`, `"0.100s"`; the topology's
 /// forms (`100ms`) are taken too, as Istio takes them.
-pub fn duration(cx: Cx, node: &Node, key: &str) -> Result<Duration, LoadError> {
+pub(crate) fn duration(cx: Cx, node: &Node, key: &str) -> Result<Duration, LoadError> {
     if let Value::Str(s) = &node.value {
         let t = s.trim();
         if let Some(secs) = t.strip_suffix('s')
@@ -126,7 +126,7 @@ pub fn duration(cx: Cx, node: &Node, key: &str) -> Result<Duration, LoadError> {
 
 /// A whole number, also when written as a JSON string (`"4"`: protobuf JSON
 /// allows it for 64-bit fields).
-pub fn int(cx: Cx, node: &Node, key: &str, min: i128, max: i128) -> Result<i128, LoadError> {
+pub(crate) fn int(cx: Cx, node: &Node, key: &str, min: i128, max: i128) -> Result<i128, LoadError> {
     if let Value::Str(s) = &node.value
         && let Ok(n) = s.trim().parse::<i128>()
     {

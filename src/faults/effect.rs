@@ -31,7 +31,7 @@ pub enum Effect {
 
 /// One fault kind: how it is read from a fault file and what it does to a
 /// request it affects. Each kind is its own file; none rolls `ratio` itself.
-pub trait FaultKind: Sized {
+pub(crate) trait FaultKind: Sized {
     /// The `kind:` value.
     const NAME: &'static str;
     /// The keys of `inject:` this kind reads, besides `kind` and `ratio`.

@@ -16,7 +16,7 @@ const TOP_KEYS: &[&str] = &["name", "description", "target", "phases"];
 const PHASE_KEYS: &[&str] = &["after", "for", "inject"];
 
 /// The names of the shipped scenarios, sorted.
-pub fn embedded_names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn embedded_names() -> impl Iterator<Item = &'static str> {
     embedded::FAULTS.iter().map(|(name, _)| *name)
 }
 

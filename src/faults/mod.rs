@@ -29,19 +29,21 @@ use crate::input::yaml::Node;
 use crate::policy::Rng;
 use crate::topology::LoadError;
 
-pub use delay::Delay;
-pub use down::Down;
-pub use hang::Hang;
-pub use load::{embedded_names, load, load_str};
-pub use overload::Overload;
+pub(crate) use delay::Delay;
+pub(crate) use down::Down;
+pub(crate) use hang::Hang;
+pub use load::{load, load_str};
+pub(crate) use overload::Overload;
 pub use reset::Reset;
 pub use status::Status;
 pub use surge::Surge;
 
-pub use effect::{Effect, FaultKind};
-pub use plan::FaultPlan;
-pub use scenario::{Phase, Scenario};
-pub use target::{Target, TargetAt, UnknownTarget};
+pub(crate) use effect::{Effect, FaultKind};
+pub(crate) use plan::FaultPlan;
+pub(crate) use scenario::Phase;
+pub use scenario::Scenario;
+pub use target::Target;
+pub(crate) use target::{TargetAt, UnknownTarget};
 
 /// Declares the fault kinds: the [`Inject`] enum with one variant per kind,
 /// [`KINDS`], and the dispatch from a `kind:` name to its reader.
@@ -54,7 +56,7 @@ macro_rules! fault_kinds {
         }
 
         /// Every kind's `kind:` name, in declaration order.
-        pub const KINDS: &[&str] = &[$(<$kind as FaultKind>::NAME),*];
+        pub(crate) const KINDS: &[&str] = &[$(<$kind as FaultKind>::NAME),*];
 
         impl Inject {
             pub fn kind(&self) -> &'static str {
@@ -63,7 +65,7 @@ macro_rules! fault_kinds {
                 }
             }
 
-            pub fn effect(&self, rng: &mut Rng) -> Effect {
+            pub(crate) fn effect(&self, rng: &mut Rng) -> Effect {
                 match self {
                     $(Inject::$kind(k) => k.effect(rng),)*
                 }

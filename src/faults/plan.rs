@@ -61,7 +61,7 @@ impl FaultPlan {
     }
 
     /// The phase in force at `service` at `now`, if any.
-    pub fn phase_at(&self, service: ServiceId, now: Duration) -> Option<&Phase> {
+    pub(crate) fn phase_at(&self, service: ServiceId, now: Duration) -> Option<&Phase> {
         if !self.is_target(service) {
             return None;
         }
@@ -89,7 +89,7 @@ impl FaultPlan {
     }
 
     /// The surges: (start, end, user requests per second), in file order.
-    pub fn surges(&self) -> Vec<(Duration, Option<Duration>, f64)> {
+    pub(crate) fn surges(&self) -> Vec<(Duration, Option<Duration>, f64)> {
         self.phases
             .iter()
             .filter_map(|p| match p.inject {
@@ -100,7 +100,7 @@ impl FaultPlan {
     }
 
     /// How much of `[0, horizon)` some phase is in force (on the targets).
-    pub fn active_time(&self, horizon: Duration) -> Duration {
+    pub(crate) fn active_time(&self, horizon: Duration) -> Duration {
         if !self.targets.iter().any(|&t| t) {
             return Duration::ZERO;
         }

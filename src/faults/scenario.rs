@@ -27,7 +27,8 @@ impl Phase {
     }
 
     /// Whether the phase is on at `now`: from `after` included to its end excluded.
-    pub fn active_at(&self, now: Duration) -> bool {
+    #[cfg(test)]
+    pub(crate) fn active_at(&self, now: Duration) -> bool {
         now >= self.after && self.end().is_none_or(|end| now < end)
     }
 }

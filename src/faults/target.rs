@@ -101,7 +101,7 @@ impl std::error::Error for UnknownTarget {}
 
 impl Target {
     /// The targeted services, as a flag per service of `t`.
-    pub fn resolve(&self, t: &Topology) -> Result<Vec<bool>, UnknownTarget> {
+    pub(crate) fn resolve(&self, t: &Topology) -> Result<Vec<bool>, UnknownTarget> {
         let n = t.services.len();
         Ok(match self {
             Target::All => vec![true; n],

@@ -32,7 +32,7 @@ impl<'a> Doc<'a> {
 
     /// `text` with the tree the loader already read from it: reading 10,000
     /// services again costs more than every fix together.
-    pub fn with_tree(text: &'a str, file: &'a str, root: Cow<'a, Node>) -> Self {
+    pub(crate) fn with_tree(text: &'a str, file: &'a str, root: Cow<'a, Node>) -> Self {
         let mut line_starts = vec![0u32];
         line_starts.extend(
             text.bytes()
@@ -77,7 +77,7 @@ impl<'a> Doc<'a> {
         (line as u32, column as u32)
     }
 
-    pub fn edit(&self, kind: EditKind, start: u32, end: u32, text: String) -> Edit {
+    pub(crate) fn edit(&self, kind: EditKind, start: u32, end: u32, text: String) -> Edit {
         let (line, column) = self.position(start);
         let (end_line, end_column) = self.position(end);
         Edit {
@@ -96,7 +96,7 @@ impl<'a> Doc<'a> {
 
     /// Why `node` cannot be edited in place, if it cannot: it is (inside) an
     /// anchor used elsewhere, or an alias.
-    pub fn unsafe_to_edit(&self, node: &Node, what: &str) -> Option<String> {
+    pub(crate) fn unsafe_to_edit(&self, node: &Node, what: &str) -> Option<String> {
         let s = node.span;
         if let Some((_, name)) = self
             .shared
@@ -144,7 +144,7 @@ impl<'a> Doc<'a> {
 }
 
 /// The entry `key` of a mapping.
-pub fn get<'n>(map: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
+pub(super) fn get<'n>(map: &'n Node, key: &str) -> Option<(&'n Node, &'n Node)> {
     match &map.value {
         Value::Map(entries) => entries
             .iter()

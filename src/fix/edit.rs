@@ -17,32 +17,24 @@ pub struct Skipped {
 /// starts, and a new edit only needs comparing with its neighbours: checking
 /// thousands of fixes stays O(n log n).
 #[derive(Debug, Clone, Default)]
-pub struct EditSet {
+pub(crate) struct EditSet {
     by_start: std::collections::BTreeMap<(u32, u32, usize), Edit>,
 }
 
 impl EditSet {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         EditSet::default()
     }
 
-    pub fn len(&self) -> usize {
-        self.by_start.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_start.is_empty()
-    }
-
     /// Whether the same edit is already in.
-    pub fn contains(&self, e: &Edit) -> bool {
+    pub(super) fn contains(&self, e: &Edit) -> bool {
         self.by_start
             .range((e.start, e.end, 0)..=(e.start, e.end, usize::MAX))
             .any(|(_, a)| a.same_as(e))
     }
 
     /// Why `e` collides with an edit already in, if it does.
-    pub fn conflict(&self, e: &Edit) -> Option<String> {
+    pub(crate) fn conflict(&self, e: &Edit) -> Option<String> {
         for (_, a) in self.by_start.range(..=(e.end, u32::MAX, usize::MAX)).rev() {
             if a.end < e.start {
                 break;
@@ -56,13 +48,13 @@ impl EditSet {
 
     /// Adds `e`, which the caller checked with `conflict`; the insertion
     /// order breaks ties between insertions at one point.
-    pub fn insert(&mut self, e: Edit) {
+    pub(super) fn insert(&mut self, e: Edit) {
         let seq = self.by_start.len();
         self.by_start.insert((e.start, e.end, seq), e);
     }
 
     /// The edits, in the order `apply` makes them.
-    pub fn into_vec(self) -> Vec<Edit> {
+    pub(crate) fn into_vec(self) -> Vec<Edit> {
         self.by_start.into_values().collect()
     }
 }

@@ -22,11 +22,11 @@ use crate::sim::{self, SimOptions, WorkBudget};
 use crate::topology::Topology;
 
 /// The scenarios every judgement runs: the default burst and a total outage.
-pub const SCENARIOS: [&str; 2] = ["503-burst", "total-outage"];
+pub(crate) const SCENARIOS: [&str; 2] = ["503-burst", "total-outage"];
 
 /// Attempts one run may be estimated to need at worst (every call failing
 /// at every layer); what it makes is usually a small part of that.
-pub const BUDGET_ATTEMPTS: u64 = 20_000_000;
+pub(crate) const BUDGET_ATTEMPTS: u64 = 20_000_000;
 
 /// One seeded run's figures.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,10 +140,10 @@ pub fn beyond_noise(more: u64, less: u64, scale: u64) -> bool {
 }
 
 /// The share of a count [`beyond_noise`] allows to move.
-pub const NOISE_SHARE: f64 = 0.02;
+pub(crate) const NOISE_SHARE: f64 = 0.02;
 
 /// Recovery may take this much longer and be the same: one goodput bucket.
-pub const RECOVERY_NOISE_MS: f64 = 100.0;
+pub(crate) const RECOVERY_NOISE_MS: f64 = 100.0;
 
 /// Services named in a reason at most; the others are counted.
 const NAMED: usize = 3;

@@ -63,17 +63,16 @@ mod yaml_edit;
 pub use check::{check, check_on};
 pub use diff::unified;
 pub use doc::Doc;
+pub use edit::apply;
 #[cfg(test)]
 pub(crate) use edit::edit_at;
-pub use edit::{EditSet, Skipped, apply};
-pub use plan::{FixNote, Plan, plan};
-pub use resolve::resolve;
-pub use run::{
-    FixError, FixRun, JudgedRun, MAX_PASSES, WhatIf, check_text, fix_judged, fix_text,
-    fix_text_without, what_if, withhold,
-};
+pub(crate) use plan::FixNote;
+pub use plan::plan;
+pub use run::{FixError, check_text};
+pub use run::{fix_judged, fix_text, what_if, withhold};
 pub use summary::summary;
-pub use write::{WriteError, Written, write_atomically};
+pub use write::WriteError;
+pub use write::write_atomically;
 // A finding carries its fix, so the fix and its edits are `lint`'s types;
 // the API above works on them.
-pub use crate::lint::{Edit, EditKind, Fix};
+pub use crate::lint::Fix;

@@ -6,16 +6,16 @@
 
 /// Per line of the current text (0-based), its line in the original (1-based).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Origin(Vec<u32>);
+pub(crate) struct Origin(Vec<u32>);
 
 impl Origin {
     /// The original itself: each line is where it is.
-    pub fn new(text: &str) -> Self {
+    pub(super) fn new(text: &str) -> Self {
         Origin((1..=lines(text) as u32).collect())
     }
 
     /// `line` (1-based, of the current text) in the original.
-    pub fn of(&self, line: u32) -> u32 {
+    pub(super) fn of(&self, line: u32) -> u32 {
         (line as usize)
             .checked_sub(1)
             .and_then(|i| self.0.get(i).copied())
@@ -23,7 +23,7 @@ impl Origin {
     }
 
     /// The map once `old` (the current text) became `new`.
-    pub fn after(&self, old: &str, new: &str) -> Self {
+    pub(super) fn after(&self, old: &str, new: &str) -> Self {
         let diff = similar::TextDiff::configure()
             .algorithm(similar::Algorithm::Patience)
             .diff_lines(old, new);

@@ -11,7 +11,7 @@ use crate::topology::Topology;
 
 /// The fix for `intent`: its edits, or none and the reason it was refused.
 /// A fix is made whole or not at all.
-pub fn resolve(t: &Topology, doc: Option<&Doc>, intent: &Intent) -> Fix {
+pub(crate) fn resolve(t: &Topology, doc: Option<&Doc>, intent: &Intent) -> Fix {
     let result = match (doc, &intent.refused) {
         (_, Some(reason)) => Err(reason.clone()),
         (doc, None) => match doc {

@@ -10,7 +10,7 @@ use crate::topology::{self, LoadError, Presets, Topology};
 
 /// Passes at most: each pass makes at least one edit, and fixes only remove
 /// findings, so real topologies settle in two or three.
-pub const MAX_PASSES: usize = 8;
+pub(crate) const MAX_PASSES: usize = 8;
 
 /// What fixing a text did.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,7 +74,7 @@ pub fn fix_text(
 }
 
 /// [`fix_text`] with the fixes of the rules `withheld` left out.
-pub fn fix_text_without(
+pub(crate) fn fix_text_without(
     text: &str,
     file: &str,
     default_name: &str,

@@ -68,7 +68,7 @@ fn hard_links(_: &std::fs::Metadata) -> u64 {
 
 /// `text` with the line endings of `like`: when `like` ends its lines in
 /// CRLF, every bare LF in `text` (those of inserted lines) becomes CRLF.
-pub fn with_line_endings_of(like: &str, text: String) -> String {
+pub(crate) fn with_line_endings_of(like: &str, text: String) -> String {
     let crlf = like
         .find('\n')
         .is_some_and(|i| i > 0 && like.as_bytes()[i - 1] == b'\r');

@@ -7,7 +7,12 @@ use crate::input::yaml::{Node, Value};
 use crate::lint::{Edit, EditKind};
 
 /// `node`'s value replaced by `value`, or nothing when it already reads so.
-pub fn replace(doc: &Doc, node: &Node, value: &str, what: &str) -> Result<Option<Edit>, String> {
+pub(super) fn replace(
+    doc: &Doc,
+    node: &Node,
+    value: &str,
+    what: &str,
+) -> Result<Option<Edit>, String> {
     if let Some(why) = doc.unsafe_to_edit(node, what) {
         return Err(why);
     }
@@ -52,7 +57,13 @@ fn keep_comment_column(doc: &Doc, node: &Node, mut text: String) -> (u32, String
 /// `key: value` added to the mapping `map`: in block style a new line at the
 /// mapping's indentation after its last entry (and after that line's
 /// comment), in flow style `, key: value` after the last entry.
-pub fn insert(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Result<Edit, String> {
+pub(super) fn insert(
+    doc: &Doc,
+    map: &Node,
+    key: &str,
+    value: &str,
+    what: &str,
+) -> Result<Edit, String> {
     if let Some(why) = doc.unsafe_to_edit(map, what) {
         return Err(why);
     }
@@ -123,7 +134,7 @@ pub fn insert(doc: &Doc, map: &Node, key: &str, value: &str, what: &str) -> Resu
 /// value of `key`. Flow style: the item with the separator before it (after
 /// it, for items before the first one kept). Block style: the item's line.
 /// Removing every item leaves `[]`.
-pub fn remove_items(
+pub(crate) fn remove_items(
     doc: &Doc,
     key: &Node,
     seq: &Node,
@@ -210,7 +221,7 @@ pub fn remove_items(
 /// A value written as one word expanded into a flow mapping with one more
 /// entry: a call `- db` becomes `{ to: db, timeout: 2s }`, a `via` layer
 /// `istio-default` becomes `{ name: istio-default, retry: istio-default, … }`.
-pub fn expand(
+pub(super) fn expand(
     doc: &Doc,
     node: &Node,
     keys: &[&str],
@@ -231,7 +242,7 @@ pub fn expand(
 }
 
 /// The entry `key` of `map`, replaced or inserted.
-pub fn set(
+pub(super) fn set(
     doc: &Doc,
     map: &Node,
     key: &str,

@@ -9,7 +9,7 @@ use crate::lint::{AmplificationRow, CheckReport, Summary};
 use crate::policy::FOREVER;
 
 /// `11 errors, 26 warnings`, `1 warning, 2 infos`; empty when there is nothing.
-pub fn counts(s: &Summary) -> String {
+pub(crate) fn counts(s: &Summary) -> String {
     let mut parts = Vec::new();
     for (n, one, many) in [
         (s.errors, "error", "errors"),
@@ -31,7 +31,7 @@ pub fn gate(r: &CheckReport) -> String {
 
 /// The one-line summary: `3 errors, 9 warnings; fails at --fail-on error`, or
 /// `no findings`.
-pub fn summary_line(r: &CheckReport) -> String {
+pub(crate) fn summary_line(r: &CheckReport) -> String {
     let counts = counts(&r.summary);
     if counts.is_empty() {
         "no findings".into()
@@ -107,7 +107,7 @@ fn time(d: Duration) -> String {
 /// `a user request to `web` takes 8.2s at worst through every retry layer
 /// if its callees hang (910ms at p99 latencies; deadline 5s)`; without a
 /// bound, the call that has no timeout.
-pub fn request_line(r: &CheckReport) -> String {
+pub(crate) fn request_line(r: &CheckReport) -> String {
     let worst = match (r.entry_hang, &r.entry_untimed) {
         (Some(d), _) if d >= FOREVER => "has no bound on its time".to_owned(),
         (Some(d), _) => format!("takes {} at worst", time(d)),
@@ -166,7 +166,7 @@ pub fn response(row: &AmplificationRow) -> String {
 }
 
 /// What the worst-response column means and which defaults it rests on.
-pub fn response_note(r: &CheckReport) -> String {
+pub(crate) fn response_note(r: &CheckReport) -> String {
     let mut s =
         String::from("worst response: when callees hang, each attempt lasting its whole timeout");
     if r.latency_declared {
@@ -186,7 +186,7 @@ pub fn response_note(r: &CheckReport) -> String {
 
 /// What the optional amplification columns mean, one line each (none when
 /// neither is shown): `with breakers` needs a rate, and says which.
-pub fn column_notes(r: &CheckReport) -> Vec<String> {
+pub(crate) fn column_notes(r: &CheckReport) -> Vec<String> {
     let mut lines = Vec::new();
     if r.has_breakers {
         lines.push(format!(
@@ -204,7 +204,7 @@ pub fn column_notes(r: &CheckReport) -> Vec<String> {
 }
 
 /// The reachable service the most attempts reach (the first of equals).
-pub fn worst_service(r: &CheckReport) -> Option<&AmplificationRow> {
+pub(crate) fn worst_service(r: &CheckReport) -> Option<&AmplificationRow> {
     r.amplification
         .iter()
         .filter(|row| row.reachable)
@@ -220,7 +220,7 @@ pub fn worst_service(r: &CheckReport) -> Option<&AmplificationRow> {
 /// What the simulation of a review side measured, for its verdict line:
 /// `(collapsed, text)`, the text like `simulated 503-burst: 96.0 % of user
 /// requests succeeded, recovered at once`. `None` without a simulation.
-pub fn measured_outcome(
+pub(crate) fn measured_outcome(
     sim: Option<&crate::run::RunReport>,
     scenario: &str,
 ) -> Option<(bool, String)> {

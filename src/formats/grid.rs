@@ -8,7 +8,7 @@
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
 /// `rows` under `header`; a column is aligned right where `right` says so.
-pub fn draw(header: &[&str], rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
+pub(crate) fn draw(header: &[&str], rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
     draw_plain(header, rows, &right).unwrap_or_else(|| draw_comfy(header, rows, &right))
 }
 

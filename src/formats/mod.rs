@@ -18,7 +18,9 @@ use crate::lint::CheckReport;
 
 pub use probe::{ProbeFormat, render_probe};
 pub use review::{ReviewFormat, render_review};
-pub use run::formats::{Comparison, RunFormat, render_comparison, render_run, render_sweep};
+pub(crate) use run::formats::Comparison;
+pub use run::formats::{RunFormat, render_run};
+pub use run::formats::{render_comparison, render_sweep};
 
 /// How `check` results can be printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +54,7 @@ pub struct Style<'a> {
 /// `SweepReport`, [`run::formats::Comparison`], `ProbeReport`, `Review`):
 /// each is a unit struct in its own file, picked by the command's format
 /// enum here.
-pub trait Reporter<T: ?Sized> {
+pub(crate) trait Reporter<T: ?Sized> {
     fn render(&self, report: &T, style: Style<'_>) -> String;
 
     /// Writes the rendering to `out`. A format whose output grows with the

@@ -8,7 +8,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use crate::input::lines::Lines;
 
 /// One diagnostic to draw.
-pub struct Annotated<'a> {
+pub(crate) struct Annotated<'a> {
     pub level: Level<'a>,
     pub code: Option<&'a str>,
     pub title: &'a str,
@@ -42,13 +42,13 @@ fn token(text: &str, column: u32) -> std::ops::Range<usize> {
 
 /// The lines of every file a report's findings point into: the topology's
 /// and each merged source file's.
-pub struct FileLines<'a> {
+pub(crate) struct FileLines<'a> {
     main: &'a str,
     files: Vec<(&'a str, Lines<'a>)>,
 }
 
 impl<'a> FileLines<'a> {
-    pub fn new(r: &'a crate::lint::CheckReport) -> Self {
+    pub(crate) fn new(r: &'a crate::lint::CheckReport) -> Self {
         let mut files = vec![(r.file.as_str(), Lines::new(&r.source))];
         files.extend(r.sources.iter().map(|(f, t)| (f.as_str(), Lines::new(t))));
         FileLines {
@@ -58,7 +58,7 @@ impl<'a> FileLines<'a> {
     }
 
     /// The text of 1-based `line` of `file`.
-    pub fn get(&self, file: &str, line: u32) -> &'a str {
+    pub(crate) fn get(&self, file: &str, line: u32) -> &'a str {
         let file = if file.is_empty() { self.main } else { file };
         self.files
             .iter()
@@ -78,14 +78,14 @@ pub fn columns(text: &str, column: u32) -> (u32, u32) {
 }
 
 /// `a`, drawn.
-pub fn render(a: &Annotated, color: bool) -> String {
+pub(crate) fn render(a: &Annotated, color: bool) -> String {
     let mut out = String::new();
     render_into(a, color, &mut out);
     out
 }
 
 /// Appends `a`, drawn, to `out`.
-pub fn render_into(a: &Annotated, color: bool, out: &mut String) {
+pub(crate) fn render_into(a: &Annotated, color: bool, out: &mut String) {
     if !color && write_plain(a, out) {
         return;
     }

@@ -39,7 +39,7 @@ impl LoadError {
         }
     }
 
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(one_line(help.into()));
         self
     }

@@ -16,18 +16,18 @@ pub struct Fields<'f> {
 }
 
 /// A mapping whose keys have been checked against the keys its place allows.
-pub struct MapView<'a> {
+pub(crate) struct MapView<'a> {
     pub pos: Pos,
     entries: &'a [(Node, Node)],
 }
 
 impl<'a> MapView<'a> {
-    pub fn get(&self, key: &str) -> Option<&'a Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Node> {
         self.entry(key).map(|(_, v)| v)
     }
 
     /// The key and value of `key`: findings point at keys, errors at values.
-    pub fn entry(&self, key: &str) -> Option<(&'a Node, &'a Node)> {
+    pub(crate) fn entry(&self, key: &str) -> Option<(&'a Node, &'a Node)> {
         self.entries
             .iter()
             .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == key))
@@ -35,11 +35,11 @@ impl<'a> MapView<'a> {
     }
 
     /// Where `key` is written, or where the map is when it is absent.
-    pub fn key_pos(&self, key: &str) -> Pos {
+    pub(crate) fn key_pos(&self, key: &str) -> Pos {
         self.entry(key).map_or(self.pos, |(k, _)| k.pos)
     }
 
-    pub fn entries(&self) -> impl Iterator<Item = (&'a Node, &'a Node)> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&'a Node, &'a Node)> {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 }
@@ -64,7 +64,7 @@ impl<'f> Fields<'f> {
 
     /// `node` as a mapping whose keys are all in `allowed`; `what` names the
     /// place in messages ("a service", "a retry policy").
-    pub fn map<'a>(
+    pub(crate) fn map<'a>(
         &self,
         node: &'a Node,
         what: &str,

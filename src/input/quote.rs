@@ -8,13 +8,13 @@
 use std::fmt::Write as _;
 
 /// `s` as a YAML scalar: plain when that cannot be misread, else quoted.
-pub fn scalar(s: &str) -> String {
+pub(crate) fn scalar(s: &str) -> String {
     if plain_ok(s) { s.to_owned() } else { quote(s) }
 }
 
 /// Whether `s` reads back as the same string when written plain, in block
 /// context, by YAML 1.1 and 1.2 readers alike.
-pub fn plain_ok(s: &str) -> bool {
+pub(crate) fn plain_ok(s: &str) -> bool {
     const RESERVED: &[&str] = &["y", "n", "yes", "no", "on", "off", "true", "false", "null"];
     let b = s.as_bytes();
     let starts_well = match b {

@@ -9,7 +9,7 @@ use super::error::{ErrorKind, LoadError};
 use super::yaml::{self, Breach, Limit, Pos};
 
 /// Files over this many bytes are refused before parsing (docs/topology.md: 64 MiB).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads `path` as UTF-8 text within the size limit.
 pub fn read_text(path: &Path, shown: &str, kind: FileKind) -> Result<String, LoadError> {
@@ -61,7 +61,7 @@ pub fn may_quote(path: &Path) -> bool {
 
 /// Whether `path`, found in the directory `root`, stays in it once its links
 /// are followed: walks take no file from elsewhere through a link.
-pub fn stays_inside(root: &Path, path: &Path) -> bool {
+pub(crate) fn stays_inside(root: &Path, path: &Path) -> bool {
     match (std::fs::canonicalize(root), std::fs::canonicalize(path)) {
         (Ok(root), Ok(real)) => real.starts_with(root),
         _ => false,
@@ -201,11 +201,11 @@ fn breach_message(b: Breach) -> (String, String) {
 
 /// YAML's limit on a plain (implicit) key: the parser looks no further for
 /// its `:` (YAML 1.2, 7.4.2).
-pub const MAX_KEY_CHARS: usize = 1024;
+pub(crate) const MAX_KEY_CHARS: usize = 1024;
 
 /// [`syntax_error`] for an error in `text`: a key past YAML's length limit
 /// is named as such (the parser only says it found no `:`).
-pub fn syntax_error_in(file: &str, text: &str, e: yaml::SyntaxError) -> LoadError {
+pub(crate) fn syntax_error_in(file: &str, text: &str, e: yaml::SyntaxError) -> LoadError {
     let line = (e.pos.line as usize)
         .checked_sub(1)
         .and_then(|i| text.lines().nth(i))
@@ -230,7 +230,7 @@ pub fn syntax_error_in(file: &str, text: &str, e: yaml::SyntaxError) -> LoadErro
 }
 
 /// A YAML syntax error as a load error, in words a user can act on.
-pub fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
+pub(crate) fn syntax_error(file: &str, e: yaml::SyntaxError) -> LoadError {
     // The parser appends " at line L, column C"; we lead with file:line:col.
     let message = match e.message.rfind(" at line ") {
         Some(i) => e.message[..i].to_owned(),

@@ -13,7 +13,7 @@ pub struct PolicySpans {
     pub policy: Option<Pos>,
     pub max_attempts: Option<Pos>,
     pub backoff: Option<Pos>,
-    pub backoff_kind: Option<Pos>,
+    pub(crate) backoff_kind: Option<Pos>,
     pub jitter: Option<Pos>,
     pub cap: Option<Pos>,
     pub retry_on: Option<Pos>,

@@ -28,8 +28,8 @@ pub struct Edit {
     pub column: u32,
     /// Where it ends (just past its last character; equal to the start for
     /// an insertion).
-    pub end_line: u32,
-    pub end_column: u32,
+    pub(crate) end_line: u32,
+    pub(crate) end_column: u32,
     /// The replaced bytes: `start..end` in the file's text.
     pub start: u32,
     pub end: u32,
@@ -48,7 +48,7 @@ impl Edit {
 
     /// Why `self` cannot be made together with `other`, if it cannot; `None`
     /// when they are independent or the same edit.
-    pub fn conflict(&self, other: &Edit) -> Option<String> {
+    pub(crate) fn conflict(&self, other: &Edit) -> Option<String> {
         if self.file != other.file || self.same_as(other) {
             return None;
         }
@@ -68,7 +68,7 @@ impl Edit {
     }
 
     /// The same change (two rules that propose one edit make it once).
-    pub fn same_as(&self, other: &Edit) -> bool {
+    pub(crate) fn same_as(&self, other: &Edit) -> bool {
         self.file == other.file
             && self.start == other.start
             && self.end == other.end

@@ -18,7 +18,7 @@ use crate::topology::Topology;
 /// over all its entries: each entry costs one whole check, so a file of
 /// thousands of services nobody calls would otherwise take time quadratic
 /// in its size. Some 25 entries of a 10,000-service topology.
-pub const MAX_ENTRY_WORK: usize = 1_000_000;
+pub(crate) const MAX_ENTRY_WORK: usize = 1_000_000;
 
 /// A topology whose entries cost more to check than [`MAX_ENTRY_WORK`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,7 +62,7 @@ pub(super) fn check_each(
 ) -> CheckReport {
     let mut merge: Option<Merge> = None;
     for (e, &entry) in t.entries.iter().enumerate() {
-        let r = check_resolving(&t.from_entry(entry), config, threads, resolve);
+        let r = check_resolving(&t.seen_from(entry), config, threads, resolve);
         match merge.as_mut() {
             None => merge = Some(Merge::new(r)),
             Some(m) => m.add(e, r),

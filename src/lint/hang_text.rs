@@ -37,7 +37,12 @@ fn bounded_by_timeout(l: &Layer, inner: Hang) -> bool {
 /// What `layers` add up to over `last` (described by `last_text`):
 /// `2s timeout × 3 attempts + 300ms of waits`, or nested,
 /// `(sdk's 1s timeout × 2 attempts + 50ms of waits) × 3 attempts`.
-pub fn chain(layers: &[Layer], attempts: &[LayerAttempts], last: Hang, last_text: &str) -> String {
+pub(crate) fn chain(
+    layers: &[Layer],
+    attempts: &[LayerAttempts],
+    last: Hang,
+    last_text: &str,
+) -> String {
     let (w, _) = wraps(layers, attempts, last);
     describe(layers, attempts, &w, 0, last_text)
 }
@@ -102,7 +107,7 @@ fn describe(
 
 /// ` (perTryTimeout unset: …)` after a timeout that rests on a default, so
 /// no figure hides it; empty otherwise.
-pub fn timeout_note(l: &Layer) -> String {
+pub(crate) fn timeout_note(l: &Layer) -> String {
     match l.timeout_default {
         Some(why) => [" (", why, ")"].concat(),
         None => String::new(),
@@ -111,7 +116,7 @@ pub fn timeout_note(l: &Layer) -> String {
 
 /// `api → db: 2s timeout × 3 attempts + 300ms of waits`: call `i` of `s`
 /// when its callee hangs.
-pub fn call_chain(t: &Topology, a: &Analysis, s: ServiceId, i: usize) -> String {
+pub(crate) fn call_chain(t: &Topology, a: &Analysis, s: ServiceId, i: usize) -> String {
     let call = &t.services[s].calls[i];
     let hang = Hang::Unbounded {
         service: s,
@@ -130,7 +135,7 @@ pub fn call_chain(t: &Topology, a: &Analysis, s: ServiceId, i: usize) -> String 
 /// longest timeout for it that keeps the whole within `budget`; `None` for
 /// the timeout when none does (the waits alone fill it) or no layer's
 /// timeout decides the figure.
-pub fn fitting_timeout(
+pub(crate) fn fitting_timeout(
     layers: &[Layer],
     attempts: &[LayerAttempts],
     last: Hang,
@@ -158,7 +163,7 @@ pub fn fitting_timeout(
 }
 
 /// `no per-attempt timeout bounds api → db (RL011)`: why a figure is unbounded.
-pub fn unbounded(t: &Topology, h: Hang) -> String {
+pub(crate) fn unbounded(t: &Topology, h: Hang) -> String {
     match h {
         Hang::Unbounded { service, call } => [
             "no per-attempt timeout bounds ",
@@ -172,7 +177,7 @@ pub fn unbounded(t: &Topology, h: Hang) -> String {
 
 /// A time as messages state it: `6.301s`; `unbounded` at the engine's
 /// ceiling (an `unlimited` layer nothing stops).
-pub fn time(d: Duration) -> String {
+pub(crate) fn time(d: Duration) -> String {
     if d >= FOREVER {
         "unbounded".into()
     } else {
@@ -181,7 +186,7 @@ pub fn time(d: Duration) -> String {
 }
 
 /// A hang figure as messages state it: `6.301s`, or the reason it has none.
-pub fn figure(t: &Topology, h: Hang) -> String {
+pub(crate) fn figure(t: &Topology, h: Hang) -> String {
     match h {
         Hang::Within(d) => time(d),
         u => ["no bound: ", &unbounded(t, u)].concat(),
@@ -191,7 +196,7 @@ pub fn figure(t: &Topology, h: Hang) -> String {
 /// ` (45ms at p99 latencies)` beside a hang figure of `c`'s, when it or a
 /// service below it declares a latency; the latency-based figure is then
 /// the one of before issue 33. Empty when every latency is the default.
-pub fn beside(a: &Analysis, c: ServiceId, latency_figure: Duration) -> String {
+pub(crate) fn beside(a: &Analysis, c: ServiceId, latency_figure: Duration) -> String {
     if !a.latency_declared_below[c] {
         return String::new();
     }
@@ -212,7 +217,7 @@ pub fn beside(a: &Analysis, c: ServiceId, latency_figure: Duration) -> String {
 
 /// `; `api`'s own work counted at the 1ms default latency (none declared)`
 /// when `c`'s own work in a figure is the default.
-pub fn own_default(t: &Topology, c: ServiceId) -> String {
+pub(crate) fn own_default(t: &Topology, c: ServiceId) -> String {
     let svc = &t.services[c];
     if svc.latency.pos.is_some() {
         return String::new();
@@ -229,7 +234,7 @@ pub fn own_default(t: &Topology, c: ServiceId) -> String {
 
 /// `` `payments`'s 900ms if `db` hangs ``: service `c`'s figure as the end of
 /// a chain; just `` `db`'s 25ms `` for a service without calls.
-pub fn service_work(t: &Topology, a: &Analysis, c: ServiceId) -> String {
+pub(crate) fn service_work(t: &Topology, a: &Analysis, c: ServiceId) -> String {
     let h = a.hang.service[c];
     let calls = timed_calls(a, c, t.services[c].calls.len());
     let mut s = ["`", &t.services[c].name, "`'s ", &figure(t, h)].concat();
@@ -241,7 +246,7 @@ pub fn service_work(t: &Topology, a: &Analysis, c: ServiceId) -> String {
 }
 
 /// The calls of `s` that add time to its figure when their callees hang.
-pub fn timed_calls(a: &Analysis, s: ServiceId, n: usize) -> Vec<usize> {
+pub(crate) fn timed_calls(a: &Analysis, s: ServiceId, n: usize) -> Vec<usize> {
     (0..n)
         .filter(|&k| a.hang.call(s, k).within().is_some_and(|d| !d.is_zero()))
         .collect()
@@ -249,7 +254,7 @@ pub fn timed_calls(a: &Analysis, s: ServiceId, n: usize) -> Vec<usize> {
 
 /// `db hangs`, `db and cache hang`, `its callees hang`: who hangs in a
 /// figure made of these calls of `s`.
-pub fn who_hangs(t: &Topology, s: ServiceId, calls: &[usize]) -> String {
+pub(crate) fn who_hangs(t: &Topology, s: ServiceId, calls: &[usize]) -> String {
     let names: Vec<&str> = calls
         .iter()
         .map(|&i| t.services[t.services[s].calls[i].to].name.as_str())

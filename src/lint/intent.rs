@@ -9,18 +9,18 @@ use crate::topology::ServiceId;
 /// A layer by where it sits: the client layer, or layer `index` of call
 /// `call` of `service` (0 is the call's own app layer, then its `via` layers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LayerAt {
+pub(crate) struct LayerAt {
     pub call: Option<(ServiceId, usize)>,
     pub index: usize,
 }
 
 impl LayerAt {
-    pub const CLIENT: LayerAt = LayerAt {
+    pub(crate) const CLIENT: LayerAt = LayerAt {
         call: None,
         index: 0,
     };
 
-    pub fn call(service: ServiceId, call: usize, index: usize) -> Self {
+    pub(crate) fn call(service: ServiceId, call: usize, index: usize) -> Self {
         LayerAt {
             call: Some((service, call)),
             index,
@@ -30,7 +30,7 @@ impl LayerAt {
 
 /// Which mapping of a layer a key belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Section {
+pub(crate) enum Section {
     /// The call itself (`- to: api`): `idempotency_key`, `circuit_breaker`.
     Call,
     /// The layer: the call for the app layer, the `via` item, the `client:`
@@ -46,7 +46,7 @@ pub enum Section {
 
 /// One change to the topology.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change {
+pub(crate) enum Change {
     /// `key: value` in a section: the value replaced where it is written,
     /// the entry inserted where it is not.
     Set {
@@ -72,7 +72,7 @@ pub enum Change {
 
 /// A rule's proposed fix: what it does, in words, and the changes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Intent {
+pub(crate) struct Intent {
     pub description: String,
     pub changes: Vec<Change>,
     /// Why the fix must not be made automatically, whatever the file: it
@@ -81,7 +81,7 @@ pub struct Intent {
 }
 
 impl Intent {
-    pub fn new(description: impl Into<String>) -> Self {
+    pub(crate) fn new(description: impl Into<String>) -> Self {
         Intent {
             description: description.into(),
             changes: Vec::new(),
@@ -90,12 +90,12 @@ impl Intent {
     }
 
     /// The fix is offered as advice only, for `reason`.
-    pub fn refuse(mut self, reason: impl Into<String>) -> Self {
+    pub(crate) fn refuse(mut self, reason: impl Into<String>) -> Self {
         self.refused = Some(reason.into());
         self
     }
 
-    pub fn set(
+    pub(crate) fn set(
         mut self,
         at: LayerAt,
         section: Section,
@@ -111,7 +111,12 @@ impl Intent {
         self
     }
 
-    pub fn backoff(mut self, at: LayerAt, fields: &[(&'static str, &str)], whole: bool) -> Self {
+    pub(crate) fn backoff(
+        mut self,
+        at: LayerAt,
+        fields: &[(&'static str, &str)],
+        whole: bool,
+    ) -> Self {
         self.changes.push(Change::SetBackoff {
             at,
             fields: fields.iter().map(|(k, v)| (*k, (*v).to_owned())).collect(),
@@ -120,7 +125,7 @@ impl Intent {
         self
     }
 
-    pub fn remove_retry_on(mut self, at: LayerAt, conditions: Vec<Condition>) -> Self {
+    pub(crate) fn remove_retry_on(mut self, at: LayerAt, conditions: Vec<Condition>) -> Self {
         self.changes.push(Change::RemoveRetryOn { at, conditions });
         self
     }

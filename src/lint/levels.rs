@@ -40,7 +40,7 @@ pub struct Config {
     pub levels: Vec<Level>,
     /// Per rule: whether the topology's `lint:` or the command line set its
     /// level (then a rule's own escalation no longer applies).
-    pub set_by_user: Vec<bool>,
+    pub(crate) set_by_user: Vec<bool>,
     /// Findings at or above this fail the check (exit 1).
     pub fail_on: Severity,
     pub max_amplification: f64,
@@ -50,7 +50,7 @@ pub struct Config {
     pub resolve_fixes: bool,
 }
 
-pub const DEFAULT_MAX_AMPLIFICATION: f64 = 10.0;
+pub(crate) const DEFAULT_MAX_AMPLIFICATION: f64 = 10.0;
 
 /// Why the command line's levels are wrong: a usage error (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,7 +4,7 @@
 mod edit;
 mod entries;
 pub mod finding;
-pub mod hang_text;
+pub(crate) mod hang_text;
 mod intent;
 pub mod levels;
 mod order;
@@ -18,10 +18,11 @@ use serde::Serialize;
 use crate::topology::Topology;
 
 pub use crate::prediction::{self, Analysis, Count};
-pub use edit::{Edit, EditKind};
-pub use entries::{MAX_ENTRY_WORK, TooManyEntries, affordable};
-pub use finding::{CallRef, Finding, Fix, Severity};
-pub use intent::{Change, Intent, LayerAt, Section};
+pub(crate) use edit::{Edit, EditKind};
+pub use entries::affordable;
+pub(crate) use finding::{CallRef, Finding};
+pub use finding::{Fix, Severity};
+pub(crate) use intent::{Change, Intent, LayerAt, Section};
 pub use levels::{CliLevels, Config, Level, ResolveError};
 pub use rule::Rule;
 pub use rules::RULES;
@@ -57,7 +58,7 @@ pub struct AmplificationRow {
     /// The service or one below it declares a latency: the tables show
     /// `worst_response_ms` beside the hang figure only then.
     #[serde(skip)]
-    pub latency_declared: bool,
+    pub(crate) latency_declared: bool,
     pub reachable: bool,
     /// With several entries, the entry these figures are from: the one
     /// whose user request sends the most attempts here. Absent with one.
@@ -68,7 +69,7 @@ pub struct AmplificationRow {
 impl AmplificationRow {
     /// The worst case as every output writes it: `486×`, exact however
     /// large; `≈3.4e38×` once the count saturated.
-    pub fn worst_case_text(&self) -> String {
+    pub(crate) fn worst_case_text(&self) -> String {
         if self.saturated {
             format!("≈{:.1e}×", self.worst_case)
         } else {
@@ -85,7 +86,7 @@ pub struct EdgeRow {
     /// Product of the call's layers' max_attempts.
     pub attempts: f64,
     /// Names of the layers that retry, outermost first.
-    pub retrying_layers: Vec<String>,
+    pub(crate) retrying_layers: Vec<String>,
     /// On the hot path to a service over the amplification limit.
     pub hot: bool,
     /// Worst-case time of the call from the caller's view at the p99
@@ -142,7 +143,7 @@ pub struct CheckReport {
     pub entries: Vec<String>,
     /// Which of `entries` the `entry_*` figures are from: the slowest
     /// user request.
-    pub worst_entry: usize,
+    pub(crate) worst_entry: usize,
     pub findings: Vec<Finding>,
     pub amplification: Vec<AmplificationRow>,
     pub edges: Vec<EdgeRow>,
@@ -150,19 +151,19 @@ pub struct CheckReport {
     pub fail_on: Severity,
     pub max_amplification: f64,
     /// Worst case of one user request through the client layer.
-    pub entry_worst: Duration,
+    pub(crate) entry_worst: Duration,
     /// The same when callees hang; `None` when no timeout bounds it, and
     /// then the call without one.
-    pub entry_hang: Option<Duration>,
-    pub entry_untimed: Option<CallRef>,
+    pub(crate) entry_hang: Option<Duration>,
+    pub(crate) entry_untimed: Option<CallRef>,
     /// Some service declares a latency: the p99-based figures are then
     /// shown beside the hang figures.
-    pub latency_declared: bool,
+    pub(crate) latency_declared: bool,
     /// Some service leaves its latency at the 1 ms default.
-    pub latency_defaulted: bool,
+    pub(crate) latency_defaulted: bool,
     pub deadline: Option<Duration>,
     /// User requests per second into the entry that `with_breakers` assumes.
-    pub reference_rate: f64,
+    pub(crate) reference_rate: f64,
     /// Some layer has a circuit breaker (`with_breakers` differs from
     /// `with_budgets` somewhere only then).
     pub has_breakers: bool,
@@ -171,27 +172,16 @@ pub struct CheckReport {
     /// Per service (indexed like `amplification`), its caller on the hottest
     /// path from the entry: the routes findings are named by (`--format
     /// short`). `None` for the entry and services it does not reach.
-    pub hot_caller: Vec<Option<usize>>,
+    pub(crate) hot_caller: Vec<Option<usize>>,
 }
 
 impl CheckReport {
-    /// Whether a finding reaches `fail_on`: exit code 1.
-    /// The text of a finding's file, for its snippet.
-    pub fn text_of(&self, file: &str) -> &str {
-        if file == self.file {
-            return &self.source;
-        }
-        self.sources
-            .iter()
-            .find(|(f, _)| f == file)
-            .map_or(&self.source, |(_, t)| t)
-    }
-
     /// Whether `row` is over `--max-amplification` (the same test RL001 makes).
-    pub fn over_limit(&self, row: &AmplificationRow) -> bool {
+    pub(crate) fn over_limit(&self, row: &AmplificationRow) -> bool {
         row.reachable && row.worst_case > self.max_amplification
     }
 
+    /// Whether a finding reaches `fail_on`: exit code 1.
     pub fn failed(&self) -> bool {
         self.findings.iter().any(|f| f.severity >= self.fail_on)
     }
@@ -203,7 +193,7 @@ const PARALLEL_CALLS: usize = 2_000;
 /// Resolves a rule's intent into its finding's fix. `lint` only states what
 /// a rule would change; `fix::check` passes `fix::resolve` on the file's
 /// located tree.
-pub type Resolve<'a> = dyn Fn(&Intent) -> Fix + Sync + 'a;
+pub(crate) type Resolve<'a> = dyn Fn(&Intent) -> Fix + Sync + 'a;
 
 /// One rule's findings over `cx`, at `level`, with their fixes resolved by
 /// `resolve` when given. The rule writes into `diagnostics`, which is left empty
@@ -271,7 +261,7 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
 }
 
 /// The threads [`check`] shares its rules among on `t`.
-pub fn threads_for(t: &Topology) -> usize {
+pub(crate) fn threads_for(t: &Topology) -> usize {
     if t.calls().count() >= PARALLEL_CALLS {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
     } else {
@@ -287,7 +277,7 @@ pub fn check_on(t: &Topology, config: &Config, threads: usize) -> CheckReport {
 /// [`check_on`], each finding's intent made its fix by `resolve` when given
 /// (the rules build their intents only then: a large topology has tens of
 /// thousands of findings).
-pub fn check_resolving(
+pub(crate) fn check_resolving(
     t: &Topology,
     config: &Config,
     threads: usize,

@@ -11,7 +11,7 @@ use crate::input::duration::format as dur;
 use crate::prediction::{Analysis, Basis, BoundBy, Count, LayerAttempts, TimeBound};
 
 /// What a rule's check function sees.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub topology: &'a Topology,
     pub analysis: &'a Analysis,
     /// Findings of RL001 fire above this worst-case amplification.
@@ -22,7 +22,7 @@ pub struct Context<'a> {
 
 /// A finding before its rule's code and level are attached.
 #[derive(Debug, Clone)]
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     pub pos: Pos,
     pub service: ServiceId,
     /// Index of the call in the service's `calls`, for call findings.
@@ -41,7 +41,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(pos: Pos, service: ServiceId, message: impl Into<String>) -> Self {
+    pub(crate) fn new(pos: Pos, service: ServiceId, message: impl Into<String>) -> Self {
         Diagnostic {
             pos,
             service,
@@ -57,23 +57,23 @@ impl Diagnostic {
     }
 
     /// About `layer` of call number `index` of `service`.
-    pub fn on_layer(mut self, index: usize, layer: &Layer) -> Self {
+    pub(crate) fn on_layer(mut self, index: usize, layer: &Layer) -> Self {
         self.call = Some(index);
         self.layer = Some(layer.name.clone());
         self
     }
 
-    pub fn on_call(mut self, index: usize) -> Self {
+    pub(crate) fn on_call(mut self, index: usize) -> Self {
         self.call = Some(index);
         self
     }
 
-    pub fn help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
         self.help = help.into();
         self
     }
 
-    pub fn label(mut self, label: impl Into<String>) -> Self {
+    pub(crate) fn label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
         self
     }
@@ -81,14 +81,14 @@ impl Diagnostic {
     /// The edit the help proposes, built only when fixes are resolved (the
     /// JSON and SARIF formats, `--fix`, the review): a large topology has
     /// tens of thousands of findings.
-    pub fn fix_with(mut self, cx: &Context, intent: impl FnOnce() -> Intent) -> Self {
+    pub(crate) fn fix_with(mut self, cx: &Context, intent: impl FnOnce() -> Intent) -> Self {
         if cx.fixes {
             self.fix = Some(intent());
         }
         self
     }
 
-    pub fn severity(mut self, s: Severity) -> Self {
+    pub(crate) fn severity(mut self, s: Severity) -> Self {
         self.severity = Some(s);
         self
     }
@@ -101,7 +101,7 @@ pub struct Rule {
     pub summary: &'static str,
     /// Markdown with the four headings.
     pub doc: &'static str,
-    pub check: fn(&Context, &mut Vec<Diagnostic>),
+    pub(crate) check: fn(&Context, &mut Vec<Diagnostic>),
 }
 
 /// Declares a rule; the doc comment becomes `Rule::doc`.
@@ -131,7 +131,7 @@ macro_rules! declare_rule {
 /// Every layer of every call: (caller, call index, call, layer index, layer).
 /// Services user traffic cannot reach from the entry (a batch job beside the
 /// web tier) are checked too: their policies are configuration all the same.
-pub fn call_layers<'t>(
+pub(crate) fn call_layers<'t>(
     cx: &'t Context,
 ) -> impl Iterator<Item = (ServiceId, usize, &'t Call, usize, &'t Layer)> + 't {
     cx.topology
@@ -151,7 +151,7 @@ pub fn call_layers<'t>(
 /// ` (the 1ms default: no latency declared)` after a latency figure of a
 /// service that declares none, so no figure rests on the default silently;
 /// empty when it declares one.
-pub fn latency_default(svc: &crate::topology::Service) -> &'static str {
+pub(crate) fn latency_default(svc: &crate::topology::Service) -> &'static str {
     if svc.latency.pos.is_some() {
         ""
     } else {
@@ -175,7 +175,7 @@ fn edge_parts<'t>(t: &'t Topology, call: &Call) -> [&'t str; 3] {
 }
 
 /// `the istio-sidecar layer of web → api`, or `web → api` for the app layer.
-pub fn where_layer(t: &Topology, call: &Call, layer: &Layer) -> String {
+pub(crate) fn where_layer(t: &Topology, call: &Call, layer: &Layer) -> String {
     match layer.kind {
         crate::topology::LayerKind::App => edge(t, call),
         _ => layer_of(t, call, &layer.name),
@@ -183,7 +183,7 @@ pub fn where_layer(t: &Topology, call: &Call, layer: &Layer) -> String {
 }
 
 /// `the sdk layer of web → api` (the app layer named too).
-pub fn layer_of(t: &Topology, call: &Call, name: &str) -> String {
+pub(crate) fn layer_of(t: &Topology, call: &Call, name: &str) -> String {
     let [from, arrow, to] = edge_parts(t, call);
     ["the ", name, " layer of ", from, arrow, to].concat()
 }
@@ -192,7 +192,7 @@ pub fn layer_of(t: &Topology, call: &Call, name: &str) -> String {
 /// `64`, and ``worst case 64 attempts reach `db` per user request (limit
 /// 10)``; `more than 3.403e38` when the count saturated. Joined rather than
 /// formatted: a large topology has thousands.
-pub fn worst_case_reach(count: &Count, service: &str, limit: &str) -> (String, String) {
+pub(crate) fn worst_case_reach(count: &Count, service: &str, limit: &str) -> (String, String) {
     let figure = if count.saturated {
         format!("more than {:.3e}", count.approx)
     } else {
@@ -213,7 +213,7 @@ pub fn worst_case_reach(count: &Count, service: &str, limit: &str) -> (String, S
 
 /// Where a layer sits: a call of a service, or the client in front of the entry.
 #[derive(Clone, Copy)]
-pub struct LayerSite<'t> {
+pub(crate) struct LayerSite<'t> {
     pub service: ServiceId,
     /// (index in the service's calls, the call); `None` for the client layer.
     pub call: Option<(usize, &'t Call)>,
@@ -224,7 +224,7 @@ pub struct LayerSite<'t> {
 
 impl LayerSite<'_> {
     /// Where a fix finds this layer.
-    pub fn at(&self) -> LayerAt {
+    pub(crate) fn at(&self) -> LayerAt {
         LayerAt {
             call: self.call.map(|(i, _)| (self.service, i)),
             index: self.index,
@@ -232,7 +232,7 @@ impl LayerSite<'_> {
     }
 
     /// The attempts the analysis counts for this layer, and why.
-    pub fn attempts(&self, a: &Analysis) -> LayerAttempts {
+    pub(crate) fn attempts(&self, a: &Analysis) -> LayerAttempts {
         match self.call {
             Some((i, _)) => a.layer_attempts[self.service][i][self.index],
             None => a
@@ -242,7 +242,7 @@ impl LayerSite<'_> {
     }
 
     /// A diagnostic about this layer at `pos`.
-    pub fn diagnostic(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn diagnostic(&self, pos: Pos, message: impl Into<String>) -> Diagnostic {
         let d = Diagnostic::new(pos, self.service, message);
         let d = match self.call {
             Some((i, _)) => d.on_call(i),
@@ -255,7 +255,7 @@ impl LayerSite<'_> {
     }
 
     /// How messages name this layer.
-    pub fn describe(&self, t: &Topology) -> String {
+    pub(crate) fn describe(&self, t: &Topology) -> String {
         match self.call {
             Some((_, c)) => where_layer(t, c, self.layer),
             None => format!("the client layer in front of {}", t.services[t.entry].name),
@@ -264,7 +264,7 @@ impl LayerSite<'_> {
 }
 
 /// Every layer: the client layer, then each call's layers.
-pub fn layer_sites<'t>(cx: &'t Context) -> impl Iterator<Item = LayerSite<'t>> + 't {
+pub(crate) fn layer_sites<'t>(cx: &'t Context) -> impl Iterator<Item = LayerSite<'t>> + 't {
     let client = cx.topology.client.as_ref().map(|layer| LayerSite {
         service: cx.topology.entry,
         call: None,
@@ -283,7 +283,7 @@ pub fn layer_sites<'t>(cx: &'t Context) -> impl Iterator<Item = LayerSite<'t>> +
 
 /// How messages name what bounds a layer in time: `the 2s deadline`,
 /// `the 2m timeout of the app layer of web → ledger`.
-pub fn bound_text(t: &Topology, call: Option<&Call>, bound: &TimeBound) -> String {
+pub(crate) fn bound_text(t: &Topology, call: Option<&Call>, bound: &TimeBound) -> String {
     let within = dur(bound.within);
     match bound.by {
         BoundBy::Deadline => format!("the {within} deadline"),
@@ -298,7 +298,7 @@ pub fn bound_text(t: &Topology, call: Option<&Call>, bound: &TimeBound) -> Strin
 
 /// A layer's attempts as messages state them: `3`, `unlimited`, or `up to
 /// 154 in the 2m timeout of …` when time bounds them.
-pub fn attempts_text(
+pub(crate) fn attempts_text(
     t: &Topology,
     call: Option<&Call>,
     layer: &Layer,
@@ -323,7 +323,7 @@ pub fn attempts_text(
 
 /// Expected copies as messages state them: `3 copies`, `1 copy`, `about
 /// 1.42 copies`, `slightly more than 1 copy`.
-pub fn copies_text(x: f64) -> String {
+pub(crate) fn copies_text(x: f64) -> String {
     let noun = |n: &str| if n == "1" { "copy" } else { "copies" };
     let whole = x.round();
     if (x - whole).abs() < 1e-9 {

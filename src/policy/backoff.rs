@@ -39,9 +39,9 @@ named!(BackoffKind {
 
 impl Jitter {
     /// The ratio `proportional` takes when none is written.
-    pub const DEFAULT_RATIO: f64 = 0.2;
+    pub(crate) const DEFAULT_RATIO: f64 = 0.2;
     /// Every jitter's name, in the order the schema lists them.
-    pub const NAMES: &'static [&'static str] =
+    pub(crate) const NAMES: &'static [&'static str] =
         &["none", "full", "equal", "decorrelated", "proportional"];
 
     /// The name the schema gives it (a proportional one's ratio aside).
@@ -125,7 +125,7 @@ impl Backoff {
     }
 
     /// b_k: the wait before retry `retry` (1-based) before jitter.
-    pub fn nominal(&self, retry: u32) -> Duration {
+    pub(crate) fn nominal(&self, retry: u32) -> Duration {
         let k = retry.max(1);
         let raw = match self.kind {
             BackoffKind::None => return Duration::ZERO,
@@ -139,7 +139,7 @@ impl Backoff {
     }
 
     /// The longest wait any draw can give before retry `retry`.
-    pub fn max_wait(&self, retry: u32) -> Duration {
+    pub(crate) fn max_wait(&self, retry: u32) -> Duration {
         let b = self.nominal(retry);
         let cap = self.cap_or_forever();
         match self.jitter {
@@ -153,7 +153,7 @@ impl Backoff {
     }
 
     /// The shortest wait any draw can give before retry `retry`.
-    pub fn min_wait(&self, retry: u32) -> Duration {
+    pub(crate) fn min_wait(&self, retry: u32) -> Duration {
         let b = self.nominal(retry);
         match self.jitter {
             _ if self.kind == BackoffKind::None => Duration::ZERO,
@@ -170,7 +170,7 @@ impl Backoff {
     /// The mean of the draws before retry `retry`: what a jittered schedule
     /// waits typically, where its shortest draw says little (full jitter can
     /// always draw 0). Decorrelated jitter counts the middle of its range.
-    pub fn mean_wait(&self, retry: u32) -> Duration {
+    pub(crate) fn mean_wait(&self, retry: u32) -> Duration {
         let b = self.nominal(retry);
         match self.jitter {
             _ if self.kind == BackoffKind::None => Duration::ZERO,

@@ -29,7 +29,7 @@ use super::{Outcome, Rng};
 /// Whether a breaker counts `outcome` as a failure of its dependency: a 5xx,
 /// a 429, a timeout, a refused or reset connection. Other 4xx answers are
 /// the caller's mistakes, not the dependency's health.
-pub fn counts_as_failure(outcome: Outcome) -> bool {
+pub(crate) fn counts_as_failure(outcome: Outcome) -> bool {
     match outcome {
         Outcome::Status(s) => s >= 500 || s == 429,
         _ => true,
@@ -38,11 +38,11 @@ pub fn counts_as_failure(outcome: Outcome) -> bool {
 
 /// The status a caller sees when its breaker rejects a request (Envoy
 /// answers 503 when a circuit breaker overflows).
-pub const REJECTED: Outcome = Outcome::Status(503);
+pub(crate) const REJECTED: Outcome = Outcome::Status(503);
 
 /// The window a breaker judges the failure rate over.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum BreakerWindow {
+pub(crate) enum BreakerWindow {
     /// Calls that ended in the last this long.
     Time(Duration),
     /// The last this many calls.
@@ -51,7 +51,7 @@ pub enum BreakerWindow {
 
 /// What a breaker records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BreakerCounts {
+pub(crate) enum BreakerCounts {
     /// Each logical request's result after its retries (the default).
     Outcomes,
     /// Every attempt.
@@ -60,7 +60,7 @@ pub enum BreakerCounts {
 
 /// Where a breaker sits relative to the retry loop of its layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BreakerPosition {
+pub(crate) enum BreakerPosition {
     /// Around the retry loop: asked once per logical request (the default).
     Outside,
     /// Inside it: asked before every attempt.
@@ -78,7 +78,7 @@ named!(BreakerPosition {
 });
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct BreakerSpec {
+pub(crate) struct BreakerSpec {
     pub failure_rate: f64,
     pub window: BreakerWindow,
     pub min_calls: u32,
@@ -109,7 +109,7 @@ impl Default for BreakerSpec {
 
 impl BreakerSpec {
     /// A fresh breaker, closed.
-    pub fn start(&self) -> Breaker {
+    pub(crate) fn start(&self) -> Breaker {
         Breaker {
             spec: self.clone(),
             state: State::Closed,
@@ -119,12 +119,12 @@ impl BreakerSpec {
     }
 
     /// Whether it records every attempt (else each logical request's result).
-    pub fn counts_attempts(&self) -> bool {
+    pub(crate) fn counts_attempts(&self) -> bool {
         self.counts == BreakerCounts::Attempts
     }
 
     /// Whether it is asked before every attempt (else once per request).
-    pub fn inside(&self) -> bool {
+    pub(crate) fn inside(&self) -> bool {
         self.position == BreakerPosition::Inside
     }
 }
@@ -150,7 +150,7 @@ pub enum Transition {
 
 impl Transition {
     /// Every transition, in the order counters keep them.
-    pub const ALL: [Transition; 3] = [
+    pub(crate) const ALL: [Transition; 3] = [
         Transition::Opened,
         Transition::HalfOpened,
         Transition::Closed,
@@ -178,7 +178,7 @@ enum State {
 
 /// The breaker of one caller.
 #[derive(Debug, Clone)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     spec: BreakerSpec,
     state: State,
     /// (when it ended, failed) of the calls in the window, oldest first.
@@ -187,13 +187,13 @@ pub struct Breaker {
 }
 
 impl Breaker {
-    pub fn spec(&self) -> &BreakerSpec {
+    pub(crate) fn spec(&self) -> &BreakerSpec {
         &self.spec
     }
 
     /// Asks to let a call through at `now`. An open breaker whose time is
     /// up turns half-open first (reported in `transitions`).
-    pub fn admit(&mut self, now: Duration, transitions: &mut Vec<Transition>) -> Admission {
+    pub(crate) fn admit(&mut self, now: Duration, transitions: &mut Vec<Transition>) -> Admission {
         if let State::Open { until } = self.state
             && now >= until
         {
@@ -220,7 +220,7 @@ impl Breaker {
     /// Records the result of a call that was let through with `admission`.
     /// A result that comes back after the breaker moved on (a call admitted
     /// while closed that ends while open) is not counted.
-    pub fn record(
+    pub(crate) fn record(
         &mut self,
         now: Duration,
         admission: Admission,
@@ -258,9 +258,9 @@ impl Breaker {
         }
     }
 
-    /// Whether a call would be rejected at `now` without asking (for
-    /// reports and tests).
-    pub fn is_open(&self, now: Duration) -> bool {
+    /// Whether a call would be rejected at `now` without asking.
+    #[cfg(test)]
+    pub(crate) fn is_open(&self, now: Duration) -> bool {
         matches!(self.state, State::Open { until } if now < until)
     }
 

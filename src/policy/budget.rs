@@ -21,7 +21,7 @@ use super::Outcome;
 
 /// The kinds of budget, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BudgetKind {
+pub(crate) enum BudgetKind {
     Ratio,
     TokenBucket,
     GrpcThrottling,
@@ -58,9 +58,9 @@ pub enum BudgetSpec {
 }
 
 impl BudgetSpec {
-    pub const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
+    pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
 
-    pub fn kind(&self) -> BudgetKind {
+    pub(crate) fn kind(&self) -> BudgetKind {
         match self {
             BudgetSpec::Ratio { .. } => BudgetKind::Ratio,
             BudgetSpec::TokenBucket { .. } => BudgetKind::TokenBucket,
@@ -74,7 +74,7 @@ impl BudgetSpec {
     /// concurrency limit bounds retries in flight, not per request: how much
     /// it saves depends on the load, so it counts `max_attempts` here (the
     /// simulator shows what it does under a given load).
-    pub fn steady_state_attempts(&self, max_attempts: u32) -> f64 {
+    pub(crate) fn steady_state_attempts(&self, max_attempts: u32) -> f64 {
         match self {
             BudgetSpec::Ratio { ratio, .. } => f64::from(max_attempts).min(1.0 + ratio),
             BudgetSpec::TokenBucket { .. } | BudgetSpec::GrpcThrottling { .. } => 1.0,
@@ -83,7 +83,7 @@ impl BudgetSpec {
     }
 
     /// A fresh budget, full.
-    pub fn start(&self) -> Budget {
+    pub(crate) fn start(&self) -> Budget {
         let state = match *self {
             BudgetSpec::Ratio { .. } => State::Ratio {
                 requests: VecDeque::new(),
@@ -114,31 +114,27 @@ enum State {
 
 /// A retry the budget allowed, and what it cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Permit {
+pub(crate) struct Permit {
     pub cost: u32,
 }
 
 /// The budget state of one caller, shared by all its requests.
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     spec: BudgetSpec,
     state: State,
 }
 
 impl Budget {
-    pub fn spec(&self) -> &BudgetSpec {
-        &self.spec
-    }
-
     /// A new logical request starts (its first attempt).
-    pub fn on_request(&mut self, now: Duration) {
+    pub(crate) fn on_request(&mut self, now: Duration) {
         if let State::Ratio { requests, .. } = &mut self.state {
             requests.push_back(now);
         }
     }
 
     /// Asks to retry after `outcome`; `None` refuses.
-    pub fn try_retry(&mut self, now: Duration, outcome: Outcome) -> Option<Permit> {
+    pub(crate) fn try_retry(&mut self, now: Duration, outcome: Outcome) -> Option<Permit> {
         match (&self.spec, &mut self.state) {
             (
                 BudgetSpec::Ratio {
@@ -196,14 +192,14 @@ impl Budget {
 
     /// A retry that `permit` allowed has ended, however: a concurrency
     /// limit frees its place. (Called before `on_success`.)
-    pub fn on_attempt_end(&mut self, permit: Option<Permit>) {
+    pub(crate) fn on_attempt_end(&mut self, permit: Option<Permit>) {
         if let (State::InFlight(n), Some(_)) = (&mut self.state, permit) {
             *n = n.saturating_sub(1);
         }
     }
 
     /// An attempt succeeded; `permit` is what its retry cost, if it was one.
-    pub fn on_success(&mut self, permit: Option<Permit>) {
+    pub(crate) fn on_success(&mut self, permit: Option<Permit>) {
         match (&self.spec, &mut self.state) {
             (
                 BudgetSpec::TokenBucket {
@@ -228,15 +224,16 @@ impl Budget {
     }
 
     /// An attempt failed with an outcome the policy retries.
-    pub fn on_retryable_failure(&mut self) {
+    pub(crate) fn on_retryable_failure(&mut self) {
         if let State::Grpc(tokens) = &mut self.state {
             *tokens = (*tokens - 1.0).max(0.0);
         }
     }
 
-    /// Tokens left (token kinds), retries in flight (concurrency), for
-    /// reports and tests.
-    pub fn tokens(&self) -> Option<f64> {
+    /// Tokens left (token kinds), retries in flight (concurrency), for the
+    /// tests.
+    #[cfg(test)]
+    pub(crate) fn tokens(&self) -> Option<f64> {
         match &self.state {
             State::Ratio { .. } => None,
             State::InFlight(n) => Some(f64::from(*n)),

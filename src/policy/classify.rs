@@ -21,16 +21,10 @@ impl Outcome {
         matches!(self, Outcome::Status(s) if s < 400)
     }
 
-    /// Whether the server can have done the work before this outcome. Only a
-    /// refused connection proves it did not.
-    pub fn server_may_have_acted(self) -> bool {
-        self != Outcome::Connect
-    }
-
     /// The status a service answers with when a call of its own ends in this
     /// outcome after its retries (docs/chaos.md, "Semantics shared by `chaos` and
     /// `simulate`").
-    pub fn propagated_status(self) -> u16 {
+    pub(crate) fn propagated_status(self) -> u16 {
         match self {
             Outcome::Status(s) => s,
             Outcome::Timeout => 504,
@@ -71,11 +65,6 @@ impl Condition {
             (Condition::Class(c), Outcome::Status(s)) => s / 100 == c,
             _ => false,
         }
-    }
-
-    /// The statuses this condition covers among `candidates`.
-    pub fn covers_status(self, status: u16) -> bool {
-        self.matches(Outcome::Status(status))
     }
 }
 
@@ -141,11 +130,6 @@ impl Default for RetryOn {
 impl RetryOn {
     pub fn matches(&self, outcome: Outcome) -> bool {
         !outcome.is_success() && self.0.iter().any(|c| c.matches(outcome))
-    }
-
-    /// Whether any retried outcome leaves the server possibly having acted.
-    pub fn retries_after_server_may_have_acted(&self) -> bool {
-        self.0.iter().any(|c| *c != Condition::Connect)
     }
 }
 

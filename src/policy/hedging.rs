@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::{Outcome, RetryOn};
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct HedgingPolicy {
+pub(crate) struct HedgingPolicy {
     /// Copies in all, the first included; at least 1.
     pub max_attempts: u32,
     pub delay: Duration,
@@ -33,7 +33,7 @@ impl HedgingPolicy {
     /// The simpler `1 + Σₖ P(latency > k·delay)` looks at the first copy only;
     /// it is the same for two copies and an upper bound beyond, since the
     /// copies sent in between can answer first.
-    pub fn expected_copies(&self, late: impl Fn(Duration) -> f64) -> f64 {
+    pub(crate) fn expected_copies(&self, late: impl Fn(Duration) -> f64) -> f64 {
         // Πⱼ₌₀..ₖ₋₁ late((k − j) × delay) = Πₘ₌₁..ₖ late(m × delay): a
         // running product, one tail value per copy.
         let mut total = 1.0;
@@ -48,7 +48,7 @@ impl HedgingPolicy {
 
 /// What a hedged request does next.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum HedgeStep {
+pub(crate) enum HedgeStep {
     /// Send the next copy now.
     Send,
     /// Send the next copy at this time unless an answer comes first.
@@ -61,7 +61,7 @@ pub enum HedgeStep {
 
 /// One hedged request.
 #[derive(Debug, Clone)]
-pub struct HedgeSession<'p> {
+pub(crate) struct HedgeSession<'p> {
     policy: &'p HedgingPolicy,
     start: Duration,
     sent: u32,
@@ -70,7 +70,7 @@ pub struct HedgeSession<'p> {
 
 impl<'p> HedgeSession<'p> {
     /// A request starting at `start`; the caller sends copy 0 at once.
-    pub fn start(policy: &'p HedgingPolicy, start: Duration) -> Self {
+    pub(crate) fn start(policy: &'p HedgingPolicy, start: Duration) -> Self {
         HedgeSession {
             policy,
             start,
@@ -80,24 +80,24 @@ impl<'p> HedgeSession<'p> {
     }
 
     /// Copies sent so far.
-    pub fn sent(&self) -> u32 {
+    pub(crate) fn sent(&self) -> u32 {
         self.sent
     }
 
     /// Copies out now.
-    pub fn outstanding(&self) -> u32 {
+    pub(crate) fn outstanding(&self) -> u32 {
         self.outstanding
     }
 
     /// A copy was sent; what comes next if nothing answers.
-    pub fn on_send(&mut self) -> HedgeStep {
+    pub(crate) fn on_send(&mut self) -> HedgeStep {
         self.sent += 1;
         self.outstanding += 1;
         self.next_timer()
     }
 
     /// The timer for the next copy fired at `now`.
-    pub fn on_timer(&mut self, now: Duration) -> HedgeStep {
+    pub(crate) fn on_timer(&mut self, now: Duration) -> HedgeStep {
         match self.next_timer() {
             HedgeStep::SendAt(at) if now >= at => HedgeStep::Send,
             other => other,
@@ -105,7 +105,7 @@ impl<'p> HedgeSession<'p> {
     }
 
     /// A copy answered (or timed out) with `outcome`.
-    pub fn on_answer(&mut self, outcome: Outcome) -> HedgeStep {
+    pub(crate) fn on_answer(&mut self, outcome: Outcome) -> HedgeStep {
         self.outstanding = self.outstanding.saturating_sub(1);
         let non_fatal = !outcome.is_success() && self.policy.non_fatal.matches(outcome);
         if !non_fatal {

@@ -42,7 +42,7 @@ use super::{Bounds, BreakerCounts, BreakerPosition};
 
 /// What a request's caller holds for the layer: its budget, its breaker,
 /// its random numbers, and where the breaker's changes of state are told.
-pub struct Caller<'a> {
+pub(crate) struct Caller<'a> {
     pub budget: Option<&'a mut Budget>,
     pub breaker: Option<&'a mut Breaker>,
     pub rng: &'a mut Rng,
@@ -88,7 +88,7 @@ pub struct End {
 
 /// What a hedged request does after a copy answered.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CopyStep {
+pub(crate) enum CopyStep {
     /// Send the next copy now ([`LayerSession::before_attempt`] first).
     Send,
     /// Wait for the copies out or the next copy's time.
@@ -99,7 +99,7 @@ pub enum CopyStep {
 
 /// One logical request through one layer.
 #[derive(Debug, Clone)]
-pub struct LayerSession<'p> {
+pub(crate) struct LayerSession<'p> {
     retry: RetrySession<'p>,
     hedging: Option<(&'p HedgingPolicy, HedgeSession<'p>)>,
     breaker: Option<(BreakerCounts, BreakerPosition)>,
@@ -114,7 +114,7 @@ pub struct LayerSession<'p> {
 impl<'p> LayerSession<'p> {
     /// Starts a request at `now` (check [`Bounds::refuses_start`] first). The
     /// budget sees the request even if an outside breaker then rejects it.
-    pub fn start(
+    pub(crate) fn start(
         policy: &'p RetryPolicy,
         hedging: Option<&'p HedgingPolicy>,
         breaker: Option<&BreakerSpec>,
@@ -131,35 +131,40 @@ impl<'p> LayerSession<'p> {
         }
     }
 
-    /// The retry session (attempts, bounds, timeouts).
-    pub fn retry(&self) -> &RetrySession<'p> {
-        &self.retry
-    }
-
     /// Whether the layer hedges.
-    pub fn hedges(&self) -> bool {
+    pub(crate) fn hedges(&self) -> bool {
         self.hedging.is_some()
     }
 
+    /// The retry session (attempts, bounds, timeouts).
+    #[cfg(test)]
+    pub(crate) fn retry(&self) -> &RetrySession<'p> {
+        &self.retry
+    }
+
     /// The hedging schedule, when the layer hedges.
-    pub fn hedge(&mut self) -> Option<&mut HedgeSession<'p>> {
+    pub(crate) fn hedge(&mut self) -> Option<&mut HedgeSession<'p>> {
         self.hedging.as_mut().map(|(_, h)| h)
     }
 
     /// The timeout of an attempt starting at `now` (see
     /// [`Bounds::attempt_timeout`]).
-    pub fn attempt_timeout(&self, now: Duration, timeout: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn attempt_timeout(
+        &self,
+        now: Duration,
+        timeout: Option<Duration>,
+    ) -> Option<Duration> {
         self.retry.attempt_timeout(now, timeout)
     }
 
     /// The caller went away: see [`RetrySession::abandon`].
-    pub fn abandon(&mut self, budget: Option<&mut Budget>) {
+    pub(crate) fn abandon(&mut self, budget: Option<&mut Budget>) {
         self.retry.abandon(budget);
     }
 
     /// Whether the breaker is asked before the next attempt: always inside
     /// the retry loop, before the first one only outside it.
-    pub fn asks_breaker(&self) -> bool {
+    pub(crate) fn asks_breaker(&self) -> bool {
         match self.breaker {
             None => false,
             Some((_, BreakerPosition::Inside)) => true,
@@ -170,7 +175,7 @@ impl<'p> LayerSession<'p> {
     /// Decides whether the next attempt (hedged copy) goes at `now`. A
     /// hedged copy is held by the limit first, then by the breaker, so a
     /// copy that could not start takes no half-open probe.
-    pub fn before_attempt(&mut self, now: Duration, caller: Caller<'_>) -> Before {
+    pub(crate) fn before_attempt(&mut self, now: Duration, caller: Caller<'_>) -> Before {
         if let Some((_, h)) = &self.hedging
             && let Some(why) = self.retry.bounds().refuses_start(now)
         {
@@ -214,7 +219,7 @@ impl<'p> LayerSession<'p> {
     /// An attempt of a retrying layer ended at `now`: the breaker records
     /// it (or, when the request stops, its result) and the retry session
     /// decides what follows.
-    pub fn after_attempt(
+    pub(crate) fn after_attempt(
         &mut self,
         now: Duration,
         outcome: Outcome,
@@ -227,7 +232,7 @@ impl<'p> LayerSession<'p> {
     /// An inside breaker rejected the attempt ([`Before::Rejected`]): the
     /// retry loop sees it fail with [`REJECTED`]; the breaker records
     /// nothing of it.
-    pub fn after_rejected(&mut self, now: Duration, caller: Caller<'_>) -> Decision {
+    pub(crate) fn after_rejected(&mut self, now: Duration, caller: Caller<'_>) -> Decision {
         self.decide(now, REJECTED, None, false, caller)
     }
 
@@ -274,7 +279,7 @@ impl<'p> LayerSession<'p> {
     /// A hedged copy answered (or timed out) at `now` with `outcome`: the
     /// breaker records it (or the request's result) and the schedule
     /// decides what follows.
-    pub fn after_copy(
+    pub(crate) fn after_copy(
         &mut self,
         now: Duration,
         outcome: Outcome,

@@ -13,7 +13,7 @@ pub mod names;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
-pub mod classify;
+pub(crate) mod classify;
 pub mod hedging;
 pub mod layer;
 pub mod retry;
@@ -21,14 +21,19 @@ pub mod retry_after;
 pub mod schedule;
 
 pub use backoff::{Backoff, BackoffKind, Jitter};
-pub use breaker::{
-    Admission, Breaker, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, Transition,
+pub use breaker::Admission;
+pub(crate) use breaker::{
+    Breaker, BreakerCounts, BreakerPosition, BreakerSpec, BreakerWindow, Transition,
 };
-pub use budget::{Budget, BudgetKind, BudgetSpec};
-pub use classify::{Condition, Outcome, RetryOn};
-pub use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
-pub use layer::{Before, Caller, CopyStep, End, LayerSession};
-pub use retry::{Bounds, Decision, MAX_ATTEMPTS_LIMIT, RetryPolicy, RetrySession, Stop};
+pub use budget::BudgetSpec;
+pub(crate) use budget::{Budget, BudgetKind};
+pub(crate) use classify::RetryOn;
+pub use classify::{Condition, Outcome};
+pub(crate) use hedging::{HedgeSession, HedgeStep, HedgingPolicy};
+pub use layer::{Before, End};
+pub(crate) use layer::{Caller, CopyStep, LayerSession};
+pub(crate) use retry::{Bounds, Decision, MAX_ATTEMPTS_LIMIT, RetrySession};
+pub use retry::{RetryPolicy, Stop};
 
 /// The one random-number generator of the project: reproducible across rand
 /// versions and platforms, unlike `StdRng`.
@@ -41,7 +46,7 @@ pub fn seeded_rng(seed: u64) -> Rng {
 
 /// A seed for the sub-stream `part` of `seed`: independent-looking streams
 /// from one `--seed`, stable across versions (splitmix64 finalisers).
-pub fn derive_seed(seed: u64, part: u64) -> u64 {
+pub(crate) fn derive_seed(seed: u64, part: u64) -> u64 {
     splitmix64(seed ^ splitmix64(part.wrapping_add(0x9E37_79B9_7F4A_7C15)))
 }
 
@@ -54,4 +59,4 @@ fn splitmix64(x: u64) -> u64 {
 
 /// The longest duration the engine computes; products and sums saturate here
 /// (about 136 years) instead of overflowing.
-pub const FOREVER: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);
+pub(crate) const FOREVER: std::time::Duration = std::time::Duration::from_secs(u32::MAX as u64);

@@ -8,7 +8,7 @@
 pub struct UnknownName;
 
 /// How a help text lists the names: `a, b or c`.
-pub fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.into_iter().collect();
     match names.split_last() {
         None => String::new(),
@@ -22,7 +22,9 @@ pub fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 macro_rules! named {
     ($t:ty { $($v:ident => $s:literal),+ $(,)? }) => {
         impl $t {
-            /// Every value, in the order the schema lists them.
+            /// Every value, in the order the schema lists them (the tests
+            /// walk them all).
+            #[cfg(test)]
             pub const ALL: &'static [$t] = &[$(Self::$v),+];
             /// Their names, in the same order.
             pub const NAMES: &'static [&'static str] = &[$($s),+];

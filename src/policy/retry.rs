@@ -31,7 +31,7 @@ use super::{Backoff, Budget, BudgetSpec, Outcome, RetryOn, Rng};
 /// The most attempts a count may ask for: 2^31 − 1, the largest count real
 /// systems ship (Kafka's producer retries `Integer.MAX_VALUE` times, bounded by
 /// `delivery.timeout.ms`). Beyond it, write `unlimited`.
-pub const MAX_ATTEMPTS_LIMIT: u32 = i32::MAX as u32;
+pub(crate) const MAX_ATTEMPTS_LIMIT: u32 = i32::MAX as u32;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
@@ -76,7 +76,7 @@ impl RetryPolicy {
     }
 
     /// The count as a user writes it: `3`, or `unlimited`.
-    pub fn attempts_text(&self) -> String {
+    pub(crate) fn attempts_text(&self) -> String {
         if self.is_unlimited() {
             "unlimited".to_owned()
         } else {
@@ -84,15 +84,11 @@ impl RetryPolicy {
         }
     }
 
-    /// Attempts per request under sustained total failure with the budget in its
-    /// steady state; `max_attempts` without a budget.
-    pub fn steady_state_attempts(&self) -> f64 {
-        self.steady_state_of(self.max_attempts)
-    }
-
-    /// The same for a layer that can make at most `attempts` per request (fewer
-    /// than `max_attempts` when time bounds it).
-    pub fn steady_state_of(&self, attempts: u32) -> f64 {
+    /// Attempts per request under sustained total failure with the budget in
+    /// its steady state, for a layer that can make at most `attempts` per
+    /// request (fewer than `max_attempts` when time bounds it); `attempts`
+    /// without a budget.
+    pub(crate) fn steady_state_of(&self, attempts: u32) -> f64 {
         match &self.budget {
             Some(b) => b.steady_state_attempts(attempts),
             None => f64::from(attempts),
@@ -100,12 +96,13 @@ impl RetryPolicy {
     }
 
     /// The longest all waits between the attempts of one request can add up to.
-    pub fn max_total_wait(&self) -> Duration {
+    #[cfg(test)]
+    pub(crate) fn max_total_wait(&self) -> Duration {
         self.max_wait_over(self.max_attempts)
     }
 
     /// The longest the waits between `attempts` attempts can add up to.
-    pub fn max_wait_over(&self, attempts: u32) -> Duration {
+    pub(crate) fn max_wait_over(&self, attempts: u32) -> Duration {
         schedule::sum(attempts.saturating_sub(1), Tail::Longest, |k| {
             self.backoff.max_wait(k)
         })
@@ -113,7 +110,7 @@ impl RetryPolicy {
 
     /// The shortest time before retry `retry` can start, counted from the start of
     /// the first attempt when every attempt fails at once.
-    pub fn min_start_of_retry(&self, retry: u32) -> Duration {
+    pub(crate) fn min_start_of_retry(&self, retry: u32) -> Duration {
         schedule::sum(retry, Tail::Shortest, |k| self.backoff.min_wait(k))
     }
 
@@ -129,7 +126,7 @@ impl RetryPolicy {
     /// Attempts that can start before `within` has passed since the first one
     /// when every attempt lasts `each` before it fails (a hung callee, each
     /// attempt ended by its timeout) and every wait is its shortest draw.
-    pub fn attempts_startable_lasting(&self, within: Duration, each: Duration) -> u32 {
+    pub(crate) fn attempts_startable_lasting(&self, within: Duration, each: Duration) -> u32 {
         let retries = self.max_attempts.saturating_sub(1);
         1 + schedule::retries_before(within, retries, |k| {
             each.saturating_add(self.backoff.min_wait(k))
@@ -138,7 +135,7 @@ impl RetryPolicy {
 
     /// The earliest retry `retry` can start when every attempt before it
     /// lasts `each`.
-    pub fn min_start_lasting(&self, retry: u32, each: Duration) -> Duration {
+    pub(crate) fn min_start_lasting(&self, retry: u32, each: Duration) -> Duration {
         each.checked_mul(retry)
             .unwrap_or(super::FOREVER)
             .saturating_add(self.min_start_of_retry(retry))
@@ -147,21 +144,21 @@ impl RetryPolicy {
 
     /// The same with every wait at its mean: what typically fits where the
     /// shortest draw bounds nothing (full jitter may draw 0 every time).
-    pub fn attempts_typically_within(&self, within: Duration) -> u32 {
+    pub(crate) fn attempts_typically_within(&self, within: Duration) -> u32 {
         let retries = self.max_attempts.saturating_sub(1);
         1 + schedule::retries_before(within, retries, |k| self.backoff.mean_wait(k))
     }
 
     /// Whether the shortest waits stay zero for ever, so that no stretch of
     /// time bounds how many attempts fit into it.
-    pub fn waits_can_all_be_zero(&self) -> bool {
+    pub(crate) fn waits_can_all_be_zero(&self) -> bool {
         self.backoff.min_wait(u32::MAX).is_zero()
     }
 }
 
 /// What to do after an attempt.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     Retry {
         wait: Duration,
         /// The outcome that is being retried.
@@ -192,7 +189,7 @@ pub enum Stop {
 
 impl Stop {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Stop; 7] = [
+    pub(crate) const ALL: [Stop; 7] = [
         Stop::Succeeded,
         Stop::NotRetryable,
         Stop::AttemptsExhausted,
@@ -224,7 +221,7 @@ impl Stop {
 /// The times by which a request's attempts must have started: its deadline,
 /// when one travels with it, and the run's horizon, when there is one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// Absolute time by which the caller needs the answer.
     pub deadline: Option<Duration>,
     /// No attempt of the run starts at or after it.
@@ -234,7 +231,7 @@ pub struct Bounds {
 impl Bounds {
     /// The earliest limit and the reason a request stops at it: the horizon
     /// when it comes no later than the deadline.
-    pub fn limit(&self) -> Option<(Duration, Stop)> {
+    pub(crate) fn limit(&self) -> Option<(Duration, Stop)> {
         match (self.deadline, self.horizon) {
             (Some(d), Some(h)) if h <= d => Some((h, Stop::Horizon)),
             (Some(d), _) => Some((d, Stop::DeadlineExceeded)),
@@ -244,7 +241,7 @@ impl Bounds {
     }
 
     /// Why no attempt may start at `now`, if none may.
-    pub fn refuses_start(&self, now: Duration) -> Option<Stop> {
+    pub(crate) fn refuses_start(&self, now: Duration) -> Option<Stop> {
         self.limit()
             .and_then(|(at, why)| (now >= at).then_some(why))
     }
@@ -252,7 +249,11 @@ impl Bounds {
     /// The time an attempt started at `now` may take: the layer's per-attempt
     /// timeout capped by what the deadline leaves (the horizon does not cut
     /// an attempt short: it only stops new ones).
-    pub fn attempt_timeout(&self, now: Duration, timeout: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn attempt_timeout(
+        &self,
+        now: Duration,
+        timeout: Option<Duration>,
+    ) -> Option<Duration> {
         match self.deadline {
             Some(d) => {
                 let left = d.saturating_sub(now);
@@ -265,7 +266,7 @@ impl Bounds {
 
 /// The attempts of one logical request.
 #[derive(Debug, Clone)]
-pub struct RetrySession<'p> {
+pub(crate) struct RetrySession<'p> {
     policy: &'p RetryPolicy,
     attempts: u32,
     prev_wait: Duration,
@@ -277,7 +278,7 @@ impl<'p> RetrySession<'p> {
     /// Starts a request at `now` under `bounds` (check
     /// [`Bounds::refuses_start`] first: the first attempt must be able to
     /// start).
-    pub fn start(
+    pub(crate) fn start(
         policy: &'p RetryPolicy,
         now: Duration,
         bounds: Bounds,
@@ -296,32 +297,37 @@ impl<'p> RetrySession<'p> {
     }
 
     /// Attempts made so far.
-    pub fn attempts(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn attempts(&self) -> u32 {
         self.attempts
     }
 
     /// The request is given up midway (its caller went away): a retry in
     /// flight frees what it holds of the budget.
-    pub fn abandon(&mut self, budget: Option<&mut Budget>) {
+    pub(crate) fn abandon(&mut self, budget: Option<&mut Budget>) {
         if let Some(b) = budget {
             b.on_attempt_end(self.permit.take());
         }
     }
 
     /// The bounds the request runs under.
-    pub fn bounds(&self) -> Bounds {
+    pub(crate) fn bounds(&self) -> Bounds {
         self.bounds
     }
 
     /// The timeout of an attempt starting at `now` through a layer whose
     /// per-attempt timeout is `timeout` (see [`Bounds::attempt_timeout`]).
-    pub fn attempt_timeout(&self, now: Duration, timeout: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn attempt_timeout(
+        &self,
+        now: Duration,
+        timeout: Option<Duration>,
+    ) -> Option<Duration> {
         self.bounds.attempt_timeout(now, timeout)
     }
 
     /// Records an attempt that ended at `now` with `outcome` and decides what
     /// comes next. `retry_after` is the server's Retry-After, already parsed.
-    pub fn after_attempt(
+    pub(crate) fn after_attempt(
         &mut self,
         now: Duration,
         outcome: Outcome,

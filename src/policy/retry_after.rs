@@ -7,12 +7,12 @@ use super::FOREVER;
 /// A wait as HTTP sends it in Retry-After: whole seconds, rounded up, so a
 /// client never waits less than was asked. The simulator rounds the same way
 /// as the chaos servers' header does.
-pub fn whole_seconds(d: Duration) -> Duration {
+pub(crate) fn whole_seconds(d: Duration) -> Duration {
     Duration::from_secs(d.as_secs() + u64::from(d.subsec_nanos() > 0))
 }
 
 /// The Retry-After header value (delay-seconds) for a wait of `d`.
-pub fn header_value(d: Duration) -> String {
+pub(crate) fn header_value(d: Duration) -> String {
     whole_seconds(d).as_secs().to_string()
 }
 
@@ -33,12 +33,13 @@ pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
+#[cfg(test)]
 const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
 
 /// Parses the three HTTP-date forms: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
 /// GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
 /// (`Sun Nov  6 08:49:37 1994`).
-pub fn parse_http_date(s: &str) -> Option<SystemTime> {
+pub(crate) fn parse_http_date(s: &str) -> Option<SystemTime> {
     let parts: Vec<&str> = s.split_whitespace().collect();
     let (day, month, year, time) = match parts.as_slice() {
         [_, d, m, y, t, "GMT"] => (d.parse().ok()?, month(m)?, y.parse().ok()?, *t),
@@ -68,8 +69,9 @@ pub fn parse_http_date(s: &str) -> Option<SystemTime> {
     Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?))
 }
 
-/// Formats `t` as an IMF-fixdate.
-pub fn format_http_date(t: SystemTime) -> String {
+/// Formats `t` as an IMF-fixdate, for the tests' round trips.
+#[cfg(test)]
+fn format_http_date(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
@@ -104,6 +106,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+#[cfg(test)]
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);

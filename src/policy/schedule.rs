@@ -20,7 +20,7 @@ const STEPS: u32 = 4096;
 
 /// Which side to err on for a schedule that is still growing after `STEPS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tail {
+pub(crate) enum Tail {
     /// Count every further wait as the schedule's last, longest one.
     Longest,
     /// Count every further wait as the last one walked, the shortest left.
@@ -42,7 +42,7 @@ fn duration(ns: u128) -> Duration {
 }
 
 /// Σ w(k) for k in 1..=n, saturating at `FOREVER`.
-pub fn sum(n: u32, tail: Tail, w: impl Fn(u32) -> Duration) -> Duration {
+pub(crate) fn sum(n: u32, tail: Tail, w: impl Fn(u32) -> Duration) -> Duration {
     let last = nanos(w(u32::MAX));
     let forever = nanos(FOREVER);
     let mut total: u128 = 0;
@@ -74,7 +74,7 @@ pub fn sum(n: u32, tail: Tail, w: impl Fn(u32) -> Duration) -> Duration {
 /// once the waits w(1) + … + w(k) have passed (every attempt failing at once)
 /// and must start strictly before `within`, as the engine's deadline check
 /// demands. Waits that are zero from some retry on fit without limit: `max`.
-pub fn retries_before(within: Duration, max: u32, w: impl Fn(u32) -> Duration) -> u32 {
+pub(crate) fn retries_before(within: Duration, max: u32, w: impl Fn(u32) -> Duration) -> u32 {
     let bound = nanos(within);
     if bound == 0 {
         return 0;

@@ -29,7 +29,7 @@ pub fn paths(t: &Topology) -> Vec<f64> {
 /// How long a user request takes when nothing fails: each service's p50
 /// work, then its calls in order, a run of consecutive parallel calls as
 /// long as its slowest.
-pub fn healthy_time(t: &Topology) -> Duration {
+pub(crate) fn healthy_time(t: &Topology) -> Duration {
     let order = graph::topo_order(t);
     let mut time = vec![Duration::ZERO; t.services.len()];
     for &s in order.iter().rev() {

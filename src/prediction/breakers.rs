@@ -34,7 +34,7 @@ pub const REFERENCE_RATE: f64 = 20.0;
 
 /// Calls per second an open breaker lets through under a total outage:
 /// its probes, once every `open_for`.
-pub fn probes_per_second(b: &BreakerSpec) -> f64 {
+pub(crate) fn probes_per_second(b: &BreakerSpec) -> f64 {
     let open = b.open_for.as_secs_f64();
     if open > 0.0 {
         f64::from(b.half_open_calls.max(1)) / open
@@ -44,7 +44,7 @@ pub fn probes_per_second(b: &BreakerSpec) -> f64 {
 }
 
 /// The share of `calls_per_second` an open breaker admits.
-pub fn admitted_share(b: &BreakerSpec, calls_per_second: f64) -> f64 {
+pub(crate) fn admitted_share(b: &BreakerSpec, calls_per_second: f64) -> f64 {
     let probes = probes_per_second(b);
     if calls_per_second <= probes {
         1.0
@@ -57,7 +57,7 @@ pub fn admitted_share(b: &BreakerSpec, calls_per_second: f64) -> f64 {
 /// with its breaker open, when it is invoked `invocations` times per user
 /// request and its retry loop sends `steady` attempts (budgets in their
 /// steady state).
-pub fn layer_factor(layer: &Layer, steady: f64, invocations: f64) -> f64 {
+pub(crate) fn layer_factor(layer: &Layer, steady: f64, invocations: f64) -> f64 {
     let Some(b) = &layer.breaker else {
         return steady;
     };
@@ -68,7 +68,7 @@ pub fn layer_factor(layer: &Layer, steady: f64, invocations: f64) -> f64 {
 
 /// The `with_breakers` figure of every service (indexed like `t.services`);
 /// `order` puts callers before callees.
-pub fn with_breakers(
+pub(super) fn with_breakers(
     t: &Topology,
     order: &[ServiceId],
     client: Option<&LayerAttempts>,

@@ -29,7 +29,7 @@ use crate::topology::{Layer, ServiceId, Topology};
 
 /// A worst-case time when callees may hang.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hang {
+pub(crate) enum Hang {
     /// At most this long.
     Within(Duration),
     /// No timeout bounds it: call `call` of `service` has none in any layer.
@@ -38,7 +38,7 @@ pub enum Hang {
 
 impl Hang {
     /// The bound, when there is one.
-    pub fn within(self) -> Option<Duration> {
+    pub(crate) fn within(self) -> Option<Duration> {
         match self {
             Hang::Within(d) => Some(d),
             Hang::Unbounded { .. } => None,
@@ -62,7 +62,7 @@ impl Hang {
 
 /// How long one attempt of `layer` lasts at worst when what it wraps takes
 /// `inner`: its timeout, or `inner` when that is shorter or there is none.
-pub fn per_attempt(layer: &Layer, inner: Hang) -> Hang {
+pub(crate) fn per_attempt(layer: &Layer, inner: Hang) -> Hang {
     match (layer.timeout.map(|t| t.value), inner) {
         (Some(t), Hang::Within(d)) => Hang::Within(t.min(d)),
         (Some(t), Hang::Unbounded { .. }) => Hang::Within(t),
@@ -72,7 +72,7 @@ pub fn per_attempt(layer: &Layer, inner: Hang) -> Hang {
 
 /// What `layer` takes at worst over all its attempts when what it wraps
 /// takes `inner`: the same sum as the latency-based figure.
-pub fn layer_hang(layer: &Layer, attempts: &LayerAttempts, inner: Hang) -> Hang {
+pub(crate) fn layer_hang(layer: &Layer, attempts: &LayerAttempts, inner: Hang) -> Hang {
     match per_attempt(layer, inner) {
         Hang::Within(each) => Hang::Within(attempts_total(layer, attempts, each)),
         u => u,
@@ -81,7 +81,7 @@ pub fn layer_hang(layer: &Layer, attempts: &LayerAttempts, inner: Hang) -> Hang 
 
 /// The hang figures of a topology.
 #[derive(Debug, Clone)]
-pub struct Hangs {
+pub(crate) struct Hangs {
     /// Each call layer's figure, the callee hanging: `[service][call][layer]`.
     pub layer: PerLayer<Hang>,
     /// Each service's own work at p99 plus its calls' figures.
@@ -91,7 +91,7 @@ pub struct Hangs {
 }
 
 /// The hang figures, callees first.
-pub fn hangs(
+pub(crate) fn hangs(
     t: &Topology,
     order: &[ServiceId],
     client_attempts: Option<&LayerAttempts>,
@@ -137,7 +137,7 @@ pub fn hangs(
 impl Hangs {
     /// Service `s`'s figure as if its call `skip` took no time: what the
     /// rest of its work leaves for that call.
-    pub fn service_without(&self, t: &Topology, s: ServiceId, skip: usize) -> Hang {
+    pub(crate) fn service_without(&self, t: &Topology, s: ServiceId, skip: usize) -> Hang {
         own_and_calls(t, s, |i| {
             if i == skip {
                 Hang::Within(Duration::ZERO)
@@ -148,7 +148,7 @@ impl Hangs {
     }
 
     /// Call `i` of `s`'s figure: what its caller waits when the callee hangs.
-    pub fn call(&self, s: ServiceId, i: usize) -> Hang {
+    pub(crate) fn call(&self, s: ServiceId, i: usize) -> Hang {
         first(&self.layer[s][i])
     }
 }
@@ -185,7 +185,7 @@ fn own_and_calls(t: &Topology, s: ServiceId, call: impl Fn(usize) -> Hang) -> Ha
 /// Per service: whether it or any service below it declares a latency, and
 /// whether any of them leaves it at the 1 ms default — so messages say
 /// which figures rest on declared latencies and which on the default.
-pub fn latencies_below(t: &Topology, order: &[ServiceId]) -> (Vec<bool>, Vec<bool>) {
+pub(crate) fn latencies_below(t: &Topology, order: &[ServiceId]) -> (Vec<bool>, Vec<bool>) {
     let n = t.services.len();
     let (mut declared, mut defaulted) = (vec![false; n], vec![false; n]);
     for &s in order.iter().rev() {

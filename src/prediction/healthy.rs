@@ -19,7 +19,7 @@ use super::response_time::ResponseTime;
 
 /// The healthy figures of a topology.
 #[derive(Debug, Clone)]
-pub struct Healthy {
+pub(super) struct Healthy {
     /// Attempts reaching each service per user request when nothing fails.
     pub attempts: Vec<f64>,
     /// Expected copies each call sends per time its caller makes it: 1
@@ -30,7 +30,7 @@ pub struct Healthy {
 }
 
 /// The healthy figures; `order` puts callers before callees.
-pub fn healthy(t: &Topology, order: &[ServiceId]) -> Healthy {
+pub(super) fn healthy(t: &Topology, order: &[ServiceId]) -> Healthy {
     let n = t.services.len();
     let mut response: Vec<ResponseTime> = t
         .services

@@ -26,13 +26,12 @@ use std::time::Duration;
 use crate::policy::FOREVER;
 use crate::topology::{Layer, ServiceId, Topology, graph};
 
-pub use breakers::{REFERENCE_RATE, admitted_share, probes_per_second};
-pub use hang::{Hang, Hangs};
-pub use response_time::ResponseTime;
-pub use time_bound::{
-    Basis, BoundBy, LayerAttempts, PerLayer, TIME_BOUNDED_ABOVE, TimeBound, attempts_allowed,
-    time_bounds,
-};
+pub use breakers::REFERENCE_RATE;
+
+pub(crate) use hang::{Hang, Hangs};
+pub(crate) use response_time::ResponseTime;
+pub use time_bound::{Basis, BoundBy, TimeBound};
+pub(crate) use time_bound::{LayerAttempts, PerLayer, attempts_allowed, time_bounds};
 
 /// A count of attempts: exact while it fits in u128, with an f64 beside it for
 /// figures beyond (and for JSON, whose numbers are doubles).
@@ -41,11 +40,11 @@ pub struct Count {
     pub exact: u128,
     /// `exact` hit u128::MAX; `approx` is then the figure to show.
     pub saturated: bool,
-    pub approx: f64,
+    pub(crate) approx: f64,
 }
 
 impl Count {
-    pub const ZERO: Count = Count {
+    pub(crate) const ZERO: Count = Count {
         exact: 0,
         saturated: false,
         approx: 0.0,
@@ -129,33 +128,33 @@ pub struct Analysis {
     pub healthy: Vec<f64>,
     /// Expected copies each call sends per time its caller makes it when
     /// nothing fails (1 unless it hedges): `[service][call]`.
-    pub healthy_copies: Vec<Vec<f64>>,
+    pub(crate) healthy_copies: Vec<Vec<f64>>,
     /// Each service's response time when nothing fails.
-    pub response: Vec<ResponseTime>,
+    pub(crate) response: Vec<ResponseTime>,
     /// For each service, the incoming call that contributes most to its worst
     /// case, as (caller, index in the caller's calls): the hot path backwards.
-    pub hottest_caller: Vec<Option<(ServiceId, usize)>>,
+    pub(crate) hottest_caller: Vec<Option<(ServiceId, usize)>>,
     /// Worst-case time each service takes to answer: its own p99 plus its calls.
-    pub service_worst: Vec<Duration>,
+    pub(crate) service_worst: Vec<Duration>,
     /// Worst-case time of each call from its caller's view, per service, per call.
     pub call_worst: Vec<Vec<Duration>>,
     /// Worst case of one user request, through the client layer.
-    pub entry_worst: Duration,
+    pub(crate) entry_worst: Duration,
     /// The same figures when callees may hang: every attempt may last its
     /// whole timeout (`hang`'s module docs).
-    pub hang: Hangs,
+    pub(crate) hang: Hangs,
     /// Per service: it or a service below it declares a latency.
-    pub latency_declared_below: Vec<bool>,
+    pub(crate) latency_declared_below: Vec<bool>,
     /// Per service: it or a service below it leaves the latency at the
     /// 1 ms default.
-    pub latency_defaulted_below: Vec<bool>,
+    pub(crate) latency_defaulted_below: Vec<bool>,
     /// Most retrying layers on any path from the user down to each service
     /// (client layer included).
-    pub retrying_above: Vec<u32>,
+    pub(crate) retrying_above: Vec<u32>,
     /// Retrying call layers on the hot path down to each service (client layer
     /// not included), and the outermost of them as (caller, call, layer index).
-    pub hot_retrying: Vec<u32>,
-    pub hot_outermost: Vec<Option<(ServiceId, usize, usize)>>,
+    pub(crate) hot_retrying: Vec<u32>,
+    pub(crate) hot_outermost: Vec<Option<(ServiceId, usize, usize)>>,
 }
 
 impl Analysis {
@@ -185,7 +184,7 @@ impl Analysis {
     }
 
     /// The figures for a run whose horizon bounds every layer in time.
-    pub fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
+    pub(crate) fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
         let order = graph::topo_order(t);
         // The passes that do not need each other's results run side by side
         // on a large topology.
@@ -234,13 +233,13 @@ impl Analysis {
 
     /// Attempts call `i` of service `s` sends to its callee per time the
     /// caller makes it: the product over its layers.
-    pub fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
+    pub(crate) fn call_attempts(&self, s: ServiceId, i: usize) -> u128 {
         call_attempts(&self.layer_attempts[s][i])
     }
 
     /// What layer `li` of call `i` of `s` waits for per attempt at worst: the
     /// layers inside it and the callee.
-    pub fn inner_worst(&self, t: &Topology, s: ServiceId, i: usize, li: usize) -> Duration {
+    pub(crate) fn inner_worst(&self, t: &Topology, s: ServiceId, i: usize, li: usize) -> Duration {
         match self.layer_worst[s][i].get(li + 1) {
             Some(w) => *w,
             None => self.service_worst[t.services[s].calls[i].to],
@@ -250,7 +249,11 @@ impl Analysis {
     /// The last `max_hops` calls of the hot path down to `s` as (caller, index),
     /// outermost first, and whether the path goes on above them. Bounded, so
     /// messages about deep chains stay short and cheap.
-    pub fn hot_path_tail(&self, s: ServiceId, max_hops: usize) -> (Vec<(ServiceId, usize)>, bool) {
+    pub(crate) fn hot_path_tail(
+        &self,
+        s: ServiceId,
+        max_hops: usize,
+    ) -> (Vec<(ServiceId, usize)>, bool) {
         let mut path = Vec::new();
         let mut at = s;
         while let Some((caller, i)) = self.hottest_caller[at] {
@@ -267,7 +270,7 @@ impl Analysis {
 
     /// Calls on the hot path to any service in `targets`, as (caller, index):
     /// the hot paths form a tree, so each call is walked once.
-    pub fn hot_calls(
+    pub(crate) fn hot_calls(
         &self,
         targets: impl IntoIterator<Item = ServiceId>,
     ) -> Vec<(ServiceId, usize)> {
@@ -508,7 +511,11 @@ fn sat_add(a: Duration, b: Duration) -> Duration {
 /// per attempt min(timeout, inner), over its attempts, plus the longest waits
 /// between them. A layer bounded in time also stops by its bound plus the
 /// last attempt it started.
-pub fn layer_worst_case(layer: &Layer, attempts: &LayerAttempts, inner: Duration) -> Duration {
+pub(crate) fn layer_worst_case(
+    layer: &Layer,
+    attempts: &LayerAttempts,
+    inner: Duration,
+) -> Duration {
     let per_attempt = layer.timeout.map_or(inner, |t| t.value.min(inner));
     attempts_total(layer, attempts, per_attempt)
 }

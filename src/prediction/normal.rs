@@ -15,7 +15,7 @@
 #![allow(clippy::excessive_precision)]
 
 /// z of the 95th percentile of the standard normal distribution.
-pub const Z95: f64 = 1.644_853_626_951_472_2;
+pub(crate) const Z95: f64 = 1.644_853_626_951_472_2;
 
 /// The complementary error function, erfc(x) = 1 − erf(x).
 pub fn erfc(x: f64) -> f64 {
@@ -62,7 +62,7 @@ pub fn erfc(x: f64) -> f64 {
 }
 
 /// P(Z > z) for a standard normal Z.
-pub fn upper_tail(z: f64) -> f64 {
+pub(crate) fn upper_tail(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 

@@ -21,7 +21,7 @@ const Z99: f64 = 2.326_347_874_040_841;
 /// A service's healthy response time: its own work plus a fixed shift for
 /// its calls.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ResponseTime {
+pub(crate) struct ResponseTime {
     pub own: Latency,
     /// The healthy median time of the service's calls (sequential calls
     /// add up, a `parallel` group takes its slowest).
@@ -30,7 +30,7 @@ pub struct ResponseTime {
 
 impl ResponseTime {
     /// P(response time > x).
-    pub fn late(&self, x: Duration) -> f64 {
+    pub(crate) fn late(&self, x: Duration) -> f64 {
         let Some(work) = x.checked_sub(self.calls) else {
             return 1.0;
         };
@@ -49,12 +49,12 @@ impl ResponseTime {
     }
 
     /// The median: own p50 plus the calls' shift.
-    pub fn p50(&self) -> Duration {
+    pub(crate) fn p50(&self) -> Duration {
         self.own.p50.saturating_add(self.calls)
     }
 
     /// The 95th percentile.
-    pub fn p95(&self) -> Duration {
+    pub(crate) fn p95(&self) -> Duration {
         if let Some(mean) = self.own.exponential_mean {
             // P(X > t) = e^(−t/mean) = 0.05.
             let t = Duration::try_from_secs_f64(mean.as_secs_f64() * 20f64.ln())

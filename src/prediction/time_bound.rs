@@ -19,10 +19,10 @@ use crate::topology::{ServiceId, Topology};
 /// attempts of such a count that cannot start). Above it a count is not a plan
 /// but "until time runs out", and the attempts that can start before the
 /// layer's time bound replace it when fewer.
-pub const TIME_BOUNDED_ABOVE: u32 = 100;
+pub(crate) const TIME_BOUNDED_ABOVE: u32 = 100;
 
 /// One value per call layer: `[service][call][layer]`, like `Topology`.
-pub type PerLayer<T> = Vec<Vec<Vec<T>>>;
+pub(crate) type PerLayer<T> = Vec<Vec<Vec<T>>>;
 
 /// What stops a layer starting attempts after a while, as the engines enforce it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,7 +73,7 @@ pub struct LayerAttempts {
 /// The attempts the layers of `call` that `which` picks allow together,
 /// as written (hedged copies, else the policy's attempts): what observed
 /// figures are held to. `None` when one of them retries without limit.
-pub fn attempts_allowed(
+pub(crate) fn attempts_allowed(
     call: &crate::topology::Call,
     which: impl Fn(&crate::topology::Layer) -> bool,
 ) -> Option<u64> {
@@ -91,7 +91,10 @@ impl LayerAttempts {
     /// The count the figures use for `layer` under `time`: its hedged
     /// copies (all of them go when every copy fails or is late), else its
     /// retry policy's.
-    pub fn of_layer(layer: &crate::topology::Layer, time: Option<TimeBound>) -> LayerAttempts {
+    pub(crate) fn of_layer(
+        layer: &crate::topology::Layer,
+        time: Option<TimeBound>,
+    ) -> LayerAttempts {
         match &layer.hedging {
             Some(h) => LayerAttempts {
                 count: h.value.max_attempts.max(1),
@@ -145,7 +148,7 @@ impl LayerAttempts {
 /// layer's, then `[service][call][layer]`. `horizon` bounds every layer when
 /// given. One pass in topological order: a service's incoming deadline is
 /// final once its callers are done.
-pub fn time_bounds(
+pub(crate) fn time_bounds(
     t: &Topology,
     order: &[ServiceId],
     horizon: Option<Duration>,

@@ -6,7 +6,7 @@ use crate::input::lines::Lines;
 use crate::lint::{CheckReport, Finding, Severity};
 
 /// The most findings the page shows; the rest are counted.
-pub const MAX_FINDINGS: usize = 150;
+pub(crate) const MAX_FINDINGS: usize = 150;
 /// Lines of YAML shown before the finding's line.
 const BEFORE: u32 = 2;
 /// And after it.
@@ -14,7 +14,7 @@ const AFTER: u32 = 1;
 
 /// A few numbered lines of the topology, the finding's marked.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snippet {
+pub(crate) struct Snippet {
     /// (line number, text) in order.
     pub lines: Vec<(u32, String)>,
     /// The line the finding is on.
@@ -24,13 +24,13 @@ pub struct Snippet {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shown {
+pub(crate) struct Shown {
     pub finding: Finding,
     pub snippet: Snippet,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServiceFindings {
+pub(crate) struct ServiceFindings {
     pub service: String,
     pub worst: Severity,
     pub findings: Vec<Shown>,
@@ -38,7 +38,7 @@ pub struct ServiceFindings {
 
 /// The findings by service, the first `MAX_FINDINGS` by severity; and how
 /// many were left out.
-pub fn group(r: &CheckReport) -> (Vec<ServiceFindings>, usize) {
+pub(crate) fn group(r: &CheckReport) -> (Vec<ServiceFindings>, usize) {
     let mut order: Vec<&Finding> = r.findings.iter().collect();
     // Stable: file order within a severity.
     order.sort_by_key(|f| std::cmp::Reverse(f.severity));

@@ -14,12 +14,12 @@ use crate::prediction::Analysis;
 use crate::topology::Topology;
 
 /// Past this many services the graph is listed, not drawn.
-pub const MAX_DRAWN: usize = 80;
+pub(crate) const MAX_DRAWN: usize = 80;
 /// Past this many calls, likewise.
-pub const MAX_DRAWN_CALLS: usize = 200;
+pub(crate) const MAX_DRAWN_CALLS: usize = 200;
 
 /// Node box size and spacing, in SVG user units.
-pub const NODE_H: f64 = 46.0;
+pub(crate) const NODE_H: f64 = 46.0;
 const ROW_GAP: f64 = 92.0;
 const COL_GAP: f64 = 28.0;
 const MARGIN: f64 = 16.0;
@@ -39,11 +39,11 @@ const LABEL_PAD: f64 = 4.0;
 const MAX_GROW_ROUNDS: usize = 5;
 const GROW_STEP: f64 = 30.0;
 /// Names are cut to this many characters in the box (the title keeps all).
-pub const MAX_NAME_CHARS: usize = 28;
+pub(crate) const MAX_NAME_CHARS: usize = 28;
 
 /// How hot a service runs: its worst-case amplification against the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Heat {
+pub(crate) enum Heat {
     /// One attempt per user request at most.
     Calm,
     /// Retried, within a third of the limit.
@@ -59,7 +59,7 @@ pub enum Heat {
 }
 
 impl Heat {
-    pub fn of(worst_case: f64, limit: f64, reachable: bool) -> Heat {
+    pub(crate) fn of(worst_case: f64, limit: f64, reachable: bool) -> Heat {
         if !reachable {
             Heat::Unreachable
         } else if worst_case <= 1.0 {
@@ -75,7 +75,7 @@ impl Heat {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Heat::Calm => "calm",
             Heat::Warm => "warm",
@@ -90,7 +90,7 @@ impl Heat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub service: String,
-    pub heat: Heat,
+    pub(crate) heat: Heat,
     pub entry: bool,
     pub on_hottest_path: bool,
     /// Top-left corner and width.
@@ -113,12 +113,12 @@ pub struct Edge {
     /// On a hot path to some service over the limit.
     pub hot: bool,
     /// The curve: start, two control points, end.
-    pub curve: [(f64, f64); 4],
+    pub(crate) curve: [(f64, f64); 4],
     /// Where the label's centre goes: on the curve, clear of other labels
     /// where a place along it is.
-    pub label_at: (f64, f64),
+    pub(crate) label_at: (f64, f64),
     /// The label's box, about: width and height.
-    pub label_size: (f64, f64),
+    pub(crate) label_size: (f64, f64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +134,7 @@ pub struct Layout {
     pub hottest: Option<usize>,
     /// The hottest service is over the amplification limit: its path is
     /// drawn as a hazard, not only as the busiest.
-    pub hottest_over: bool,
+    pub(crate) hottest_over: bool,
 }
 
 /// The graph as the page shows it: drawn, or too large and listed.
@@ -152,7 +152,7 @@ pub enum GraphView {
 }
 
 /// The label of call `i` of `s`: each retrying layer with its attempts.
-pub fn edge_label(t: &Topology, a: &Analysis, s: usize, i: usize) -> String {
+pub(crate) fn edge_label(t: &Topology, a: &Analysis, s: usize, i: usize) -> String {
     let call = &t.services[s].calls[i];
     let parts: Vec<String> = call
         .layers
@@ -504,7 +504,7 @@ fn reorder(row: &mut [usize], neighbours: &[Vec<usize>], at: &[f64]) {
 
 /// Crossings between consecutive rows, for the tests.
 #[cfg(test)]
-pub fn crossings(l: &Layout) -> usize {
+pub(crate) fn crossings(l: &Layout) -> usize {
     let mut count = 0;
     for (i, a) in l.edges.iter().enumerate() {
         for b in &l.edges[i + 1..] {

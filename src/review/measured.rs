@@ -8,7 +8,7 @@ use crate::run::RunReport;
 
 /// The most bytes of run JSON read (a run's JSON is a few hundred KB even for
 /// a large topology).
-pub const MAX_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_BYTES: u64 = 64 << 20;
 
 /// A chaos run's JSON that cannot be used, with where and how to fix it.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +49,7 @@ pub fn read(path: &Path) -> Result<RunReport, ChaosFileError> {
 }
 
 /// Parses a chaos run's JSON text, errors naming `file`.
-pub fn parse(text: &str, file: &str) -> Result<RunReport, ChaosFileError> {
+pub(crate) fn parse(text: &str, file: &str) -> Result<RunReport, ChaosFileError> {
     serde_json::from_str(text).map_err(|e| ChaosFileError::Json {
         file: file.to_owned(),
         line: e.line(),
@@ -73,7 +73,7 @@ pub struct Row {
     pub simulated: Option<f64>,
     /// The static worst case within the run's horizon (as the run reported it).
     pub predicted: f64,
-    pub fault_target: bool,
+    pub(crate) fault_target: bool,
 }
 
 /// End-to-end figures measured and simulated.
@@ -81,8 +81,8 @@ pub struct Row {
 pub struct EndToEnd {
     pub requests: (u64, Option<u64>),
     pub success: (f64, Option<f64>),
-    pub p50_ms: (f64, Option<f64>),
-    pub p99_ms: (f64, Option<f64>),
+    pub(crate) p50_ms: (f64, Option<f64>),
+    pub(crate) p99_ms: (f64, Option<f64>),
 }
 
 #[derive(Debug, Clone, PartialEq)]

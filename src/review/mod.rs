@@ -31,10 +31,10 @@ use crate::run::{Arrival, LoadSettings, RunReport};
 use crate::sim::{self, SimOptions, WorkBudget};
 use crate::topology::Topology;
 
-pub use findings::ServiceFindings;
+pub(crate) use findings::ServiceFindings;
 pub use layout::GraphView;
 pub use measured::Measured;
-pub use series::Storm;
+pub(crate) use series::Storm;
 pub use suggestions::Suggestions;
 
 /// Trials the page simulates unless told: enough for stable medians of the
@@ -108,16 +108,16 @@ pub struct Side {
     pub label: String,
     pub check: CheckReport,
     pub graph: GraphView,
-    pub findings: Vec<ServiceFindings>,
+    pub(crate) findings: Vec<ServiceFindings>,
     pub findings_omitted: usize,
     pub sim: Option<RunReport>,
     /// Trials the simulation ran (fewer than asked when it had to fit).
-    pub sim_trials: u32,
+    pub(crate) sim_trials: u32,
     /// Why the simulation ran fewer trials, or did not run.
     pub sim_note: Option<String>,
     /// Under a surge scenario on an open loop: the recovery map, or why it
     /// is not drawn.
-    pub recovery: Option<Result<recovery::RecoveryMap, String>>,
+    pub(crate) recovery: Option<Result<recovery::RecoveryMap, String>>,
 }
 
 /// A row of the amplification tables: a service and its row on each side.
@@ -129,7 +129,7 @@ pub struct RowPair {
 }
 
 #[derive(Debug, Clone)]
-pub struct ScenarioInfo {
+pub(crate) struct ScenarioInfo {
     pub name: String,
     pub description: String,
     pub target: String,
@@ -140,7 +140,7 @@ pub struct ScenarioInfo {
 #[derive(Debug, Clone)]
 pub struct Review {
     pub version: &'static str,
-    pub scenario: ScenarioInfo,
+    pub(crate) scenario: ScenarioInfo,
     pub seed: u64,
     pub trials: u32,
     /// `20 user requests/s for 5 s`.

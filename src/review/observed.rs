@@ -16,7 +16,7 @@ pub struct Row {
     pub from: String,
     pub to: String,
     /// `traces`, or `Envoy counters (cluster api)`.
-    pub seen_in: String,
+    pub(crate) seen_in: String,
     /// Attempts per call on average (per request, from counters).
     pub mean: f64,
     /// The most attempts one call made; not known from counters.
@@ -126,7 +126,7 @@ fn plural(n: u64, word: &str) -> String {
 
 impl Row {
     /// `3`, `3 (1 below the caller)`, `unlimited`.
-    pub fn declared_text(&self) -> String {
+    pub(crate) fn declared_text(&self) -> String {
         let n = |d: Option<u64>| d.map_or("unlimited".to_owned(), |d| d.to_string());
         match self.below {
             Some(b) => format!("{} ({} below the caller)", n(self.declared), n(b)),
@@ -136,18 +136,18 @@ impl Row {
 
     /// `6.00` (`≥ 1.04` for a lower bound), the mean as every format
     /// shows it.
-    pub fn mean_text(&self) -> String {
+    pub(crate) fn mean_text(&self) -> String {
         let least = if self.at_least { "≥ " } else { "" };
         format!("{least}{:.2}", self.mean)
     }
 
     /// `6`, or `–` when the counters do not say.
-    pub fn most_text(&self) -> String {
+    pub(crate) fn most_text(&self) -> String {
         self.most.map_or("–".to_owned(), |m| m.to_string())
     }
 
     /// `RL021`, `RL021, RL022`, or `none`.
-    pub fn findings_text(&self) -> String {
+    pub(crate) fn findings_text(&self) -> String {
         if self.findings.is_empty() {
             "none".to_owned()
         } else {

@@ -19,14 +19,14 @@ use crate::topology::Topology;
 
 /// The map's loads: this many, evenly from a quarter of the page's rate to
 /// twice it (the sweep's own grid, so each cell is a point of its row).
-pub const RATE_STEPS: u32 = 6;
+pub(crate) const RATE_STEPS: u32 = 6;
 
 /// The surge sizes of the map, as multiples of the scenario's own.
-pub const SURGE_FACTORS: [f64; 3] = [0.5, 1.0, 1.5];
+pub(crate) const SURGE_FACTORS: [f64; 3] = [0.5, 1.0, 1.5];
 
 /// Trials a cell at most: 4 is the fewest whose Wilson interval can exclude
 /// one half, so the boundary's interval can be resolved.
-pub const MAX_TRIALS: u32 = 4;
+pub(crate) const MAX_TRIALS: u32 = 4;
 
 /// Attempts the map may make per topology, all rows and bisections (about
 /// ten seconds of a release build on two cores at the shipped surge).
@@ -48,7 +48,7 @@ pub struct Row {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct RecoveryMap {
+pub(crate) struct RecoveryMap {
     /// The grid's loads, user requests a second, ascending.
     pub rates: Vec<f64>,
     /// Ascending by surge size; the scenario's own is [`RecoveryMap::own`].
@@ -56,14 +56,14 @@ pub struct RecoveryMap {
     pub own: usize,
     pub trials: u32,
     /// The surge's length, seconds.
-    pub surge_for_s: Option<f64>,
+    pub(crate) surge_for_s: Option<f64>,
     pub rule: &'static str,
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
 }
 
 impl RecoveryMap {
     /// The headroom at the scenario's own surge.
-    pub fn headroom(&self) -> &str {
+    pub(crate) fn headroom(&self) -> &str {
         &self.rows[self.own].headroom
     }
 
@@ -72,14 +72,14 @@ impl RecoveryMap {
     /// (a quarter to twice the load) reaches past it. The grid follows the
     /// page's `--rate`, so a boundary above it only says the load asked for
     /// is safe, not where safety ends.
-    pub fn grid_below_boundary(&self) -> Option<(f64, f64, f64)> {
+    pub(crate) fn grid_below_boundary(&self) -> Option<(f64, f64, f64)> {
         let (&lo, &hi) = (self.rates.first()?, self.rates.last()?);
         (self.rows.get(self.own)?.bracket == "above-hi").then_some((lo, hi, hi * 5.0))
     }
 }
 
 /// The sentence a page gives for [`RecoveryMap::grid_below_boundary`].
-pub fn higher_rate_hint((lo, hi, rate): (f64, f64, f64)) -> String {
+pub(crate) fn higher_rate_hint((lo, hi, rate): (f64, f64, f64)) -> String {
     let n = crate::sim::sweep::figure;
     format!(
         "The grid runs from a quarter to twice the page's load ({}/s to {}/s) and recovers at every point, so the boundary lies higher: make the page with a higher `--rate` (e.g. `--rate {}`) to find it.",
@@ -96,7 +96,7 @@ pub fn applies(scenario: &Scenario, load: &LoadSettings) -> bool {
 
 /// The map of `t`, or why it is not drawn. `trials` is the page's, capped
 /// at [`MAX_TRIALS`]; fewer are run when that many would not fit.
-pub fn map(
+pub(crate) fn map(
     t: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,

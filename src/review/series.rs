@@ -8,10 +8,10 @@ use crate::run::RunReport;
 
 /// A chart keeps at most this many points per series; longer runs are
 /// averaged into wider buckets (the page stays small and the line readable).
-pub const MAX_POINTS: usize = 600;
+pub(crate) const MAX_POINTS: usize = 600;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tick {
+pub(crate) struct Tick {
     pub value: f64,
     pub label: String,
 }
@@ -21,26 +21,26 @@ pub struct Line {
     pub name: String,
     /// Which topology of the page: 0 as written, 1 the other.
     pub side: usize,
-    pub dashed: bool,
+    pub(crate) dashed: bool,
     pub points: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineChart {
     pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub x_max: f64,
-    pub y_max: f64,
-    pub x_ticks: Vec<Tick>,
-    pub y_ticks: Vec<Tick>,
+    pub(crate) x_label: String,
+    pub(crate) y_label: String,
+    pub(crate) x_max: f64,
+    pub(crate) y_max: f64,
+    pub(crate) x_ticks: Vec<Tick>,
+    pub(crate) y_ticks: Vec<Tick>,
     pub lines: Vec<Line>,
     /// The fault's window, in x units (seconds).
     pub window: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bars {
+pub(crate) struct Bars {
     pub name: String,
     pub side: usize,
     /// One per category.
@@ -50,12 +50,12 @@ pub struct Bars {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarChart {
     pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub categories: Vec<String>,
-    pub groups: Vec<Bars>,
-    pub y_max: f64,
-    pub y_ticks: Vec<Tick>,
+    pub(crate) x_label: String,
+    pub(crate) y_label: String,
+    pub(crate) categories: Vec<String>,
+    pub(crate) groups: Vec<Bars>,
+    pub(crate) y_max: f64,
+    pub(crate) y_ticks: Vec<Tick>,
 }
 
 /// The three charts of the storm.
@@ -67,7 +67,7 @@ pub struct Storm {
 }
 
 /// A simulated run of one side, named for the legend.
-pub struct SideRun<'a> {
+pub(crate) struct SideRun<'a> {
     pub name: &'a str,
     pub side: usize,
     pub run: &'a RunReport,
@@ -88,7 +88,7 @@ fn steps(values: &[u64], bucket_s: f64) -> Vec<(f64, f64)> {
 
 /// Round tick steps (1, 2, 5 × 10ⁿ) giving about five ticks up to `max`;
 /// returns the ticks and the axis top (the last tick at or above `max`).
-pub fn ticks(max: f64, unit: &str) -> (Vec<Tick>, f64) {
+pub(crate) fn ticks(max: f64, unit: &str) -> (Vec<Tick>, f64) {
     let max = if max.is_finite() && max > 0.0 {
         max
     } else {
@@ -139,7 +139,7 @@ pub fn number(v: f64) -> String {
 
 /// The storm charts of `runs` (one per side), with the fault's `window` in
 /// seconds and the run's `horizon_s`.
-pub fn storm(runs: &[SideRun<'_>], window: Option<(f64, f64)>, horizon_s: f64) -> Storm {
+pub(crate) fn storm(runs: &[SideRun<'_>], window: Option<(f64, f64)>, horizon_s: f64) -> Storm {
     let bucket_s = |r: &RunReport| r.timeline.bucket_ms.max(1) as f64 / 1e3;
     let target = runs
         .first()

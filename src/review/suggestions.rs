@@ -26,18 +26,18 @@ pub struct Suggestions {
     /// The base file, as given (`base.yaml`).
     pub base: String,
     /// Lines of the current file that differ from the base.
-    pub changed_lines: usize,
+    pub(crate) changed_lines: usize,
     /// In line order.
-    pub items: Vec<Suggestion>,
+    pub(crate) items: Vec<Suggestion>,
 }
 
 /// Replace lines `line..=end_line` of `file` with `text`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Suggestion {
+pub(crate) struct Suggestion {
     pub file: String,
     /// 1-based, inclusive.
     pub line: u32,
-    pub end_line: u32,
+    pub(crate) end_line: u32,
     /// The lines with the fix made, without the final line break (empty when
     /// the fix removes the lines).
     pub text: String,

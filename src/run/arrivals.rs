@@ -46,7 +46,7 @@ struct Piece {
 
 /// The arrival times of one run (one trial).
 #[derive(Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     pieces: Vec<Piece>,
     process: Process,
     rng: Rng,
@@ -60,7 +60,7 @@ pub struct Schedule {
 impl Schedule {
     /// The schedule of `load` under `plan`'s surges, with `seed` for Poisson
     /// gaps; `Ok(None)` for a closed loop (no schedule).
-    pub fn new(
+    pub(crate) fn new(
         load: &LoadSettings,
         plan: &FaultPlan,
         seed: u64,
@@ -95,7 +95,7 @@ impl Schedule {
 
     /// The time of the next request, if one is due before the horizon and
     /// within `--requests`.
-    pub fn next_due(&mut self) -> Option<Duration> {
+    pub(crate) fn next_due(&mut self) -> Option<Duration> {
         if self.requests.is_some_and(|m| self.sent >= m) {
             return None;
         }
@@ -113,7 +113,7 @@ impl Schedule {
 
     /// How many requests in all are due before the horizon (expected, for
     /// Poisson arrivals), within `--requests`.
-    pub fn expected_count(&self) -> u64 {
+    pub(crate) fn expected_count(&self) -> u64 {
         let n = intensity(&self.pieces, self.horizon.as_secs_f64());
         let n = match self.process {
             Process::Uniform => n.ceil(),

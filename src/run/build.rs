@@ -24,7 +24,7 @@ use crate::policy::{Stop, Transition};
 use crate::topology::Topology;
 
 /// What a run counted, and the figures reduced over its trials.
-pub struct Tally<'a> {
+pub(crate) struct Tally<'a> {
     /// Sums over `trials` trials.
     pub counts: &'a Counts,
     pub trials: u64,
@@ -36,8 +36,8 @@ pub struct Tally<'a> {
     pub requests: u64,
     pub succeeded: u64,
     /// Per service, the latency of its answers, if it answered.
-    pub service_latency: Vec<Option<&'a Latency>>,
-    pub end_to_end_latency: &'a Latency,
+    pub(crate) service_latency: Vec<Option<&'a Latency>>,
+    pub(crate) end_to_end_latency: &'a Latency,
     pub last_success_ms: Option<Spread>,
     /// Share of trials in which every user request succeeded.
     pub all_succeeded_ratio: Option<f64>,
@@ -45,7 +45,7 @@ pub struct Tally<'a> {
 
 impl<'a> Tally<'a> {
     /// One run's counts as they are (the chaos harness, one trial).
-    pub fn single(
+    pub(crate) fn single(
         counts: &'a Counts,
         service_latency: Vec<Option<&'a Latency>>,
         end_to_end_latency: &'a Latency,
@@ -74,7 +74,7 @@ impl<'a> Tally<'a> {
 
 /// Which engine produced a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Chaos,
     Simulate,
     /// The load driver alone against a running entry.
@@ -82,7 +82,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Chaos => "chaos",
             Mode::Simulate => "simulate",
@@ -92,7 +92,7 @@ impl Mode {
 }
 
 /// What the run was, beside what it counted.
-pub struct RunInfo<'a> {
+pub(crate) struct RunInfo<'a> {
     pub mode: Mode,
     pub scenario: &'a Scenario,
     pub load: &'a LoadSettings,
@@ -112,7 +112,12 @@ pub fn per_trial(sum: u64, k: u64) -> u64 {
 }
 
 /// The report of a run of `t`.
-pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>) -> RunReport {
+pub(crate) fn build(
+    t: &Topology,
+    layout: &Layout,
+    info: RunInfo<'_>,
+    tally: Tally<'_>,
+) -> RunReport {
     let k = tally.trials;
     // No attempt starts at or after the horizon: it bounds unlimited layers.
     let horizon = info.load.horizon();
@@ -252,7 +257,7 @@ pub fn build(t: &Topology, layout: &Layout, info: RunInfo<'_>, tally: Tally<'_>)
 /// Goodput over time of counts summed over `k` trials of a run under
 /// `load` and `scenario`: what [`build`] reports when [`shows_goodput`] holds,
 /// and what the review page asks for always.
-pub fn goodput(
+pub(crate) fn goodput(
     counts: &super::goodput::GoodputCounts,
     k: u64,
     load: &LoadSettings,
@@ -269,7 +274,7 @@ fn shows_goodput(t: &Topology, scenario: &Scenario) -> bool {
 }
 
 /// The end-to-end figures of a tally; `client` is the client layer's row.
-pub fn end_to_end(tally: &Tally<'_>, client: Option<LayerReport>) -> EndToEnd {
+pub(crate) fn end_to_end(tally: &Tally<'_>, client: Option<LayerReport>) -> EndToEnd {
     let k = tally.trials;
     let e: &EndToEndCount = &tally.counts.end_to_end;
     let mut outcomes: BTreeMap<String, u64> = e
@@ -322,14 +327,14 @@ fn answers(c: &ServiceCount, k: u64) -> (BTreeMap<String, u64>, BTreeMap<String,
 
 /// What a layer's row shows besides its retries.
 #[derive(Debug, Clone, Copy)]
-pub struct Shape<'a> {
+pub(crate) struct Shape<'a> {
     pub name: &'a str,
     pub breaker: bool,
     pub hedging: bool,
 }
 
 impl<'a> Shape<'a> {
-    pub fn of(l: &'a crate::topology::Layer) -> Self {
+    pub(crate) fn of(l: &'a crate::topology::Layer) -> Self {
         Shape {
             name: &l.name,
             breaker: l.breaker.is_some(),
@@ -338,7 +343,7 @@ impl<'a> Shape<'a> {
     }
 
     /// A layer that only retries.
-    pub fn named(name: &'a str) -> Self {
+    pub(crate) fn named(name: &'a str) -> Self {
         Shape {
             name,
             breaker: false,
@@ -348,7 +353,7 @@ impl<'a> Shape<'a> {
 }
 
 /// One retry layer's row from its counts over `k` trials.
-pub fn layer_report(c: Option<&LayerCount>, shape: Shape<'_>, k: u64) -> LayerReport {
+pub(crate) fn layer_report(c: Option<&LayerCount>, shape: Shape<'_>, k: u64) -> LayerReport {
     let Some(c) = c else {
         return LayerReport {
             layer: shape.name.to_owned(),

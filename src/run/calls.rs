@@ -17,7 +17,10 @@ pub fn group(first: usize, len: usize, parallel: impl Fn(usize) -> bool) -> Rang
 }
 
 /// Every group of `len` calls, in order.
-pub fn groups(len: usize, parallel: impl Fn(usize) -> bool) -> impl Iterator<Item = Range<usize>> {
+pub(crate) fn groups(
+    len: usize,
+    parallel: impl Fn(usize) -> bool,
+) -> impl Iterator<Item = Range<usize>> {
     let mut next = 0;
     std::iter::from_fn(move || {
         (next < len).then(|| {

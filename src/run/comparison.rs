@@ -18,16 +18,16 @@ pub struct ComparisonRow {
     /// The scenario's target as written (`leaves`, `db`, …).
     pub target: String,
     /// The services that target resolves to here, in topology order.
-    pub target_services: Vec<String>,
+    pub(crate) target_services: Vec<String>,
     pub trials: u64,
     /// User requests per trial (median).
     pub requests: u64,
     /// Attempts that arrived at the fault target(s) in a trial.
-    pub attempts_at_target: Spread,
+    pub(crate) attempts_at_target: Spread,
     /// Attempts that arrived at any service in a trial.
     pub attempts_total: Spread,
     /// Median attempts at the target per user request.
-    pub amplification_at_target: f64,
+    pub(crate) amplification_at_target: f64,
     /// User requests that succeeded in a trial.
     pub succeeded: Spread,
     /// Succeeded ÷ user requests, over all trials together.

@@ -16,7 +16,7 @@ use super::timeline::TimelineCounts;
 use crate::policy::{Outcome, Stop, Transition};
 
 /// Adds `n` to the count of `key` in a small association list.
-pub fn bump<K: PartialEq + Copy>(list: &mut Vec<(K, u64)>, key: K, n: u64) {
+pub(crate) fn bump<K: PartialEq + Copy>(list: &mut Vec<(K, u64)>, key: K, n: u64) {
     match list.iter_mut().find(|(k, _)| *k == key) {
         Some((_, v)) => *v += n,
         None => list.push((key, n)),
@@ -40,7 +40,7 @@ pub struct ServiceCount {
     /// Queued requests dropped unserved because their deadline had passed.
     pub expired: u64,
     /// The deepest its queue got (a maximum, not a sum, within one run).
-    pub max_queue: u64,
+    pub(crate) max_queue: u64,
     /// A service with workers: requests that got one, the nanoseconds they
     /// waited for it in all, and the nanoseconds its workers were busy.
     pub served: u64,
@@ -101,7 +101,7 @@ pub struct LayerCount {
     /// Indexed by [`Stop::index`].
     pub stops: [u64; Stop::ALL.len()],
     #[serde(with = "super::wire::outcomes")]
-    pub by_reason: Vec<(Outcome, u64)>,
+    pub(crate) by_reason: Vec<(Outcome, u64)>,
     /// Requests or attempts the layer's breaker rejected.
     pub short_circuited: u64,
     /// Breaker transitions, indexed by [`Transition::index`].
@@ -109,7 +109,7 @@ pub struct LayerCount {
     /// The first [`TRANSITION_LOG`] transitions of one run, with their
     /// times: kept per trial, never summed.
     #[serde(with = "super::wire::transitions")]
-    pub transition_log: Vec<(Duration, Transition)>,
+    pub(crate) transition_log: Vec<(Duration, Transition)>,
     /// Hedged copies sent after the first.
     pub hedges: u64,
     /// Hedged copies cancelled because another answered first.
@@ -117,7 +117,7 @@ pub struct LayerCount {
 }
 
 /// How many breaker transitions a layer's log keeps per run.
-pub const TRANSITION_LOG: usize = 64;
+pub(crate) const TRANSITION_LOG: usize = 64;
 
 impl LayerCount {
     /// The layer's breaker changed state at `at`.
@@ -173,7 +173,7 @@ impl LayerCount {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct EndToEndCount {
+pub(crate) struct EndToEndCount {
     /// User requests sent, unfinished ones included.
     pub requests: u64,
     pub succeeded: u64,
@@ -183,11 +183,11 @@ pub struct EndToEndCount {
     #[serde(with = "super::wire::outcomes")]
     pub outcomes: Vec<(Outcome, u64)>,
     #[serde(with = "super::wire::option_ns")]
-    pub last_success: Option<Duration>,
+    pub(crate) last_success: Option<Duration>,
 }
 
 impl EndToEndCount {
-    pub fn finished(&mut self, outcome: Outcome, at: Duration) {
+    pub(crate) fn finished(&mut self, outcome: Outcome, at: Duration) {
         self.requests += 1;
         bump(&mut self.outcomes, outcome, 1);
         if outcome.is_success() {
@@ -196,7 +196,7 @@ impl EndToEndCount {
         }
     }
 
-    pub fn add(&mut self, o: &EndToEndCount) {
+    pub(crate) fn add(&mut self, o: &EndToEndCount) {
         self.requests += o.requests;
         self.succeeded += o.succeeded;
         self.unfinished += o.unfinished;
@@ -212,12 +212,12 @@ pub struct Counts {
     pub services: Vec<ServiceCount>,
     /// Indexed by slot.
     pub layers: Vec<LayerCount>,
-    pub end_to_end: EndToEndCount,
+    pub(crate) end_to_end: EndToEndCount,
     /// Arrivals at the fault target(s) per 100 ms.
     #[serde(with = "super::wire::timeline")]
-    pub timeline: TimelineCounts,
+    pub(crate) timeline: TimelineCounts,
     /// Offered load, goodput and what stood in its way, over time.
-    pub goodput: GoodputCounts,
+    pub(crate) goodput: GoodputCounts,
     /// Time of the last event.
     #[serde(with = "super::wire::duration_ns")]
     pub end: Duration,

@@ -39,7 +39,7 @@ const METRICS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Lt,
     Le,
     Eq,
@@ -51,7 +51,7 @@ pub enum Op {
 impl Op {
     /// How an expression writes each comparison, two-character symbols
     /// first so that `<=` is not read as `<`.
-    pub const SYMBOLS: [(&'static str, Op); 7] = [
+    pub(crate) const SYMBOLS: [(&'static str, Op); 7] = [
         ("<=", Op::Le),
         (">=", Op::Ge),
         ("==", Op::Eq),
@@ -61,7 +61,7 @@ impl Op {
         ("=", Op::Eq),
     ];
 
-    pub fn holds(self, a: f64, b: f64) -> bool {
+    pub(crate) fn holds(self, a: f64, b: f64) -> bool {
         let eq = (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
         match self {
             Op::Lt => a < b && !eq,
@@ -94,13 +94,13 @@ pub struct Expectation {
     pub expr: String,
     pub metric: String,
     pub service: Option<String>,
-    pub op: Op,
+    pub(crate) op: Op,
     /// In ms for latencies, a 0..=1 ratio for `success`, a count otherwise.
     pub threshold: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExpectErrorKind {
+pub(crate) enum ExpectErrorKind {
     /// Not of the form `METRIC[(SERVICE)] OP NUMBER[UNIT]`.
     Syntax,
     UnknownMetric,
@@ -119,7 +119,7 @@ pub enum ExpectErrorKind {
 #[error("invalid --expect `{expr}`: {reason}")]
 pub struct ExpectError {
     pub expr: String,
-    pub kind: ExpectErrorKind,
+    pub(crate) kind: ExpectErrorKind,
     pub reason: String,
 }
 

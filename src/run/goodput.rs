@@ -17,17 +17,17 @@ use super::timeline::{BUCKET, MAX_BUCKETS};
 
 /// Counts per 100 ms bucket, and success latencies per second.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct GoodputCounts {
+pub(crate) struct GoodputCounts {
     pub offered: Vec<u64>,
     pub succeeded: Vec<u64>,
     pub rejected: Vec<u64>,
     pub timeouts: Vec<u64>,
     pub retries: Vec<u64>,
     /// The deepest queue at the fault target(s) seen in the bucket.
-    pub queue_depth: Vec<u64>,
+    pub(crate) queue_depth: Vec<u64>,
     /// Per second.
     #[serde(with = "super::wire::latencies")]
-    pub success_latency: Vec<Latency>,
+    pub(crate) success_latency: Vec<Latency>,
     /// Success latencies not yet in `success_latency`, by second
     /// ([`GoodputCounts::succeeded_unrecorded`]): recorded when these counts
     /// are added to a sum.
@@ -62,12 +62,12 @@ fn add_all(a: &mut Vec<u64>, b: &[u64]) {
 }
 
 impl GoodputCounts {
-    pub fn offered(&mut self, at: Duration) {
+    pub(crate) fn offered(&mut self, at: Duration) {
         bump(&mut self.offered, at, 1);
     }
 
     /// A user request succeeded at `at` after `latency`.
-    pub fn succeeded(&mut self, at: Duration, latency: Duration) {
+    pub(crate) fn succeeded(&mut self, at: Duration, latency: Duration) {
         bump(&mut self.succeeded, at, 1);
         let s = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
         if s < MAX_SECONDS {
@@ -81,7 +81,7 @@ impl GoodputCounts {
     /// same buckets as recording it here. A trial of a few requests then
     /// does not build, merge and clear a histogram per second (before, that
     /// was most of a simulated trial's instructions).
-    pub fn succeeded_unrecorded(&mut self, at: Duration, latency: Duration) {
+    pub(crate) fn succeeded_unrecorded(&mut self, at: Duration, latency: Duration) {
         bump(&mut self.succeeded, at, 1);
         let s = usize::try_from(at.as_secs()).unwrap_or(usize::MAX);
         if s < MAX_SECONDS {
@@ -96,20 +96,20 @@ impl GoodputCounts {
         self.success_latency[s].record(latency);
     }
 
-    pub fn rejected(&mut self, at: Duration) {
+    pub(crate) fn rejected(&mut self, at: Duration) {
         bump(&mut self.rejected, at, 1);
     }
 
-    pub fn timed_out(&mut self, at: Duration) {
+    pub(crate) fn timed_out(&mut self, at: Duration) {
         bump(&mut self.timeouts, at, 1);
     }
 
-    pub fn retried(&mut self, at: Duration) {
+    pub(crate) fn retried(&mut self, at: Duration) {
         bump(&mut self.retries, at, 1);
     }
 
     /// The queue at the target is `depth` deep at `at`.
-    pub fn depth(&mut self, at: Duration, depth: u64) {
+    pub(crate) fn depth(&mut self, at: Duration, depth: u64) {
         if let Some(i) = bucket(at) {
             if self.queue_depth.len() <= i {
                 self.queue_depth.resize(i + 1, 0);
@@ -118,7 +118,7 @@ impl GoodputCounts {
         }
     }
 
-    pub fn add(&mut self, o: &GoodputCounts) {
+    pub(crate) fn add(&mut self, o: &GoodputCounts) {
         add_all(&mut self.offered, &o.offered);
         add_all(&mut self.succeeded, &o.succeeded);
         add_all(&mut self.rejected, &o.rejected);
@@ -138,7 +138,7 @@ impl GoodputCounts {
         }
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for v in [
             &mut self.offered,
             &mut self.succeeded,
@@ -157,14 +157,14 @@ impl GoodputCounts {
 /// Goodput over time, as reports show it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Goodput {
-    pub bucket_ms: u64,
+    pub(crate) bucket_ms: u64,
     /// Per bucket (means per trial in a simulation).
     pub offered: Vec<u64>,
     pub goodput: Vec<u64>,
     pub rejected: Vec<u64>,
     pub timeouts: Vec<u64>,
     pub retries: Vec<u64>,
-    pub queue_depth: Vec<u64>,
+    pub(crate) queue_depth: Vec<u64>,
     pub per_second: Vec<Second>,
     /// Absent without a fault window to judge recovery by, or without a
     /// full second of goodput before it.
@@ -178,8 +178,8 @@ pub struct Second {
     pub offered: u64,
     pub goodput: u64,
     /// Latency of the successes, ms (0 without any).
-    pub p50_ms: f64,
-    pub p99_ms: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
 }
 
 /// Did goodput come back after the fault?
@@ -199,11 +199,11 @@ pub struct Verdict {
     /// after the fault (`last-half`: the run's second half, from the fault's
     /// end if later; `within-tolerance`: from the fault's end to the end).
     #[serde(default)]
-    pub goodput_after_per_s: f64,
+    pub(crate) goodput_after_per_s: f64,
     /// Successful user requests per second before the fault.
-    pub baseline_per_s: f64,
+    pub(crate) baseline_per_s: f64,
     /// When the fault (the last phase) ended.
-    pub fault_end_ms: f64,
+    pub(crate) fault_end_ms: f64,
     /// The start of the first second back within 10 % of the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_at_ms: Option<f64>,
@@ -213,15 +213,15 @@ pub struct Verdict {
 }
 
 /// Goodput within 10 % of the baseline counts as recovered.
-pub const RECOVERED_WITHIN: f64 = 0.1;
+pub(crate) const RECOVERED_WITHIN: f64 = 0.1;
 
 /// `last-half`: the run's last half at or above this share of the
 /// baseline is recovered.
-pub const LAST_HALF_RECOVERED: f64 = 0.8;
+pub(crate) const LAST_HALF_RECOVERED: f64 = 0.8;
 /// `last-half`: below this share of the baseline, collapsed (between the
 /// two, degraded); before the fault, goodput below this share of the
 /// offered load is `collapsed-before-fault`.
-pub const COLLAPSED_BELOW: f64 = 0.05;
+pub(crate) const COLLAPSED_BELOW: f64 = 0.05;
 
 /// How a run's recovery is judged.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -248,7 +248,7 @@ impl RecoveryRule {
 impl Goodput {
     /// Judges the per-second series again under `rule`, for a run of
     /// `horizon` whose fault is in force over `fault`.
-    pub fn rejudge(
+    pub(crate) fn rejudge(
         &mut self,
         horizon: Duration,
         fault: Option<(Duration, Duration)>,
@@ -261,7 +261,7 @@ impl Goodput {
 
 /// The report of `c` (sums over `k` trials), over a run of `horizon`, whose
 /// fault is in force over `fault` (first start, last end), if any.
-pub fn report(
+pub(crate) fn report(
     c: &GoodputCounts,
     k: u64,
     horizon: Duration,
@@ -322,7 +322,7 @@ pub fn report(
 /// half (from the fault's end if later) against the baseline; `unjudged`
 /// when the run has no whole second after the fault. `None` without a whole
 /// second before the fault or without any load offered then.
-pub fn judge(
+pub(crate) fn judge(
     seconds: &[Second],
     start: Duration,
     end: Duration,

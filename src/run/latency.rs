@@ -19,7 +19,7 @@ pub struct Latency {
 }
 
 /// An empty µs histogram with the project's precision.
-pub fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     // 1 µs .. 1 h at 3 significant figures; auto-resize covers the rest.
     // Creation only fails for more than 5 significant figures.
     #[allow(clippy::expect_used)]
@@ -44,7 +44,7 @@ impl Latency {
     /// to the largest value recorded: for producers that keep one per service
     /// of a large topology (the simulator, per thread). Quantiles are the same
     /// as from [`Latency::default`].
-    pub fn compact() -> Self {
+    pub(crate) fn compact() -> Self {
         // Bounds 1..2 at 3 significant figures are valid; auto-resize grows it.
         #[allow(clippy::expect_used)]
         let mut hist = Histogram::new_with_bounds(1, 2, 3)
@@ -81,7 +81,7 @@ impl Latency {
     /// count, and the exact extremes: recording these into an empty
     /// histogram of the same precision ([`Latency::from_parts`]) gives back
     /// the same histogram, bucket for bucket.
-    pub fn to_parts(&self) -> (Vec<(u64, u64)>, Duration, Duration) {
+    pub(crate) fn to_parts(&self) -> (Vec<(u64, u64)>, Duration, Duration) {
         let values = self
             .hist
             .iter_recorded()
@@ -91,7 +91,7 @@ impl Latency {
     }
 
     /// The histogram [`Latency::to_parts`] took apart.
-    pub fn from_parts(values: &[(u64, u64)], lowest: Duration, highest: Duration) -> Self {
+    pub(crate) fn from_parts(values: &[(u64, u64)], lowest: Duration, highest: Duration) -> Self {
         let mut l = Latency::default();
         for &(value, count) in values {
             if l.hist.record_n(value.max(1), count).is_err() {

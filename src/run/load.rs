@@ -72,7 +72,7 @@ impl LoadSettings {
     pub const DEFAULT_SEED: u64 = 42;
     pub const DEFAULT_DURATION: Duration = Duration::from_secs(5);
     /// The horizon of a run bounded by `--requests` alone.
-    pub const MAX_HORIZON: Duration = Duration::from_secs(60);
+    pub(crate) const MAX_HORIZON: Duration = Duration::from_secs(60);
 
     /// Settings from the CLI's flags, checked.
     pub fn new(
@@ -157,7 +157,7 @@ impl LoadSettings {
 
     /// Open loop: how many user requests are due before the horizon (and
     /// within `--requests`); closed loop: 0.
-    pub fn due_count(&self) -> u64 {
+    pub(crate) fn due_count(&self) -> u64 {
         let Arrival::Rate(rate) = self.arrival else {
             return 0;
         };
@@ -174,11 +174,11 @@ impl LoadSettings {
     /// The seed of stream `stream` of this run: distinct streams for every
     /// retrying caller and for the root of the per-request draws, all
     /// derived from `--seed`.
-    pub fn stream_seed(&self, stream: u64) -> u64 {
+    pub(crate) fn stream_seed(&self, stream: u64) -> u64 {
         crate::policy::derive_seed(self.seed, stream)
     }
 
-    pub fn summary(&self) -> LoadSummary {
+    pub(crate) fn summary(&self) -> LoadSummary {
         let (rate, clients) = match self.arrival {
             Arrival::Rate(r) => (Some(r), None),
             Arrival::Clients(n) => (None, Some(n)),

@@ -85,10 +85,10 @@ pub mod slots;
 pub mod timeline;
 pub mod wire;
 
-pub use build::{Mode, RunInfo, Tally};
-pub use comparison::ComparisonRow;
-pub use expect::{ExpectError, ExpectErrorKind, Expectation, evaluate_all};
-pub use latency::{Latency, new_histogram};
-pub use load::{Arrival, LoadSettings, LoadSettingsError};
+pub(crate) use build::{Mode, RunInfo, Tally};
+pub(crate) use comparison::ComparisonRow;
+pub use expect::{ExpectError, Expectation, evaluate_all};
+pub(crate) use latency::Latency;
+pub use load::{Arrival, LoadSettings};
 pub use report::*;
 pub use slots::Layout;

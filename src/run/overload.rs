@@ -11,7 +11,7 @@
 
 /// The requests in flight at one service, for the overload model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     count: u64,
     /// Times an arrival raised `count` above capacity; a request is marked
     /// when this grew while it was in flight (or on its own arrival).
@@ -20,13 +20,13 @@ pub struct InFlight {
 
 /// A request's place in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ticket {
+pub(crate) struct Ticket {
     overflows_seen: u64,
 }
 
 impl InFlight {
     /// A request arrives under `capacity` (`None`: unbounded).
-    pub fn enter(&mut self, capacity: Option<u32>) -> Ticket {
+    pub(crate) fn enter(&mut self, capacity: Option<u32>) -> Ticket {
         self.count += 1;
         let ticket = Ticket {
             overflows_seen: self.overflows,
@@ -38,13 +38,14 @@ impl InFlight {
     }
 
     /// The request ends; whether it was marked while in flight (it fails).
-    pub fn leave(&mut self, ticket: Ticket) -> bool {
+    pub(crate) fn leave(&mut self, ticket: Ticket) -> bool {
         self.count = self.count.saturating_sub(1);
         self.overflows > ticket.overflows_seen
     }
 
     /// Requests in flight now.
-    pub fn count(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 }

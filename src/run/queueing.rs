@@ -29,7 +29,7 @@ use crate::topology::{Discipline, Queueing};
 /// The services whose queue depth the goodput series follows: the fault
 /// target's, where they queue; otherwise — a surge targets the entry, which
 /// rarely queues — every service that queues. `queues[s]`: service s queues.
-pub fn watched(queues: &[bool], targets: &[bool]) -> Vec<bool> {
+pub(crate) fn watched(queues: &[bool], targets: &[bool]) -> Vec<bool> {
     let target_queues: Vec<bool> = queues.iter().zip(targets).map(|(&q, &t)| q && t).collect();
     if target_queues.iter().any(|&w| w) {
         target_queues
@@ -40,7 +40,7 @@ pub fn watched(queues: &[bool], targets: &[bool]) -> Vec<bool> {
 
 /// What became of an arriving request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit {
+pub(crate) enum Admit {
     /// A worker was free: it is the request's now.
     Start,
     /// It waits for a worker.
@@ -52,21 +52,21 @@ pub enum Admit {
 /// A worker was released: the job that takes it, if any, and the waiting
 /// jobs dropped on the way because their deadline had passed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Release<J> {
+pub(crate) struct Release<J> {
     pub next: Option<J>,
     pub expired: Vec<J>,
 }
 
 /// The workers and queue of one service.
 #[derive(Debug, Clone)]
-pub struct Station<J> {
+pub(crate) struct Station<J> {
     spec: Queueing,
     busy: u32,
     waiting: VecDeque<(J, Option<Duration>)>,
 }
 
 impl<J> Station<J> {
-    pub fn new(spec: Queueing) -> Self {
+    pub(crate) fn new(spec: Queueing) -> Self {
         Station {
             spec,
             busy: 0,
@@ -74,23 +74,24 @@ impl<J> Station<J> {
         }
     }
 
-    pub fn spec(&self) -> &Queueing {
+    pub(crate) fn spec(&self) -> &Queueing {
         &self.spec
     }
 
     /// Requests waiting for a worker now.
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         self.waiting.len()
     }
 
     /// Workers busy now.
-    pub fn busy(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn busy(&self) -> u32 {
         self.busy
     }
 
     /// `job` arrives; `latest_start` (absolute run time, if a deadline is
     /// known) is when it must start to finish by its deadline.
-    pub fn arrive(&mut self, job: J, latest_start: Option<Duration>) -> Admit {
+    pub(crate) fn arrive(&mut self, job: J, latest_start: Option<Duration>) -> Admit {
         if self.busy < self.spec.workers {
             self.busy += 1;
             return Admit::Start;
@@ -105,7 +106,7 @@ impl<J> Station<J> {
     /// A worker finished at `now`: it goes to the next waiting job by the
     /// discipline, past those whose latest start has passed when the spec
     /// drops expired work.
-    pub fn release(&mut self, now: Duration) -> Release<J> {
+    pub(crate) fn release(&mut self, now: Duration) -> Release<J> {
         let mut expired = Vec::new();
         loop {
             let taken = match self.spec.discipline {
@@ -135,7 +136,7 @@ impl<J> Station<J> {
 
     /// Takes `job` out of the queue if it is still waiting (its handler went
     /// away); whether it was.
-    pub fn withdraw(&mut self, job: &J) -> bool
+    pub(crate) fn withdraw(&mut self, job: &J) -> bool
     where
         J: PartialEq,
     {

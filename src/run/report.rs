@@ -123,7 +123,7 @@ pub struct Harness {
 
 impl Harness {
     /// Nothing to report: the harness kept up.
-    pub fn kept_up(&self) -> bool {
+    pub(crate) fn kept_up(&self) -> bool {
         self.late == 0
             && self.not_sent == 0
             && self.descriptor_errors == 0
@@ -246,7 +246,7 @@ pub struct LatencyMs {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
-    pub p999: f64,
+    pub(crate) p999: f64,
     pub max: f64,
 }
 
@@ -378,7 +378,7 @@ impl EndToEnd {
 pub struct Timeline {
     /// The services counted, comma-separated.
     pub target: String,
-    pub bucket_ms: u64,
+    pub(crate) bucket_ms: u64,
     pub attempts: Vec<u64>,
 }
 

@@ -5,15 +5,15 @@
 use std::time::Duration;
 
 /// Width of a bucket.
-pub const BUCKET: Duration = Duration::from_millis(100);
+pub(crate) const BUCKET: Duration = Duration::from_millis(100);
 
 /// The most buckets kept: 100,000 s of run (8 MB). Arrivals later than that
 /// are counted in `beyond` instead of growing the vector.
-pub const MAX_BUCKETS: usize = 1_000_000;
+pub(crate) const MAX_BUCKETS: usize = 1_000_000;
 
 /// Arrivals per bucket.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TimelineCounts {
+pub(crate) struct TimelineCounts {
     buckets: Vec<u64>,
     /// Arrivals past the last bucket kept.
     beyond: u64,
@@ -21,7 +21,7 @@ pub struct TimelineCounts {
 
 impl TimelineCounts {
     /// Counts one arrival at `at` from the start of the run.
-    pub fn record(&mut self, at: Duration) {
+    pub(crate) fn record(&mut self, at: Duration) {
         let i = usize::try_from(at.as_nanos() / BUCKET.as_nanos()).unwrap_or(usize::MAX);
         if i >= MAX_BUCKETS {
             self.beyond += 1;
@@ -34,7 +34,7 @@ impl TimelineCounts {
     }
 
     /// Adds every count of `o`.
-    pub fn add(&mut self, o: &TimelineCounts) {
+    pub(crate) fn add(&mut self, o: &TimelineCounts) {
         if self.buckets.len() < o.buckets.len() {
             self.buckets.resize(o.buckets.len(), 0);
         }
@@ -45,14 +45,14 @@ impl TimelineCounts {
     }
 
     /// Empties the counts, keeping the memory.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.buckets.clear();
         self.beyond = 0;
     }
 
     /// The counts [`buckets`](Self::buckets) and [`beyond`](Self::beyond)
     /// read, put back together (bounded like `record`).
-    pub fn from_parts(mut buckets: Vec<u64>, beyond: u64) -> Self {
+    pub(crate) fn from_parts(mut buckets: Vec<u64>, beyond: u64) -> Self {
         let over: u64 = buckets.iter().skip(MAX_BUCKETS).sum();
         buckets.truncate(MAX_BUCKETS);
         TimelineCounts {
@@ -61,11 +61,11 @@ impl TimelineCounts {
         }
     }
 
-    pub fn buckets(&self) -> &[u64] {
+    pub(crate) fn buckets(&self) -> &[u64] {
         &self.buckets
     }
 
-    pub fn beyond(&self) -> u64 {
+    pub(crate) fn beyond(&self) -> u64 {
         self.beyond
     }
 }

@@ -22,7 +22,7 @@ pub struct Snapshot {
     #[serde(with = "latencies")]
     pub latency: Vec<Latency>,
     #[serde(with = "latency")]
-    pub end_to_end_latency: Latency,
+    pub(crate) end_to_end_latency: Latency,
 }
 
 impl Snapshot {
@@ -104,12 +104,14 @@ fn outcome_of<E: serde::de::Error>(code: i32) -> Result<Outcome, E> {
 pub(crate) mod outcomes {
     use super::*;
 
-    pub fn serialize<S: Serializer>(v: &[(Outcome, u64)], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &[(Outcome, u64)], s: S) -> Result<S::Ok, S::Error> {
         let coded: Vec<(i32, u64)> = v.iter().map(|&(o, n)| (outcome_code(o), n)).collect();
         coded.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(Outcome, u64)>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(Outcome, u64)>, D::Error> {
         let coded: Vec<(i32, u64)> = Vec::deserialize(d)?;
         coded
             .into_iter()
@@ -122,12 +124,15 @@ pub(crate) mod outcomes {
 pub(crate) mod transitions {
     use super::*;
 
-    pub fn serialize<S: Serializer>(v: &[(Duration, Transition)], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        v: &[(Duration, Transition)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         let coded: Vec<(u64, usize)> = v.iter().map(|&(at, t)| (nanos(at), t.index())).collect();
         coded.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Vec<(Duration, Transition)>, D::Error> {
         let coded: Vec<(u64, usize)> = Vec::deserialize(d)?;
@@ -151,11 +156,11 @@ fn nanos(d: Duration) -> u64 {
 pub(crate) mod duration_ns {
     use super::*;
 
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         nanos(*d).serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         Ok(Duration::from_nanos(u64::deserialize(d)?))
     }
 }
@@ -164,11 +169,13 @@ pub(crate) mod duration_ns {
 pub(crate) mod option_ns {
     use super::*;
 
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         d.map(nanos).serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
         Ok(Option::<u64>::deserialize(d)?.map(Duration::from_nanos))
     }
 }
@@ -206,11 +213,11 @@ impl From<LatencyWire> for Latency {
 pub(crate) mod latency {
     use super::*;
 
-    pub fn serialize<S: Serializer>(l: &Latency, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(l: &Latency, s: S) -> Result<S::Ok, S::Error> {
         LatencyWire::from(l).serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Latency, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Latency, D::Error> {
         Ok(LatencyWire::deserialize(d)?.into())
     }
 }
@@ -218,12 +225,12 @@ pub(crate) mod latency {
 pub(crate) mod latencies {
     use super::*;
 
-    pub fn serialize<S: Serializer>(v: &[Latency], s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &[Latency], s: S) -> Result<S::Ok, S::Error> {
         let w: Vec<LatencyWire> = v.iter().map(LatencyWire::from).collect();
         w.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Latency>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Latency>, D::Error> {
         let w: Vec<LatencyWire> = Vec::deserialize(d)?;
         Ok(w.into_iter().map(Latency::from).collect())
     }
@@ -234,11 +241,11 @@ pub(crate) mod timeline {
     use super::super::timeline::TimelineCounts;
     use super::*;
 
-    pub fn serialize<S: Serializer>(t: &TimelineCounts, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(t: &TimelineCounts, s: S) -> Result<S::Ok, S::Error> {
         (t.buckets(), t.beyond()).serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TimelineCounts, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TimelineCounts, D::Error> {
         let (buckets, beyond): (Vec<u64>, u64) = Deserialize::deserialize(d)?;
         Ok(TimelineCounts::from_parts(buckets, beyond))
     }

@@ -35,7 +35,7 @@ pub(crate) struct Merged {
 }
 
 impl Merged {
-    pub fn new(parts: Vec<Accumulated>, services: usize, slots: usize) -> Self {
+    pub(super) fn new(parts: Vec<Accumulated>, services: usize, slots: usize) -> Self {
         let mut sums = Counts::new(services, slots);
         let mut histograms = Histograms::new(services);
         let mut rows: Vec<(TrialFigures, &[u64])> = Vec::new();
@@ -64,12 +64,12 @@ impl Merged {
         }
     }
 
-    pub fn k(&self) -> u64 {
+    pub(super) fn k(&self) -> u64 {
         self.trials.len() as u64
     }
 
     /// `received` of `service` in every trial.
-    pub fn received_of(&self, service: usize, services: usize) -> Vec<u64> {
+    pub(crate) fn received_of(&self, service: usize, services: usize) -> Vec<u64> {
         (0..self.trials.len())
             .map(|t| self.received[t * services + service])
             .collect()

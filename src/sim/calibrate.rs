@@ -27,8 +27,8 @@ pub struct Calibration {
     pub seed: u64,
     /// Trials simulated.
     pub trials: u64,
-    pub calls: Vec<CallRow>,
-    pub services: Vec<ServiceRow>,
+    pub(crate) calls: Vec<CallRow>,
+    pub(crate) services: Vec<ServiceRow>,
     /// The row whose ratio is furthest from 1, in words; `None` when
     /// nothing could be compared.
     pub furthest: Option<String>,
@@ -36,7 +36,7 @@ pub struct Calibration {
 
 /// One observed call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CallRow {
+pub(crate) struct CallRow {
     pub from: String,
     pub to: String,
     /// `traces`, or who counted: `envoy`, `istio`, `linkerd`, `grpc`.
@@ -58,7 +58,7 @@ pub struct CallRow {
 
 /// One service whose server spans were seen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ServiceRow {
+pub(crate) struct ServiceRow {
     pub service: String,
     pub observed_spans: u64,
     pub observed_p50_ms: f64,
@@ -66,7 +66,7 @@ pub struct ServiceRow {
     /// `None` when the simulation sent the service nothing.
     pub simulated_p50_ms: Option<f64>,
     pub simulated_p99_ms: Option<f64>,
-    pub p50_ratio: Option<f64>,
+    pub(crate) p50_ratio: Option<f64>,
     pub p99_ratio: Option<f64>,
 }
 

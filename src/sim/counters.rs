@@ -22,18 +22,18 @@ pub(crate) struct Histograms {
 }
 
 impl Histograms {
-    pub fn new(services: usize) -> Self {
+    pub(super) fn new(services: usize) -> Self {
         Histograms {
             services: vec![None; services],
             end_to_end: Latency::compact(),
         }
     }
 
-    pub fn service(&mut self, s: usize) -> &mut Latency {
+    pub(super) fn service(&mut self, s: usize) -> &mut Latency {
         self.services[s].get_or_insert_with(Latency::compact)
     }
 
-    pub fn merge(&mut self, o: &Histograms) {
+    pub(super) fn merge(&mut self, o: &Histograms) {
         for (a, b) in self.services.iter_mut().zip(&o.services) {
             if let Some(b) = b {
                 a.get_or_insert_with(Latency::compact).merge(b);
@@ -50,10 +50,10 @@ pub(crate) struct TrialFigures {
     pub requests: u64,
     pub succeeded: u64,
     pub unfinished: u64,
-    pub last_success: Option<Duration>,
+    pub(crate) last_success: Option<Duration>,
     pub end: Duration,
     /// Attempts that arrived at the fault target(s).
-    pub at_target: u64,
+    pub(crate) at_target: u64,
     /// Attempts that arrived anywhere.
     pub total: u64,
 }
@@ -69,7 +69,7 @@ pub(crate) struct Accumulated {
 }
 
 impl Accumulated {
-    pub fn new(services: usize, slots: usize) -> Self {
+    pub(super) fn new(services: usize, slots: usize) -> Self {
         Accumulated {
             sums: Counts::new(services, slots),
             histograms: Histograms::new(services),
@@ -79,7 +79,7 @@ impl Accumulated {
     }
 
     /// Adds trial `trial`'s counts.
-    pub fn add(&mut self, trial: u32, c: &Counts, targets: &[bool]) {
+    pub(super) fn add(&mut self, trial: u32, c: &Counts, targets: &[bool]) {
         self.sums.add(c);
         if trial == 0 {
             // The breaker transitions shown with their times are the first

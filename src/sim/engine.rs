@@ -74,7 +74,7 @@ impl CallerState {
 pub(crate) struct Inv<'m> {
     pub slot: u32,
     /// The retries, the breaker's say and the hedging schedule.
-    pub session: LayerSession<'m>,
+    pub(crate) session: LayerSession<'m>,
     pub parent: Parent,
     pub caller: CallerOf,
     /// Index into `Engine::executions` when the logical request is counted
@@ -102,13 +102,13 @@ pub(crate) enum Hop {
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Attempt {
-    pub inv: Key,
+    pub(crate) inv: Key,
     pub hop: Hop,
 }
 
 impl<'m> Engine<'m> {
     /// The caller state an invocation uses.
-    pub fn caller(&mut self, of: CallerOf) -> &mut CallerState {
+    pub(super) fn caller(&mut self, of: CallerOf) -> &mut CallerState {
         match of {
             CallerOf::Slot(s) => &mut self.callers[s as usize],
             CallerOf::Client(c) => &mut self.client_callers[c as usize],
@@ -123,11 +123,11 @@ pub(crate) struct Visit {
     pub arrived: Nanos,
     /// When it entered the service (after an injected delay): its wait for
     /// a worker counts from here.
-    pub entered: Nanos,
+    pub(crate) entered: Nanos,
     /// The attempt waiting for the answer (a stale key once abandoned).
     pub parent: Key,
     /// The deadline the request carried, if the caller sent one.
-    pub deadline_in: Option<Nanos>,
+    pub(crate) deadline_in: Option<Nanos>,
     /// The deadline the service honours (`deadline_propagation: true`).
     pub deadline: Option<Nanos>,
     /// Capacity an `overload` phase imposed on this arrival.
@@ -145,9 +145,9 @@ pub(crate) struct Visit {
     /// started its work).
     pub ends: Option<Nanos>,
     /// The next call to make, the end of the current group, calls pending.
-    pub next_call: u16,
-    pub group_end: u16,
-    pub pending: u16,
+    pub(crate) next_call: u16,
+    pub(crate) group_end: u16,
+    pub(crate) pending: u16,
     /// The invocations of the current parallel group, sent together.
     pub group: Vec<Key>,
     /// The last failure a call of this request ended with: the answer once
@@ -163,29 +163,29 @@ pub(crate) struct Engine<'m> {
     pub queue: Queue,
     /// Answers to deliver before the next event: (attempt, outcome, Retry-After).
     pub answers: VecDeque<(Key, Outcome, Option<Duration>)>,
-    pub invs: Slab<Inv<'m>>,
+    pub(crate) invs: Slab<Inv<'m>>,
     pub attempts: Slab<Attempt>,
-    pub visits: Slab<Visit>,
+    pub(crate) visits: Slab<Visit>,
     pub users: Slab<super::users::User>,
     pub in_flight: Vec<InFlight>,
     /// Open loop: when user requests arrive (`crate::run::arrivals`).
     pub arrivals: Option<Schedule>,
     /// Per service with workers and a queue: its station (visits queued).
-    pub stations: Vec<Option<Station<Key>>>,
+    pub(crate) stations: Vec<Option<Station<Key>>>,
     /// Per slot.
     pub callers: Vec<CallerState>,
     /// Per closed-loop client (the client layer).
-    pub client_callers: Vec<CallerState>,
+    pub(crate) client_callers: Vec<CallerState>,
     /// Executions of each tracked logical request.
-    pub executions: Vec<u32>,
+    pub(crate) executions: Vec<u32>,
     /// User requests started and finished.
     pub started: u64,
     pub finished: u64,
     pub counts: Counts,
     /// Closed loop: the instant of the last user request and how many started
     /// then (see `users.rs`), and whether the trial stopped for lack of progress.
-    pub users_instant: Nanos,
-    pub users_at_instant: u64,
+    pub(crate) users_instant: Nanos,
+    pub(crate) users_at_instant: u64,
     pub stalled: bool,
     /// Attempts sent in this trial.
     pub work: u64,
@@ -196,7 +196,7 @@ pub(crate) struct Engine<'m> {
 }
 
 impl<'m> Engine<'m> {
-    pub fn new(m: &'m Model) -> Self {
+    pub(super) fn new(m: &'m Model) -> Self {
         Engine {
             m,
             now: 0,
@@ -228,7 +228,7 @@ impl<'m> Engine<'m> {
     /// Runs one trial with its own random stream; its counts are in
     /// `self.counts` afterwards, its latencies added to `self.histograms`.
     /// Stops early (`self.cut`) when `guard` says so.
-    pub fn run_trial(&mut self, seed: u64, guard: &Guard) {
+    pub(crate) fn run_trial(&mut self, seed: u64, guard: &Guard) {
         const CHECK_EVERY: u32 = 4096;
         self.reset(seed);
         self.start_load();
@@ -317,17 +317,17 @@ impl<'m> Engine<'m> {
     }
 
     /// Queues the answer of an attempt's next hop for delivery.
-    pub fn reply(&mut self, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
+    pub(super) fn reply(&mut self, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
         self.answers.push_back((att, outcome, retry_after));
     }
 
     /// The current time as a `Duration`.
-    pub fn at(&self) -> Duration {
+    pub(super) fn at(&self) -> Duration {
         duration(self.now)
     }
 
     /// Counts an arrival at a fault target in the 100 ms timeline.
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         self.counts.timeline.record(duration(self.now));
     }
 }

@@ -172,7 +172,7 @@ fn depth(t: &Topology) -> usize {
 /// A run that does not fit its budget, with what would make it fit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverBudget {
-    pub estimate: Estimate,
+    pub(crate) estimate: Estimate,
     pub budget: WorkBudget,
 }
 

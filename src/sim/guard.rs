@@ -24,12 +24,12 @@ pub(crate) struct Guard {
     pub budget: WorkBudget,
     /// Attempts of the trials finished so far.
     pub used: AtomicU64,
-    pub trials_done: AtomicU64,
+    pub(crate) trials_done: AtomicU64,
     pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Guard {
-    pub fn new(budget: WorkBudget, interrupt: Option<Arc<AtomicBool>>) -> Self {
+    pub(super) fn new(budget: WorkBudget, interrupt: Option<Arc<AtomicBool>>) -> Self {
         Guard {
             budget,
             used: AtomicU64::new(0),
@@ -38,7 +38,7 @@ impl Guard {
         }
     }
 
-    pub fn interrupted(&self) -> bool {
+    pub(super) fn interrupted(&self) -> bool {
         self.interrupt
             .as_ref()
             .is_some_and(|f| f.load(Ordering::Relaxed))
@@ -46,7 +46,7 @@ impl Guard {
 
     /// Whether a trial that has made `attempts` so far and holds `live_bytes`
     /// must stop, and why.
-    pub fn check(&self, attempts: u64, live_bytes: u64) -> Option<Cut> {
+    pub(super) fn check(&self, attempts: u64, live_bytes: u64) -> Option<Cut> {
         if self.interrupted() {
             return Some(Cut::Interrupted);
         }
@@ -57,7 +57,7 @@ impl Guard {
     }
 
     /// A trial finished after `attempts`.
-    pub fn finished(&self, attempts: u64) {
+    pub(super) fn finished(&self, attempts: u64) {
         self.used.fetch_add(attempts, Ordering::Relaxed);
         self.trials_done.fetch_add(1, Ordering::Relaxed);
     }

@@ -51,7 +51,7 @@ fn held<'a>(
 impl<'m> Engine<'m> {
     /// The bounds of a logical request carrying `deadline`: it and the run's
     /// horizon.
-    pub fn bounds(&self, deadline: Option<Nanos>) -> Bounds {
+    pub(super) fn bounds(&self, deadline: Option<Nanos>) -> Bounds {
         Bounds {
             deadline: deadline.map(duration),
             horizon: Some(duration(self.m.horizon)),
@@ -60,13 +60,13 @@ impl<'m> Engine<'m> {
 
     /// Why a logical request carrying `deadline` cannot start now, if it
     /// cannot (the deadline or the horizon has passed).
-    pub fn too_late(&self, deadline: Option<Nanos>) -> Option<Stop> {
+    pub(crate) fn too_late(&self, deadline: Option<Nanos>) -> Option<Stop> {
         self.bounds(deadline).refuses_start(duration(self.now))
     }
 
     /// A layer is asked for a logical request that cannot start any more:
     /// counted, stopped, no attempt.
-    pub fn refuse_late(&mut self, slot: u32, why: Stop) {
+    pub(crate) fn refuse_late(&mut self, slot: u32, why: Stop) {
         let l = &mut self.counts.layers[slot as usize];
         l.requests += 1;
         l.stopped(why);
@@ -76,7 +76,7 @@ impl<'m> Engine<'m> {
     /// [`Engine::too_late`]; its first attempt follows as a `Start` event at
     /// the same instant (unless `grouped`: then the caller sends it with its
     /// siblings).
-    pub fn invoke(
+    pub(crate) fn invoke(
         &mut self,
         slot: u32,
         parent: Parent,
@@ -153,7 +153,7 @@ impl<'m> Engine<'m> {
 
     /// An invocation sends its next attempt now (a hedging one: its next
     /// copy).
-    pub fn send_attempt(&mut self, key: Key) {
+    pub(crate) fn send_attempt(&mut self, key: Key) {
         let m = self.m;
         if !self.admitted(key) {
             return;
@@ -230,7 +230,7 @@ impl<'m> Engine<'m> {
 
     /// A hedging invocation's delay is up: its next copy goes, unless an
     /// answer or an earlier copy came first.
-    pub fn hedge_due(&mut self, key: Key) {
+    pub(crate) fn hedge_due(&mut self, key: Key) {
         let now = duration(self.now);
         let Some(h) = self.invs.get_mut(key).and_then(|i| i.session.hedge()) else {
             return;
@@ -275,7 +275,7 @@ impl<'m> Engine<'m> {
     }
 
     /// The next hop of attempt `att` answered.
-    pub fn answer(&mut self, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
+    pub(super) fn answer(&mut self, att: Key, outcome: Outcome, retry_after: Option<Duration>) {
         let Some(a) = self.attempts.remove(att) else {
             return; // the attempt was abandoned: nobody listens
         };
@@ -285,7 +285,7 @@ impl<'m> Engine<'m> {
     /// Attempt `att` ends without an answer: its timeout fired (`Timeout`) or
     /// its callee went down (`Reset`). A sidecar behind it stops; a service
     /// goes on with work nobody waits for.
-    pub fn abandon(&mut self, att: Key, outcome: Outcome) {
+    pub(crate) fn abandon(&mut self, att: Key, outcome: Outcome) {
         let Some(a) = self.attempts.remove(att) else {
             return; // answered already
         };
@@ -311,7 +311,7 @@ impl<'m> Engine<'m> {
 
     /// Stops an invocation whose caller went away: no more attempts, and the
     /// ones in flight are abandoned.
-    pub fn cancel(&mut self, key: Key) {
+    pub(super) fn cancel(&mut self, key: Key) {
         // A work list, not recursion: chains of sidecars stop hop by hop.
         let mut pending = vec![key];
         while let Some(key) = pending.pop() {
@@ -457,7 +457,7 @@ impl<'m> Engine<'m> {
 
     /// An invocation's result reaches whoever waits for it; `cut`: the
     /// horizon stopped a retry it would have made.
-    pub fn deliver(
+    pub(crate) fn deliver(
         &mut self,
         parent: Parent,
         outcome: Outcome,

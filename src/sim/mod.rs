@@ -48,7 +48,8 @@ pub mod sweep;
 mod wilson;
 
 pub use compare::{compare, compare_with};
-pub use estimate::{Estimate, OverBudget, WorkBudget};
+pub(crate) use estimate::Estimate;
+pub use estimate::{OverBudget, WorkBudget};
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -39,10 +39,10 @@ pub(crate) struct LayerModel {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CallModel {
     /// Slot of the call's app layer; its `via` layers follow.
-    pub first_layer: u32,
+    pub(crate) first_layer: u32,
     /// Non-idempotent and sent without an Idempotency-Key: a second execution
     /// of the same logical request is a duplicate.
-    pub tracked: bool,
+    pub(crate) tracked: bool,
     pub parallel: bool,
 }
 
@@ -59,10 +59,10 @@ pub(crate) struct ServiceModel {
     /// The fault scenario targets it.
     pub target: bool,
     /// Its queue depth is the goodput series' (`run::queueing::watched`).
-    pub watched_queue: bool,
+    pub(crate) watched_queue: bool,
     /// Starts of the windows in which it is down, ascending: connections open
     /// at that moment are cut.
-    pub down_starts: Vec<Nanos>,
+    pub(crate) down_starts: Vec<Nanos>,
 }
 
 #[derive(Debug, Clone)]
@@ -86,7 +86,7 @@ pub(crate) fn nanos(d: Duration) -> Nanos {
 }
 
 impl Model {
-    pub fn new(
+    pub(super) fn new(
         t: &Topology,
         scenario: &Scenario,
         load: &LoadSettings,
@@ -176,7 +176,7 @@ impl Model {
         })
     }
 
-    pub fn closed_loop_clients(&self) -> Option<u32> {
+    pub(crate) fn closed_loop_clients(&self) -> Option<u32> {
         match self.load.arrival {
             Arrival::Clients(n) => Some(n),
             Arrival::Rate(_) => None,

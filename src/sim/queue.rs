@@ -95,14 +95,14 @@ pub(crate) struct Queue {
 
 impl Queue {
     /// Empties the queue for a new trial, keeping its memory.
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.heap.clear();
         self.now_starts.clear();
         self.now = 0;
         self.seq = 0;
     }
 
-    pub fn push(&mut self, at: Nanos, phase: Phase, event: Event) {
+    pub(super) fn push(&mut self, at: Nanos, phase: Phase, event: Event) {
         if at == self.now && phase == Phase::Start {
             self.now_starts.push_back(event);
             return;
@@ -113,7 +113,7 @@ impl Queue {
 
     /// A sequence number for an event that may be scheduled later in the
     /// place it would have had now (see [`Queue::push_reserved`]).
-    pub fn reserve(&mut self) -> u64 {
+    pub(crate) fn reserve(&mut self) -> u64 {
         let seq = self.seq;
         // 2⁶³ events in one trial would take centuries; keep the phase bit clean.
         self.seq = (self.seq + 1) & (u64::MAX >> 1);
@@ -122,14 +122,14 @@ impl Queue {
 
     /// Schedules `event` with a sequence number from [`Queue::reserve`]; `at`
     /// must be later than now, or `phase` be `End`.
-    pub fn push_reserved(&mut self, at: Nanos, phase: Phase, seq: u64, event: Event) {
+    pub(crate) fn push_reserved(&mut self, at: Nanos, phase: Phase, seq: u64, event: Event) {
         debug_assert!(at > self.now || phase == Phase::End);
         let key = (u128::from(at) << 64) | ((phase as u128) << 63) | u128::from(seq);
         self.heap.push(Scheduled { key, event });
     }
 
     /// The earliest event and its time.
-    pub fn pop(&mut self) -> Option<(Nanos, Event)> {
+    pub(super) fn pop(&mut self) -> Option<(Nanos, Event)> {
         let heap_now = self
             .heap
             .peek()
@@ -143,7 +143,7 @@ impl Queue {
     }
 
     /// Events pending.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.heap.len() + self.now_starts.len()
     }
 }

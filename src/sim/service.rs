@@ -16,7 +16,7 @@ use crate::run::queueing::Admit;
 impl<'m> Engine<'m> {
     /// Attempt `att` reaches service `s` carrying `deadline`. Returns what the
     /// attempt now waits for.
-    pub fn arrive(
+    pub(super) fn arrive(
         &mut self,
         att: Key,
         s: u32,
@@ -100,7 +100,7 @@ impl<'m> Engine<'m> {
     /// The request enters the service (after an injected delay, if any): the
     /// deadline check, then a worker, the queue or a rejection when the
     /// service queues (`crate::run::queueing`), and its work.
-    pub fn enter(&mut self, v: Key) {
+    pub(crate) fn enter(&mut self, v: Key) {
         let m = self.m;
         let now = self.now;
         let Some(visit) = self.visits.get_mut(v) else {
@@ -206,7 +206,7 @@ impl<'m> Engine<'m> {
     /// The service's own work is done: its worker (if it queues) goes to
     /// the next request waiting, and its calls come next. Work done for a
     /// caller that has already given up is wasted, and counted.
-    pub fn work_done(&mut self, v: Key) {
+    pub(crate) fn work_done(&mut self, v: Key) {
         if let Some(visit) = self.visits.get(v) {
             let s = visit.service as usize;
             if self.attempts.get(visit.parent).is_none() {
@@ -287,7 +287,7 @@ impl<'m> Engine<'m> {
     /// Sends the first attempt of every call of the current parallel run at
     /// once: answers that come back at this same instant are delivered only
     /// after all of them have gone out, as with real concurrent requests.
-    pub fn send_group(&mut self, v: Key) {
+    pub(crate) fn send_group(&mut self, v: Key) {
         let Some(visit) = self.visits.get_mut(v) else {
             return;
         };
@@ -303,7 +303,7 @@ impl<'m> Engine<'m> {
     /// A call of visit `v` ended with `outcome` after its retries. A failure
     /// does not stop the request's other calls (see the module docs): it is
     /// remembered and answered once every call has been made.
-    pub fn call_done(&mut self, v: Key, outcome: Outcome) {
+    pub(crate) fn call_done(&mut self, v: Key, outcome: Outcome) {
         let Some(visit) = self.visits.get_mut(v) else {
             return; // the request was already answered
         };

@@ -36,12 +36,12 @@ impl<T> Default for Slab<T> {
 impl<T> Slab<T> {
     /// Forgets everything, keeping the memory. Keys of before must not be used
     /// again (the event queue is cleared at the same time).
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.entries.clear();
         self.free.clear();
     }
 
-    pub fn insert(&mut self, value: T) -> Key {
+    pub(super) fn insert(&mut self, value: T) -> Key {
         if let Some(idx) = self.free.pop() {
             let e = &mut self.entries[idx as usize];
             e.value = Some(value);
@@ -58,21 +58,21 @@ impl<T> Slab<T> {
         Key { idx, generation: 0 }
     }
 
-    pub fn get(&self, k: Key) -> Option<&T> {
+    pub(super) fn get(&self, k: Key) -> Option<&T> {
         match self.entries.get(k.idx as usize) {
             Some(e) if e.generation == k.generation => e.value.as_ref(),
             _ => None,
         }
     }
 
-    pub fn get_mut(&mut self, k: Key) -> Option<&mut T> {
+    pub(crate) fn get_mut(&mut self, k: Key) -> Option<&mut T> {
         match self.entries.get_mut(k.idx as usize) {
             Some(e) if e.generation == k.generation => e.value.as_mut(),
             _ => None,
         }
     }
 
-    pub fn remove(&mut self, k: Key) -> Option<T> {
+    pub(super) fn remove(&mut self, k: Key) -> Option<T> {
         let e = self.entries.get_mut(k.idx as usize)?;
         if e.generation != k.generation {
             return None;
@@ -84,13 +84,13 @@ impl<T> Slab<T> {
     }
 
     /// Slots ever allocated: the high-water mark of entries alive at once.
-    pub fn allocated(&self) -> usize {
+    pub(crate) fn allocated(&self) -> usize {
         self.entries.len()
     }
 
     /// Entries alive now.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len() - self.free.len()
     }
 }

@@ -28,7 +28,7 @@ pub(crate) struct User {
 }
 
 impl<'m> Engine<'m> {
-    pub fn start_load(&mut self) {
+    pub(crate) fn start_load(&mut self) {
         match self.m.closed_loop_clients() {
             Some(n) => {
                 for c in 0..n {
@@ -49,7 +49,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Closed loop: client `n` is free; open loop: user request `n` is due.
-    pub fn user_due(&mut self, n: u32) {
+    pub(crate) fn user_due(&mut self, n: u32) {
         let client = match self.m.closed_loop_clients() {
             Some(clients) => {
                 let capped = self.m.load.requests.is_some_and(|m| self.started >= m);
@@ -104,7 +104,7 @@ impl<'m> Engine<'m> {
 
     /// A user request ended with `outcome` (after client-layer retries);
     /// `cut`: the horizon stopped a retry of the client layer.
-    pub fn user_done(&mut self, key: Key, outcome: Outcome, cut: bool) {
+    pub(crate) fn user_done(&mut self, key: Key, outcome: Outcome, cut: bool) {
         let Some(user) = self.users.remove(key) else {
             return;
         };
@@ -127,7 +127,7 @@ impl<'m> Engine<'m> {
 
     /// After the last event: user requests still waiting (a hang nobody times
     /// out) count as unfinished failures.
-    pub fn finish_load(&mut self) {
+    pub(crate) fn finish_load(&mut self) {
         let n = self.started - self.finished;
         let e = &mut self.counts.end_to_end;
         e.requests += n;

@@ -2,11 +2,11 @@
 //! interval the recovery fraction of a sweep point is reported with.
 
 /// The normal quantile of a two-sided 95 % interval.
-pub const Z95: f64 = 1.959_963_984_540_054;
+pub(crate) const Z95: f64 = 1.959_963_984_540_054;
 
 /// The 95 % Wilson interval `[lo, hi]` of `k` successes in `n` trials;
 /// `[0, 1]` without trials.
-pub fn interval(k: u32, n: u32) -> [f64; 2] {
+pub(super) fn interval(k: u32, n: u32) -> [f64; 2] {
     if n == 0 {
         return [0.0, 1.0];
     }

@@ -24,10 +24,10 @@ const HEDGING_KEYS: &[&str] = &["max_attempts", "delay", "non_fatal"];
 
 /// The most copies a hedging policy may send (gRPC A6 caps at 5; Envoy's
 /// hedging is bounded by its retries).
-pub const MAX_HEDGED_COPIES: i128 = 100;
+pub(crate) const MAX_HEDGED_COPIES: i128 = 100;
 
 /// A `circuit_breaker:` mapping.
-pub fn read_breaker(f: Fields, node: &Node) -> Result<BreakerSpec, LoadError> {
+pub(crate) fn read_breaker(f: Fields, node: &Node) -> Result<BreakerSpec, LoadError> {
     let m = f.map(node, "a circuit breaker", BREAKER_KEYS)?;
     let mut b = BreakerSpec::default();
     if let Some(v) = m.get("failure_rate") {
@@ -94,7 +94,7 @@ pub fn read_breaker(f: Fields, node: &Node) -> Result<BreakerSpec, LoadError> {
 }
 
 /// A `hedging:` mapping.
-pub fn read_hedging(f: Fields, node: &Node) -> Result<HedgingPolicy, LoadError> {
+pub(crate) fn read_hedging(f: Fields, node: &Node) -> Result<HedgingPolicy, LoadError> {
     let m = f.map(node, "a hedging policy", HEDGING_KEYS)?;
     let Some(n) = m.get("max_attempts") else {
         return Err(f

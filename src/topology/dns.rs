@@ -32,7 +32,7 @@ use std::collections::{HashMap, HashSet};
 use super::Topology;
 
 /// The longest DNS label (RFC 1035 §2.3.4).
-pub const MAX_LABEL: usize = 63;
+pub(crate) const MAX_LABEL: usize = 63;
 /// Characters of the collision suffix's hash.
 const SUFFIX_CHARS: usize = 5;
 
@@ -46,7 +46,7 @@ pub fn dns_names(t: &Topology) -> Vec<String> {
 
 /// [`dns_names`] over plain names (which must be distinct, as a topology's
 /// services are).
-pub fn labels_for(names: &[&str]) -> Vec<String> {
+pub(crate) fn labels_for(names: &[&str]) -> Vec<String> {
     let mut labels: Vec<String> = names.iter().map(|n| to_label(n)).collect();
     let kept: HashSet<&str> = names.iter().copied().filter(|n| is_label(n)).collect();
     let mut mapped_count: HashMap<&str, usize> = HashMap::new();

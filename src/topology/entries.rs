@@ -31,7 +31,7 @@ fn not_an_entry(name: &str, entries: &[String], is_service: bool) -> String {
 
 impl Topology {
     /// The names of the entries, in order.
-    pub fn entry_names(&self) -> Vec<String> {
+    pub(crate) fn entry_names(&self) -> Vec<String> {
         self.entries
             .iter()
             .map(|&e| self.services[e].name.clone())
@@ -39,7 +39,7 @@ impl Topology {
     }
 
     /// This topology seen from `entry` alone (one of `entries`).
-    pub fn from_entry(&self, entry: ServiceId) -> Topology {
+    pub(crate) fn seen_from(&self, entry: ServiceId) -> Topology {
         let mut t = self.clone();
         t.entry = entry;
         t.entries = vec![entry];

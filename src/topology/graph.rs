@@ -10,7 +10,7 @@ use crate::input::yaml::Pos;
 
 /// Fails on the first cycle found, naming it `a → b → c → a` at the call that
 /// closes it.
-pub fn check_acyclic(t: &Topology) -> Result<(), LoadError> {
+pub(crate) fn check_acyclic(t: &Topology) -> Result<(), LoadError> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -86,7 +86,7 @@ fn cycle_text(names: &[&str]) -> String {
 /// roots are several kinds of user traffic, e.g. a web front and a mobile
 /// API). An acyclic graph always has one; none is refused all the same, as
 /// the analyses need a place where user requests arrive.
-pub fn infer_entries(t: &Topology, at: Pos) -> Result<Vec<ServiceId>, LoadError> {
+pub(crate) fn infer_entries(t: &Topology, at: Pos) -> Result<Vec<ServiceId>, LoadError> {
     let mut called = vec![false; t.services.len()];
     for c in t.calls() {
         called[c.to] = true;
@@ -108,7 +108,7 @@ pub fn infer_entries(t: &Topology, at: Pos) -> Result<Vec<ServiceId>, LoadError>
 }
 
 /// Services in an order where every caller comes before its callees.
-pub fn topo_order(t: &Topology) -> Vec<ServiceId> {
+pub(crate) fn topo_order(t: &Topology) -> Vec<ServiceId> {
     let n = t.services.len();
     let mut indegree = vec![0usize; n];
     for c in t.calls() {

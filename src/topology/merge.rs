@@ -963,8 +963,3 @@ fn preset_layer(
     })?;
     Ok((r.policy, r.spans, r.preset))
 }
-
-/// An error at a source position (for readers of merged results).
-pub fn source_error(facts: &Facts, at: At, message: &str) -> LoadError {
-    error_at(facts, at, ErrorKind::Schema, message)
-}

@@ -22,4 +22,3 @@ pub use load::{load, load_str};
 pub use merge::{Merged, load_with_sources};
 pub use model::*;
 pub use presets::Presets;
-pub use schema::method_is_idempotent;

@@ -3,15 +3,15 @@
 
 use std::time::Duration;
 
-pub use crate::external::facts::CounterKind;
+pub(crate) use crate::external::facts::CounterKind;
 use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
 
 /// Where a layer's policy fields were written (shared with the importers' facts).
-pub use crate::input::spans::PolicySpans;
+pub(crate) use crate::input::spans::PolicySpans;
 pub use crate::input::yaml::Pos;
 
 /// Index of a service in `Topology::services`.
-pub type ServiceId = usize;
+pub(crate) type ServiceId = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Located<T> {
@@ -35,17 +35,17 @@ pub struct Topology {
     /// them (or file order when inferred); never empty, `entries[0] == entry`.
     pub entries: Vec<ServiceId>,
     /// End-to-end deadline of one user request.
-    pub deadline: Option<Located<Duration>>,
+    pub(crate) deadline: Option<Located<Duration>>,
     /// The retry layer in front of the entry (browser, mobile app, JS client).
     pub client: Option<Layer>,
     pub services: Vec<Service>,
-    pub lint: LintSettings,
+    pub(crate) lint: LintSettings,
     /// The `sources:` list: configuration and traces to merge in.
-    pub sources: Vec<SourceDecl>,
+    pub(crate) sources: Vec<SourceDecl>,
     /// Files merged in from sources. Their positions are kept past the
     /// topology's own lines (see [`Topology::locate`]), so every `Pos` in the
     /// model stays one number pair and findings still find their file.
-    pub origins: Vec<Origin>,
+    pub(crate) origins: Vec<Origin>,
     /// The topology file's located tree as the loader read it, kept so that
     /// fixes are resolved on it without reading the file a second time;
     /// `None` for a topology not read from YAML text.
@@ -96,12 +96,12 @@ pub struct Observed {
     /// traces: then `calls` are the requests the proxy took, the mean is
     /// the proxy's attempts per request, and the most per call is not
     /// known (`attempts_max` is the least it can be, the mean rounded up).
-    pub counted: Option<Counted>,
+    pub(crate) counted: Option<Counted>,
 }
 
 /// What a proxy's counters said of one call (`external::metrics`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Counted {
+pub(crate) struct Counted {
     /// Who counted, which decides what the figures mean.
     pub kind: CounterKind,
     /// The callee as the counters name it: Envoy's cluster, Istio's
@@ -112,7 +112,7 @@ pub struct Counted {
     pub attempts: u64,
     /// Attempts that failed waiting for a connection
     /// (`upstream_rq_pending_failure_eject`), when the file has them.
-    pub unattached: Option<u64>,
+    pub(crate) unattached: Option<u64>,
     /// Retries among them (`upstream_rq_retry`; for Istio, the requests
     /// whose retries were exhausted, `URX`).
     pub retries: u64,
@@ -121,24 +121,24 @@ pub struct Counted {
     pub limit_exceeded: Option<u64>,
     pub overflow: Option<u64>,
     /// The attempts are the least the counters prove, not a count.
-    pub lower_bound: bool,
+    pub(crate) lower_bound: bool,
     /// What the counters cover: `since the proxy started`.
     pub window: String,
 }
 
 impl Counted {
     /// `Envoy`.
-    pub fn by(&self) -> &'static str {
+    pub(crate) fn by(&self) -> &'static str {
         self.kind.by()
     }
 
     /// `at least ` when the figures are a lower bound, else nothing.
-    pub fn least(&self) -> &'static str {
+    pub(crate) fn least(&self) -> &'static str {
         if self.lower_bound { "at least " } else { "" }
     }
 
     /// `137 upstream requests (7 of them failed waiting for a connection)`.
-    pub fn attempts_text(&self) -> String {
+    pub(crate) fn attempts_text(&self) -> String {
         match (self.kind, self.unattached) {
             (CounterKind::Envoy, Some(n)) if n > 0 => format!(
                 "{} upstream requests ({n} of them failed waiting for a connection)",
@@ -151,7 +151,7 @@ impl Counted {
 
     /// `137 upstream requests for 100 requests, 37 retries`: what was
     /// counted, as the messages give it.
-    pub fn counts_text(&self, requests: u64) -> String {
+    pub(crate) fn counts_text(&self, requests: u64) -> String {
         match self.kind {
             CounterKind::Istio => format!(
                 "{} for {requests} requests, {} of them with retries exhausted (response flag URX)",
@@ -175,7 +175,7 @@ impl Counted {
 /// One `sources:` entry: a path relative to the topology file, and the
 /// service a gRPC service config applies to, if named.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SourceDecl {
+pub(crate) struct SourceDecl {
     pub path: String,
     pub service: Option<String>,
     /// The service whose proxy wrote a metrics file (`caller: web`).
@@ -186,7 +186,7 @@ pub struct SourceDecl {
 /// A source file merged into the topology: its lines are numbered from
 /// `first_line + 1` in the model's positions.
 #[derive(Debug, Clone)]
-pub struct Origin {
+pub(crate) struct Origin {
     pub file: String,
     pub text: String,
     pub first_line: u32,
@@ -199,9 +199,9 @@ pub struct Service {
     pub latency: Latency,
     /// The overload model (docs/chaos.md; `capacity: 64` or `{ overlap: 64 }`): over
     /// this many in flight, everything in flight fails.
-    pub capacity: Option<Located<u32>>,
+    pub(crate) capacity: Option<Located<u32>>,
     /// Workers and a bounded queue (`capacity: { workers: 10, queue: 100 }`).
-    pub queueing: Option<Located<Queueing>>,
+    pub(crate) queueing: Option<Located<Queueing>>,
     pub deadline_propagation: bool,
     pub calls: Vec<Call>,
 }
@@ -210,7 +210,7 @@ pub struct Service {
 /// a request waits for a free worker, holds it for its service time (its
 /// latency draw), and is rejected at once when the queue is full.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Queueing {
+pub(crate) struct Queueing {
     pub workers: u32,
     /// Requests that may wait for a worker; more are rejected at once.
     pub queue: u32,
@@ -226,7 +226,7 @@ pub struct Queueing {
 
 /// Which waiting request a free worker takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Discipline {
+pub(crate) enum Discipline {
     /// The oldest (the default).
     Fifo,
     /// The newest: the one whose caller is most likely still waiting.
@@ -241,7 +241,7 @@ pub struct Latency {
     pub p99: Duration,
     pub pos: Option<Pos>,
     /// `Some(mean)`: exponential (p50 and p99 are its quantiles).
-    pub exponential_mean: Option<Duration>,
+    pub(crate) exponential_mean: Option<Duration>,
 }
 
 impl Latency {
@@ -304,7 +304,7 @@ pub struct Call {
     pub to: ServiceId,
     /// The call's entry in `calls:` (its `to:` value).
     pub pos: Pos,
-    pub method: Located<String>,
+    pub(crate) method: Located<String>,
     pub path: Option<String>,
     /// Resolved: the explicit `idempotent:` or the method's RFC 9110 default.
     pub idempotent: bool,
@@ -333,7 +333,7 @@ impl Call {
 
 /// Where a layer sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LayerKind {
+pub(crate) enum LayerKind {
     /// `client:` in front of the entry.
     Client,
     /// The call's own `retry:` and `timeout:` in the caller's code.
@@ -345,7 +345,7 @@ pub enum LayerKind {
 /// One layer that may retry: a per-attempt timeout and a policy.
 #[derive(Debug, Clone)]
 pub struct Layer {
-    pub kind: LayerKind,
+    pub(crate) kind: LayerKind,
     /// `client`, `app`, or the `via` layer's name.
     pub name: String,
     /// Where the layer is declared (the `via` item, the call, the `client:` key).
@@ -354,21 +354,21 @@ pub struct Layer {
     /// The default `timeout` rests on, said wherever a figure uses it: the
     /// source left it unset and the proxy falls back on something else
     /// (Istio without perTryTimeout gives each attempt the route timeout).
-    pub timeout_default: Option<&'static str>,
+    pub(crate) timeout_default: Option<&'static str>,
     pub policy: RetryPolicy,
     pub spans: PolicySpans,
     /// The preset the policy came from, if any.
     pub preset: Option<String>,
     /// A circuit breaker of this layer's caller, located at its key.
-    pub breaker: Option<Located<BreakerSpec>>,
+    pub(crate) breaker: Option<Located<BreakerSpec>>,
     /// App layers only: copies sent `delay` apart instead of retries (the
     /// policy then never retries), located at its key.
-    pub hedging: Option<Located<HedgingPolicy>>,
+    pub(crate) hedging: Option<Located<HedgingPolicy>>,
 }
 
 /// The `lint:` section of a topology.
 #[derive(Debug, Clone, Default)]
-pub struct LintSettings {
+pub(crate) struct LintSettings {
     /// Rule code or name → level, in file order.
     pub levels: Vec<(Located<String>, LevelSetting)>,
     pub max_amplification: Option<Located<f64>>,
@@ -376,7 +376,7 @@ pub struct LintSettings {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LevelSetting {
+pub(crate) enum LevelSetting {
     Error,
     Warning,
     Info,
@@ -389,7 +389,7 @@ impl Layer {
     /// `grpc` layer), or the call's own `retry:`, where its policy is often
     /// declared. A sidecar below retries where the client does not see it,
     /// and an application's loop around the stub makes new calls.
-    pub fn seen_by_grpc_client(&self) -> bool {
+    pub(crate) fn seen_by_grpc_client(&self) -> bool {
         self.kind == LayerKind::App
             || (self.kind == LayerKind::Via
                 && self.name == crate::external::grpc_service_config::LAYER)
@@ -397,7 +397,7 @@ impl Layer {
 
     /// Attempts this layer sends per request it is asked, at most: the
     /// hedged copies, or the retry policy's attempts.
-    pub fn max_sends(&self) -> u32 {
+    pub(crate) fn max_sends(&self) -> u32 {
         self.hedging
             .as_ref()
             .map_or(self.policy.max_attempts, |h| h.value.max_attempts)
@@ -431,17 +431,6 @@ impl Topology {
         }
     }
 
-    /// The text of `file`: the topology's or a merged source's, for snippets.
-    pub fn text_of(&self, file: &str) -> Option<&str> {
-        if file == self.file {
-            return Some(&self.source);
-        }
-        self.origins
-            .iter()
-            .find(|o| o.file == file)
-            .map(|o| o.text.as_str())
-    }
-
     pub fn service(&self, id: ServiceId) -> &Service {
         &self.services[id]
     }
@@ -470,7 +459,7 @@ impl Topology {
 
     /// This topology with every circuit breaker taken out: the run both
     /// engines do a second time to say what the breakers saved.
-    pub fn without_breakers(&self) -> Topology {
+    pub(crate) fn without_breakers(&self) -> Topology {
         let mut t = self.clone();
         if let Some(c) = t.client.as_mut() {
             c.breaker = None;

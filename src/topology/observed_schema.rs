@@ -80,7 +80,7 @@ const SOURCES: &[&str] = &["traces", "envoy", "istio", "linkerd", "grpc"];
 const SERVICE_KEYS: &[&str] = &["source", "server_spans", "p50", "p99"];
 
 /// Adds every call's `observed:` to `t.observed`, in file order.
-pub fn read(f: Fields, root: &Node, t: &mut Topology) -> Result<(), LoadError> {
+pub(super) fn read(f: Fields, root: &Node, t: &mut Topology) -> Result<(), LoadError> {
     let Some(services) = child(root, "services") else {
         return Ok(());
     };

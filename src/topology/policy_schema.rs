@@ -39,20 +39,20 @@ const CONDITION_NAMES: &[&str] = &[
 
 /// A policy read from the topology, with where its fields were written.
 #[derive(Debug, Clone)]
-pub struct ReadPolicy {
+pub(crate) struct ReadPolicy {
     pub policy: RetryPolicy,
     pub spans: PolicySpans,
     pub preset: Option<String>,
 }
 
 /// Reads policies, parsing each preset once.
-pub struct PolicyReader<'p> {
+pub(crate) struct PolicyReader<'p> {
     presets: &'p Presets,
     cache: HashMap<String, RetryPolicy>,
 }
 
 impl<'p> PolicyReader<'p> {
-    pub fn new(presets: &'p Presets) -> Self {
+    pub(super) fn new(presets: &'p Presets) -> Self {
         PolicyReader {
             presets,
             cache: HashMap::new(),
@@ -61,7 +61,12 @@ impl<'p> PolicyReader<'p> {
 
     /// A `retry:` value in `f`'s file; `at` is where the policy is named (the
     /// `retry:` key), which findings about the whole policy point at.
-    pub fn read(&mut self, f: Fields, at: Pos, node: &Node) -> Result<ReadPolicy, LoadError> {
+    pub(super) fn read(
+        &mut self,
+        f: Fields,
+        at: Pos,
+        node: &Node,
+    ) -> Result<ReadPolicy, LoadError> {
         let all_at = |pos: Pos| PolicySpans {
             policy: Some(pos),
             max_attempts: Some(pos),

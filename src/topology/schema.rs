@@ -55,7 +55,7 @@ const METHODS: &[&str] = &[
 ];
 
 /// Whether RFC 9110 §9.2.2 makes `method` idempotent.
-pub fn method_is_idempotent(method: &str) -> bool {
+pub(crate) fn method_is_idempotent(method: &str) -> bool {
     matches!(
         method,
         "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
@@ -69,7 +69,7 @@ struct PendingCall {
     to_pos: Pos,
 }
 
-pub fn read(
+pub(super) fn read(
     file: &str,
     source: &str,
     root: &Node,

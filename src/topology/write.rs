@@ -21,7 +21,7 @@ use crate::policy::{
 };
 
 /// One call's measured attempts: `(from, to, mean, most, calls)`.
-pub type MeasuredCall = (String, String, f64, u32, u64);
+pub(crate) type MeasuredCall = (String, String, f64, u32, u64);
 /// Calls' measured attempts.
 pub type Measured = [MeasuredCall];
 /// Measured attempts by (from, to).

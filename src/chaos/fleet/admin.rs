@@ -25,8 +25,8 @@ use super::serve::{Served, StartError, StartRequest, StopRequest};
 
 /// Where the admin port answers health checks and Prometheus scrapes; the
 /// exported manifests probe and scrape these (`export::command`).
-pub const HEALTH_PATH: &str = "/healthz";
-pub const METRICS_PATH: &str = "/metrics";
+pub(crate) const HEALTH_PATH: &str = "/healthz";
+pub(crate) const METRICS_PATH: &str = "/metrics";
 
 /// The largest start or stop body read; a real one is under 200 bytes.
 pub(crate) const MAX_BODY: usize = 16 * 1024;

@@ -37,11 +37,11 @@ pub(crate) fn counters_limit(items: usize) -> usize {
 /// The admin ports of one run, and what they need to be told.
 pub(crate) struct Admins<'a> {
     pub http: &'a reqwest::Client,
-    pub urls: &'a [String],
+    pub(crate) urls: &'a [String],
     pub token: Option<&'a Token>,
     pub run_id: &'a str,
     /// The most read of one counters answer ([`counters_limit`]).
-    pub max_body: usize,
+    pub(crate) max_body: usize,
 }
 
 fn base(url: &str) -> &str {
@@ -77,7 +77,7 @@ impl Admins<'_> {
 
     /// Posts the start to every admin URL, in order: the run number each
     /// one gave. Should one refuse, those already started are stopped.
-    pub async fn start_all(&self, req: &StartRequest) -> Result<Vec<u64>, ChaosError> {
+    pub(crate) async fn start_all(&self, req: &StartRequest) -> Result<Vec<u64>, ChaosError> {
         let body = serde_json::to_string(req).map_err(|e| ChaosError::Collect(e.to_string()))?;
         let mut numbers = Vec::with_capacity(self.urls.len());
         for url in self.urls {
@@ -121,14 +121,14 @@ impl Admins<'_> {
     }
 
     /// Every process's counters, without stopping anything: who serves what.
-    pub async fn counters(&self) -> Result<Vec<CountersAnswer>, ChaosError> {
+    pub(crate) async fn counters(&self) -> Result<Vec<CountersAnswer>, ChaosError> {
         self.fetch_all().await.into_iter().collect()
     }
 
     /// Ends every process's run, then fetches every process's counters:
     /// each one's, or why it could not be read (one process gone is no
     /// reason to lose the others').
-    pub async fn stop_and_collect(&self) -> Vec<Result<CountersAnswer, ChaosError>> {
+    pub(crate) async fn stop_and_collect(&self) -> Vec<Result<CountersAnswer, ChaosError>> {
         self.stop(self.urls).await;
         self.fetch_all().await
     }

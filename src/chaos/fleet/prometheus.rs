@@ -29,16 +29,16 @@ use crate::run::wire::Snapshot;
 use crate::topology::{ServiceId, Topology};
 
 /// The content type of the text format.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Upper bounds of the latency buckets, in seconds: from well under one
 /// hop's cost to a long timeout.
-pub const BUCKETS: [f64; 14] = [
+pub(crate) const BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
 /// What one exposition shows.
-pub struct Exposition<'a> {
+pub(crate) struct Exposition<'a> {
     pub topology: &'a Topology,
     pub layout: &'a Layout,
     pub service: ServiceId,
@@ -92,7 +92,7 @@ fn float(x: f64) -> String {
 }
 
 /// The exposition of `e`.
-pub fn render(e: &Exposition<'_>) -> String {
+pub(crate) fn render(e: &Exposition<'_>) -> String {
     let t = e.topology;
     let sid = e.service;
     let name = t.services[sid].name.as_str();

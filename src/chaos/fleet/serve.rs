@@ -65,7 +65,7 @@ pub struct Bound {
 /// What `drive` sends to start a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StartRequest {
+pub(crate) struct StartRequest {
     /// Who started the run: a driver's retry of its own start names the
     /// same id and gets the same run; any other start waits for its end.
     pub run_id: String,
@@ -81,25 +81,25 @@ pub struct StartRequest {
 /// What `drive` sends to stop its run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StopRequest {
+pub(crate) struct StopRequest {
     /// The run to stop; another one going on is left alone (409).
     #[serde(default)]
     pub run_id: Option<String>,
 }
 
 /// The longest run a start may ask for (`drive --duration`).
-pub const MAX_HORIZON: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const MAX_HORIZON: Duration = Duration::from_secs(24 * 3600);
 /// The longest grace period a start may ask for.
-pub const MAX_GRACE: Duration = Duration::from_secs(600);
+pub(crate) const MAX_GRACE: Duration = Duration::from_secs(600);
 /// The longest fault name a start may carry (a path, for a scenario file).
-pub const MAX_FAULT_NAME: usize = 4096;
+pub(crate) const MAX_FAULT_NAME: usize = 4096;
 /// The longest run id.
-pub const MAX_RUN_ID: usize = 64;
+pub(crate) const MAX_RUN_ID: usize = 64;
 
 impl StartRequest {
     /// Every field within its bound; the refusal names the field and the
     /// bound.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         check_run_id(&self.run_id)?;
         let over = |field: &str, value: u64, bound: Duration| {
             format!(
@@ -138,7 +138,7 @@ fn check_run_id(id: &str) -> Result<(), String> {
 }
 
 impl StopRequest {
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         self.run_id.as_deref().map_or(Ok(()), check_run_id)
     }
 }
@@ -199,7 +199,7 @@ pub(crate) enum StartError {
 impl Served {
     /// Starts a fresh run; the number of the run going on when it is the
     /// same (`run_id`); refused while another one goes on.
-    pub async fn start(self: &Arc<Self>, req: &StartRequest) -> Result<u64, StartError> {
+    pub(crate) async fn start(self: &Arc<Self>, req: &StartRequest) -> Result<u64, StartError> {
         let c = &self.config;
         if req.seed != c.seed {
             return Err(StartError::Mismatch(format!(
@@ -291,7 +291,7 @@ impl Served {
 
     /// Ends the run going on, if any and if it is `req`'s; its counters
     /// stay.
-    pub async fn stop(&self, req: &StopRequest) -> Result<(), StartError> {
+    pub(crate) async fn stop(&self, req: &StopRequest) -> Result<(), StartError> {
         if let Some(c) = self.current.lock().await.as_ref() {
             if let Some(id) = &req.run_id
                 && *id != c.id
@@ -327,7 +327,7 @@ impl Served {
     }
 
     /// The counters of the current (or last) run; zeros before the first.
-    pub async fn counters(&self) -> CountersAnswer {
+    pub(crate) async fn counters(&self) -> CountersAnswer {
         let c = &self.config;
         let t = &c.topology;
         let current = self.current.lock().await;

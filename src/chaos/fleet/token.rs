@@ -16,9 +16,9 @@ use std::path::Path;
 /// The environment variable a token may come from.
 pub const TOKEN_ENV: &str = "RETRYLINT_TOKEN";
 /// A token shorter than this is refused: guessing it must not be cheap.
-pub const MIN_TOKEN: usize = 16;
+pub(crate) const MIN_TOKEN: usize = 16;
 /// A token longer than this is refused: it travels in every admin request.
-pub const MAX_TOKEN: usize = 256;
+pub(crate) const MAX_TOKEN: usize = 256;
 
 /// A token, checked to be 16 to 256 visible ASCII characters. Its `Debug`
 /// does not show it.
@@ -130,7 +130,7 @@ impl Token {
     }
 
     /// The token as it is sent.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 

@@ -187,7 +187,7 @@ pub(crate) fn on_ctrl_c(stop: StopHandle) -> tokio::task::JoinHandle<()> {
 
 /// The run on the caller's tokio runtime. Every server and task it started
 /// has ended when it returns.
-pub async fn run_async(
+pub(crate) async fn run_async(
     topology: &Topology,
     scenario: &Scenario,
     load: &LoadSettings,

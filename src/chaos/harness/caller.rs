@@ -16,7 +16,7 @@ pub(crate) struct CallerState {
 }
 
 impl CallerState {
-    pub fn new(
+    pub(crate) fn new(
         budget: Option<&BudgetSpec>,
         breaker: Option<&BreakerSpec>,
         seed: u64,
@@ -32,10 +32,10 @@ impl CallerState {
 /// One logical request as it travels through the layers of one call.
 #[derive(Debug, Clone)]
 pub(crate) struct CallCtx {
-    pub request_id: u64,
+    pub(crate) request_id: u64,
     pub method: reqwest::Method,
     pub path: std::sync::Arc<str>,
-    pub non_idempotent: bool,
+    pub(crate) non_idempotent: bool,
     pub idempotency_key: Option<String>,
     /// Absolute run time by which the caller needs the answer, when the caller
     /// propagates deadlines; sent downstream as the remaining time.

@@ -31,12 +31,12 @@ pub(crate) struct LayerClient {
     pub timeout: Option<Duration>,
     /// `http://127.0.0.1:PORT` of the next hop; the call's path is appended.
     pub url: String,
-    pub transport: Transport,
+    pub(crate) transport: Transport,
     /// The service behind the hop when it is the callee itself (not a sidecar):
     /// refused connections count against it.
     pub callee: Option<ServiceId>,
     /// Whether the layer sends the remaining deadline downstream.
-    pub propagate_deadline: bool,
+    pub(crate) propagate_deadline: bool,
     /// Hedged copies instead of retries (app layers only).
     pub hedging: Option<HedgingPolicy>,
 }
@@ -62,7 +62,7 @@ pub(crate) struct CallResult {
     /// The last response's Retry-After, for sidecars to pass on.
     pub retry_after: Option<Duration>,
     /// The horizon stopped a retry (or the first attempt) of this call.
-    pub cut_by_horizon: bool,
+    pub(crate) cut_by_horizon: bool,
 }
 
 impl From<End> for CallResult {
@@ -79,7 +79,7 @@ impl LayerClient {
     /// Sends one logical request with retries (or hedged copies), as
     /// `state`'s caller, through its breaker if the layer has one; the
     /// policy engine's `LayerSession` decides, this loop sends and waits.
-    pub async fn call(&self, state: &Mutex<CallerState>, ctx: &CallCtx) -> CallResult {
+    pub(crate) async fn call(&self, state: &Mutex<CallerState>, ctx: &CallCtx) -> CallResult {
         let run = &self.run;
         let metrics = &run.metrics;
         metrics.layer_request(self.slot);

@@ -28,7 +28,7 @@ pub(crate) struct Run {
     pub http: reqwest::Client,
     pub plan: FaultPlan,
     /// The root of every request's `DrawKey`.
-    pub draw_seed: u64,
+    pub(crate) draw_seed: u64,
     pub metrics: Metrics,
     /// How long a connection to one of this run's servers may take to send
     /// a request's head (or sit idle between requests) before it is closed:
@@ -46,7 +46,7 @@ pub(crate) const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) const CLIENT_IDLE: Duration = Duration::from_secs(20);
 
 impl Run {
-    pub fn new(
+    pub(crate) fn new(
         horizon: Duration,
         http: reqwest::Client,
         plan: FaultPlan,
@@ -69,37 +69,37 @@ impl Run {
     }
 
     /// Time since the run started: the `now` the policy engine is given.
-    pub fn now(&self) -> Duration {
+    pub(crate) fn now(&self) -> Duration {
         self.start.elapsed()
     }
 
     /// The instant `at` after the start.
-    pub fn instant(&self, at: Duration) -> Instant {
+    pub(crate) fn instant(&self, at: Duration) -> Instant {
         self.start + at
     }
 
     /// Request ids of this run start at `first`: processes of one run
     /// (`retrylint serve`) take disjoint ranges, so a callee that counts
     /// duplicates by id never mistakes two callers' requests for one.
-    pub fn with_request_ids_from(self, first: u64) -> Self {
+    pub(crate) fn with_request_ids_from(self, first: u64) -> Self {
         self.next_id.store(first, Ordering::Relaxed);
         self
     }
 
     /// Connections that have not sent a whole request head within `d` are
     /// closed (`retrylint serve --header-timeout`).
-    pub fn with_header_timeout(mut self, d: Duration) -> Self {
+    pub(crate) fn with_header_timeout(mut self, d: Duration) -> Self {
         self.header_timeout = d;
         self
     }
 
     /// A fresh logical request id.
-    pub fn next_request_id(&self) -> u64 {
+    pub(crate) fn next_request_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Spawns `fut` as a tracked task that ends when the run is cancelled.
-    pub fn spawn<F>(&self, fut: F) -> tokio::task::JoinHandle<Option<F::Output>>
+    pub(crate) fn spawn<F>(&self, fut: F) -> tokio::task::JoinHandle<Option<F::Output>>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,

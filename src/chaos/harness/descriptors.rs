@@ -50,7 +50,7 @@ pub(crate) struct Need {
 }
 
 impl Need {
-    pub fn of(t: &Topology, in_flight: u64) -> Need {
+    pub(crate) fn of(t: &Topology, in_flight: u64) -> Need {
         let sidecars: usize = t.calls().map(|c| c.layers.len().saturating_sub(1)).sum();
         Need {
             listeners: (t.services.len() + sidecars) as u64,
@@ -60,12 +60,12 @@ impl Need {
     }
 
     /// With `in_flight` requests at once.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.descriptors_for(self.in_flight)
     }
 
     /// The least a run needs: one user request at a time.
-    pub fn minimum(&self) -> u64 {
+    pub(crate) fn minimum(&self) -> u64 {
         self.descriptors_for(1)
     }
 

@@ -22,7 +22,7 @@ impl DrawKey {
     const WORK: u64 = 4;
 
     /// User request number `index` of a run whose draws derive from `seed`.
-    pub fn user_request(seed: u64, index: u64) -> Self {
+    pub(crate) fn user_request(seed: u64, index: u64) -> Self {
         DrawKey(derive_seed(seed, index))
     }
 
@@ -31,28 +31,28 @@ impl DrawKey {
     }
 
     /// The `n`-th attempt (from 1) a layer sends for this logical request.
-    pub fn attempt(self, n: u32) -> Self {
+    pub(crate) fn attempt(self, n: u32) -> Self {
         self.child(Self::ATTEMPT, u64::from(n))
     }
 
     /// The `n`-th call a service makes while serving this attempt.
-    pub fn call(self, n: usize) -> Self {
+    pub(crate) fn call(self, n: usize) -> Self {
         self.child(Self::CALL, n as u64)
     }
 
     /// The fault dice of the service this attempt reaches.
-    pub fn fault_rng(self) -> Rng {
+    pub(crate) fn fault_rng(self) -> Rng {
         seeded_rng(self.child(Self::FAULT, 0).0)
     }
 
     /// The work-time draw of the service this attempt reaches.
-    pub fn work_rng(self) -> Rng {
+    pub(crate) fn work_rng(self) -> Rng {
         seeded_rng(self.child(Self::WORK, 0).0)
     }
 
     /// The key an incoming request carries; a request from outside the
     /// harness gets a fresh one.
-    pub fn from_headers(headers: &axum::http::HeaderMap, run: &Run) -> Self {
+    pub(crate) fn from_headers(headers: &axum::http::HeaderMap, run: &Run) -> Self {
         header::number(headers, header::DRAW).map_or_else(
             || {
                 let outsiders = derive_seed(run.draw_seed, u64::MAX);

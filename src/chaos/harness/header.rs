@@ -4,28 +4,28 @@
 use super::draw::DrawKey;
 
 /// The logical request: the same on every retry of every layer of one call.
-pub const REQUEST_ID: &str = "x-retrylint-request";
+pub(crate) const REQUEST_ID: &str = "x-retrylint-request";
 /// Set on calls that are not idempotent, so the callee counts duplicates.
-pub const NON_IDEMPOTENT: &str = "x-retrylint-non-idempotent";
+pub(crate) const NON_IDEMPOTENT: &str = "x-retrylint-non-idempotent";
 /// Remaining time of the caller's deadline, in µs (like `grpc-timeout`).
-pub const DEADLINE_US: &str = "x-retrylint-deadline-us";
-pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+pub(crate) const DEADLINE_US: &str = "x-retrylint-deadline-us";
+pub(crate) const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// The attempt's draw key (`DrawKey`), in decimal.
-pub const DRAW: &str = "x-retrylint-draw";
+pub(crate) const DRAW: &str = "x-retrylint-draw";
 
 /// A harness header's decimal value, if present and well formed.
-pub fn number(headers: &axum::http::HeaderMap, name: &str) -> Option<u64> {
+pub(crate) fn number(headers: &axum::http::HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.parse().ok()
 }
 
 /// The harness headers of one attempt, for either transport to render.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AttemptHeaders<'a> {
-    pub request_id: u64,
-    pub non_idempotent: bool,
+    pub(crate) request_id: u64,
+    pub(crate) non_idempotent: bool,
     pub idempotency_key: Option<&'a str>,
     /// The remaining deadline sent downstream, in µs.
-    pub deadline_us: Option<u64>,
+    pub(crate) deadline_us: Option<u64>,
     pub draw: DrawKey,
 }
 
@@ -39,7 +39,7 @@ pub(crate) struct HeaderScratch {
 
 impl<'a> AttemptHeaders<'a> {
     /// Each header's name and value, numbers rendered into `scratch`.
-    pub fn pairs<'s>(
+    pub(crate) fn pairs<'s>(
         &self,
         scratch: &'s mut HeaderScratch,
     ) -> impl Iterator<Item = (&'static str, &'s str)>

@@ -97,7 +97,7 @@ pub(crate) struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(services: usize, slots: usize, targets: Vec<bool>) -> Self {
+    pub(crate) fn new(services: usize, slots: usize, targets: Vec<bool>) -> Self {
         Metrics {
             late: AtomicU64::new(0),
             not_sent: AtomicU64::new(0),
@@ -114,7 +114,7 @@ impl Metrics {
 
     /// The services whose queue depth the goodput series follows
     /// (`crate::run::queueing::watched`).
-    pub fn watch_queues(mut self, watched: Vec<bool>) -> Self {
+    pub(crate) fn watch_queues(mut self, watched: Vec<bool>) -> Self {
         self.watched_queues = watched;
         self
     }
@@ -126,7 +126,7 @@ impl Metrics {
     }
 
     /// A request arrived at `service`.
-    pub fn arrived(&self, service: ServiceId, at: Duration) {
+    pub(crate) fn arrived(&self, service: ServiceId, at: Duration) {
         if let Some(s) = self.services.get(service) {
             lock(s).count.received += 1;
         }
@@ -135,7 +135,7 @@ impl Metrics {
 
     /// A connection to `service` was refused: it counts as an arrival that
     /// got no answer, so a service that is down still shows its load.
-    pub fn refused(&self, service: ServiceId, at: Duration) {
+    pub(crate) fn refused(&self, service: ServiceId, at: Duration) {
         if let Some(s) = self.services.get(service) {
             let mut s = lock(s);
             s.count.received += 1;
@@ -145,7 +145,7 @@ impl Metrics {
     }
 
     /// `service` answered `status` after `took`.
-    pub fn answered(&self, service: ServiceId, status: u16, took: Duration) {
+    pub(crate) fn answered(&self, service: ServiceId, status: u16, took: Duration) {
         if let Some(s) = self.services.get(service) {
             let mut s = lock(s);
             s.count.answered(status);
@@ -154,7 +154,7 @@ impl Metrics {
     }
 
     /// `service` dropped a request without an answer.
-    pub fn dropped(&self, service: ServiceId, why: Dropped) {
+    pub(crate) fn dropped(&self, service: ServiceId, why: Dropped) {
         if let Some(s) = self.services.get(service) {
             let c = &mut lock(s).count;
             match why {
@@ -167,7 +167,7 @@ impl Metrics {
 
     /// `service` executes logical request `id` of a non-idempotent call without
     /// an idempotency key; a second execution is a duplicate.
-    pub fn executed(&self, service: ServiceId, id: u64) {
+    pub(crate) fn executed(&self, service: ServiceId, id: u64) {
         if let Some(s) = self.services.get(service) {
             let mut s = lock(s);
             if !s.executed.insert(id) {
@@ -180,19 +180,19 @@ impl Metrics {
         self.layers.get(slot)
     }
 
-    pub fn layer_request(&self, slot: usize) {
+    pub(crate) fn layer_request(&self, slot: usize) {
         if let Some(l) = self.layer(slot) {
             l.requests.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    pub fn layer_attempt(&self, slot: usize) {
+    pub(crate) fn layer_attempt(&self, slot: usize) {
         if let Some(l) = self.layer(slot) {
             l.attempts.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    pub fn layer_retry(&self, slot: usize, cause: Outcome, honored_retry_after: bool) {
+    pub(crate) fn layer_retry(&self, slot: usize, cause: Outcome, honored_retry_after: bool) {
         if let Some(l) = self.layer(slot) {
             l.retries.fetch_add(1, Ordering::Relaxed);
             *lock(&l.by_reason).entry(cause).or_default() += 1;
@@ -203,14 +203,14 @@ impl Metrics {
     }
 
     /// The layer's breaker rejected a request or an attempt.
-    pub fn short_circuited(&self, slot: usize) {
+    pub(crate) fn short_circuited(&self, slot: usize) {
         if let Some(l) = self.layer(slot) {
             l.short_circuited.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// The layer's breaker changed state at run time `at`.
-    pub fn transition(&self, slot: usize, at: Duration, t: Transition) {
+    pub(crate) fn transition(&self, slot: usize, at: Duration, t: Transition) {
         if let Some(l) = self.layer(slot) {
             let mut g = lock(&l.transitions);
             g.0[t.index()] += 1;
@@ -221,21 +221,21 @@ impl Metrics {
     }
 
     /// The layer sent a hedged copy after the first, or cancelled one.
-    pub fn hedged(&self, slot: usize, sent: u64, cancelled: u64) {
+    pub(crate) fn hedged(&self, slot: usize, sent: u64, cancelled: u64) {
         if let Some(l) = self.layer(slot) {
             l.hedges.fetch_add(sent, Ordering::Relaxed);
             l.cancelled.fetch_add(cancelled, Ordering::Relaxed);
         }
     }
 
-    pub fn layer_stop(&self, slot: usize, why: Stop) {
+    pub(crate) fn layer_stop(&self, slot: usize, why: Stop) {
         if let Some(l) = self.layer(slot) {
             l.stops[why.index()].fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// A user request ended at `at` with `outcome` after `latency`.
-    pub fn user_request(&self, outcome: Outcome, latency: Duration, at: Duration) {
+    pub(crate) fn user_request(&self, outcome: Outcome, latency: Duration, at: Duration) {
         {
             let mut e = lock(&self.e2e);
             e.count.finished(outcome, at);
@@ -247,22 +247,22 @@ impl Metrics {
     }
 
     /// A user request was due at `at`.
-    pub fn offered(&self, at: Duration) {
+    pub(crate) fn offered(&self, at: Duration) {
         lock(&self.goodput).offered(at);
     }
 
     /// An attempt timed out at `at`.
-    pub fn timed_out(&self, at: Duration) {
+    pub(crate) fn timed_out(&self, at: Duration) {
         lock(&self.goodput).timed_out(at);
     }
 
     /// A retry was decided at `at`.
-    pub fn retried_at(&self, at: Duration) {
+    pub(crate) fn retried_at(&self, at: Duration) {
         lock(&self.goodput).retried(at);
     }
 
     /// `service`'s full queue turned a request away at `at`.
-    pub fn queue_rejected(&self, service: ServiceId, at: Duration) {
+    pub(crate) fn queue_rejected(&self, service: ServiceId, at: Duration) {
         if let Some(s) = self.services.get(service) {
             lock(s).count.rejected += 1;
         }
@@ -270,7 +270,7 @@ impl Metrics {
     }
 
     /// `service`'s queue is `depth` deep at `at`.
-    pub fn queue_depth(&self, service: ServiceId, at: Duration, depth: u64) {
+    pub(crate) fn queue_depth(&self, service: ServiceId, at: Duration, depth: u64) {
         if let Some(s) = self.services.get(service) {
             let c = &mut lock(s).count;
             c.max_queue = c.max_queue.max(depth);
@@ -281,7 +281,7 @@ impl Metrics {
     }
 
     /// `service` dropped a queued request whose deadline had passed.
-    pub fn queue_expired(&self, service: ServiceId) {
+    pub(crate) fn queue_expired(&self, service: ServiceId) {
         if let Some(s) = self.services.get(service) {
             lock(s).count.expired += 1;
         }
@@ -289,43 +289,43 @@ impl Metrics {
 
     /// A request of `service` got a worker after waiting `waited` and holds
     /// it for `work`.
-    pub fn served(&self, service: ServiceId, waited: Duration, work: Duration) {
+    pub(crate) fn served(&self, service: ServiceId, waited: Duration, work: Duration) {
         if let Some(s) = self.services.get(service) {
             lock(s).count.serve(waited, work);
         }
     }
 
     /// `service` finished work on a request whose caller had given up.
-    pub fn wasted(&self, service: ServiceId) {
+    pub(crate) fn wasted(&self, service: ServiceId) {
         if let Some(s) = self.services.get(service) {
             lock(s).count.wasted += 1;
         }
     }
 
     /// User requests still in flight when the run ended: failed, no latency.
-    pub fn unfinished(&self, n: u64) {
+    pub(crate) fn unfinished(&self, n: u64) {
         let c = &mut lock(&self.e2e).count;
         c.requests += n;
         c.unfinished += n;
     }
 
     /// An open-loop user request waited for a free slot.
-    pub fn late(&self) {
+    pub(crate) fn late(&self) {
         self.late.fetch_add(1, Ordering::Relaxed);
     }
 
     /// `n` open-loop user requests were due but never got a slot.
-    pub fn not_sent(&self, n: u64) {
+    pub(crate) fn not_sent(&self, n: u64) {
         self.not_sent.fetch_add(n, Ordering::Relaxed);
     }
 
     /// A connect or an accept failed because descriptors ran out.
-    pub fn out_of_descriptors(&self) {
+    pub(crate) fn out_of_descriptors(&self) {
         self.descriptor_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// How the harness kept up, as counted (the caller adds the limits).
-    pub fn harness(&self) -> Harness {
+    pub(crate) fn harness(&self) -> Harness {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         Harness {
             late: get(&self.late),
@@ -336,7 +336,7 @@ impl Metrics {
     }
 
     /// `123 requests, 97 ok` for the progress bar.
-    pub fn progress_line(&self) -> String {
+    pub(crate) fn progress_line(&self) -> String {
         let e = lock(&self.e2e);
         format!("{} requests, {} ok", e.count.requests, e.count.succeeded)
     }
@@ -359,7 +359,7 @@ impl Metrics {
 
     /// Everything counted so far, with the latency of every service's answers
     /// and of the user requests: what a `serve` process hands to `drive`.
-    pub fn snapshot(&self) -> crate::run::wire::Snapshot {
+    pub(crate) fn snapshot(&self) -> crate::run::wire::Snapshot {
         crate::run::wire::Snapshot {
             counts: self.counts(),
             latency: self
@@ -372,7 +372,7 @@ impl Metrics {
     }
 
     /// The report of a run of `t`.
-    pub fn report(&self, t: &Topology, layout: &Layout, info: RunInfo<'_>) -> RunReport {
+    pub(crate) fn report(&self, t: &Topology, layout: &Layout, info: RunInfo<'_>) -> RunReport {
         let counts = self.counts();
         let services: Vec<_> = self.services.iter().map(lock).collect();
         let e2e = lock(&self.e2e);
@@ -390,7 +390,7 @@ impl Metrics {
 
     /// The end-to-end figures alone; `client` names the client layer, if
     /// its row is wanted.
-    pub fn end_to_end(&self, client: Option<&str>) -> EndToEnd {
+    pub(crate) fn end_to_end(&self, client: Option<&str>) -> EndToEnd {
         let counts = self.counts();
         let e2e = lock(&self.e2e);
         let tally = Tally::single(&counts, Vec::new(), &e2e.latency);

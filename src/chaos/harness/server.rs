@@ -107,7 +107,7 @@ where
 pub(crate) struct CallerGone(Arc<AtomicBool>);
 
 impl CallerGone {
-    pub fn hung_up(&self) -> bool {
+    pub(crate) fn hung_up(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
 }

@@ -58,7 +58,7 @@ pub(crate) struct Tier {
 }
 
 impl Tier {
-    pub fn new(
+    pub(crate) fn new(
         run: Arc<Run>,
         id: ServiceId,
         latency: Latency,

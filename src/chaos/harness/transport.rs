@@ -23,7 +23,7 @@ use crate::policy::{Outcome, retry_after};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NoAnswer {
     pub outcome: Outcome,
-    pub out_of_descriptors: bool,
+    pub(crate) out_of_descriptors: bool,
 }
 
 impl From<Outcome> for NoAnswer {
@@ -58,7 +58,7 @@ pub(crate) struct DirectPool {
 }
 
 impl DirectPool {
-    pub fn new(addr: SocketAddr) -> Self {
+    pub(crate) fn new(addr: SocketAddr) -> Self {
         DirectPool {
             addr,
             host: addr.to_string(),
@@ -119,7 +119,7 @@ impl DirectPool {
 impl Transport {
     /// Sends one attempt to `base` + `path`; `Err` is `Connect` or `Reset`,
     /// and says whether descriptors ran out.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         base: &str,
         method: &Method,

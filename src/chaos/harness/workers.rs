@@ -50,7 +50,7 @@ struct Inner {
 }
 
 impl Workers {
-    pub fn new(service: ServiceId, spec: Queueing) -> Self {
+    pub(crate) fn new(service: ServiceId, spec: Queueing) -> Self {
         Workers {
             service,
             spec,
@@ -65,7 +65,11 @@ impl Workers {
     /// A request that must start by `latest_start` (absolute run time, when
     /// a deadline is known) to finish in time arrives: a worker at once,
     /// after a wait in the queue, or a rejection.
-    pub async fn enter<'a>(&'a self, run: &'a Run, latest_start: Option<Duration>) -> Entry<'a> {
+    pub(crate) async fn enter<'a>(
+        &'a self,
+        run: &'a Run,
+        latest_start: Option<Duration>,
+    ) -> Entry<'a> {
         let arrived = run.now();
         let waiting = {
             let mut g = lock(&self.inner);
@@ -178,7 +182,7 @@ pub(crate) struct Worker<'a> {
 impl Worker<'_> {
     /// The request waited from its arrival until now and will hold the
     /// worker for `work`: counted for mean waits and utilisation.
-    pub fn serve(&self, work: Duration) {
+    pub(crate) fn serve(&self, work: Duration) {
         let waited = self.run.now().saturating_sub(self.since);
         self.run.metrics.served(self.workers.service, waited, work);
     }

@@ -59,7 +59,7 @@ pub(crate) struct Driver {
 impl Driver {
     /// Sends every user request the settings allow and waits for them until
     /// `horizon + grace`.
-    pub async fn drive(self: Arc<Self>, grace: Duration) {
+    pub(crate) async fn drive(self: Arc<Self>, grace: Duration) {
         let users = TaskTracker::new();
         match self.load.arrival {
             Arrival::Clients(n) => {
@@ -166,7 +166,7 @@ impl Driver {
     /// User requests sent whose end was never counted. Read once the run's
     /// tasks are gone: one that ends between `drive`'s return and the
     /// shutdown counts its own end, and would otherwise count twice.
-    pub fn unfinished(&self) -> u64 {
+    pub(crate) fn unfinished(&self) -> u64 {
         self.started
             .load(Ordering::Relaxed)
             .saturating_sub(self.finished.load(Ordering::Relaxed))

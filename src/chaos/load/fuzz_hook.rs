@@ -33,7 +33,7 @@ pub struct Answer {
     pub status: u16,
     pub retry_after: Option<Duration>,
     /// Whether the client would send its next request on this connection.
-    pub reusable: bool,
+    pub(crate) reusable: bool,
 }
 
 struct Loopback {

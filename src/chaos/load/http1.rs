@@ -60,7 +60,7 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    pub async fn connect(addr: SocketAddr) -> io::Result<Conn> {
+    pub(crate) async fn connect(addr: SocketAddr) -> io::Result<Conn> {
         let stream = TcpStream::connect(addr).await?;
         // Only a latency tweak: a socket that refuses it still works.
         let _ = stream.set_nodelay(true);
@@ -74,7 +74,7 @@ impl Conn {
     /// Whether an idle connection is still fit to carry a request: the
     /// server has not closed it and sent nothing unasked. Uses the reactor's
     /// cached readiness, so a healthy connection costs no system call.
-    pub fn is_idle_usable(&self) -> bool {
+    pub(crate) fn is_idle_usable(&self) -> bool {
         let mut probe = [0u8; 1];
         matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
@@ -82,14 +82,14 @@ impl Conn {
     /// Resolves once the connection has something to read (or was closed):
     /// for tests that must see a server's close before going on.
     #[cfg(test)]
-    pub async fn readable(&self) {
+    pub(crate) async fn readable(&self) {
         let _ = self.stream.readable().await;
     }
 
     /// Sends one request and reads its response. `Ok((response, reusable))`;
     /// a connection that is not reusable must be dropped, and so must one
     /// whose exchange was cancelled midway (it is out of step).
-    pub async fn exchange<'n, 'v>(
+    pub(crate) async fn exchange<'n, 'v>(
         &mut self,
         method: &str,
         path: &str,

@@ -36,7 +36,7 @@ pub struct StandaloneRequest {
 
 /// Sends `req` with retries on the caller's runtime; the last attempt's
 /// outcome (`Timeout` when no attempt could start).
-pub async fn standalone_request(req: StandaloneRequest) -> Result<Outcome, ChaosError> {
+pub(crate) async fn standalone_request(req: StandaloneRequest) -> Result<Outcome, ChaosError> {
     let rest = req
         .url
         .strip_prefix("http://")

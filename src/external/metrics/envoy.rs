@@ -36,7 +36,7 @@ use crate::external::node::Cx;
 use crate::input::error::LoadError;
 
 /// The labels that carry the cluster's name.
-pub const CLUSTER_LABELS: &[&str] = &["envoy_cluster_name", "cluster_name"];
+pub(crate) const CLUSTER_LABELS: &[&str] = &["envoy_cluster_name", "cluster_name"];
 
 const TOTAL: &str = "envoy_cluster_upstream_rq_total";
 const RETRY: &str = "envoy_cluster_upstream_rq_retry";
@@ -58,7 +58,7 @@ struct Cluster {
 
 /// Adds the calls `samples` count to `facts`; returns how many clusters
 /// had requests (0: the document carries no retry counters to compare).
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     samples: &[Sample],
     caller: Option<&str>,

@@ -11,26 +11,26 @@ use crate::input::Pos;
 
 /// At most this many samples in one file: an Envoy with thousands of
 /// clusters writes some hundreds of thousands; more is not one proxy's dump.
-pub const MAX_SAMPLES: usize = 2_000_000;
+pub(crate) const MAX_SAMPLES: usize = 2_000_000;
 /// At most this many labels on one sample (Envoy writes one to three).
-pub const MAX_LABELS: usize = 64;
+pub(crate) const MAX_LABELS: usize = 64;
 
 /// One sample line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub name: String,
     pub labels: Vec<(String, String)>,
     pub value: f64,
     /// The start of the line (the metric name).
     pub at: Pos,
     /// The value's first character.
-    pub value_at: Pos,
+    pub(crate) value_at: Pos,
 }
 
 /// What is wrong with a line, for callers that tell cases apart (the
 /// message is the `Display`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Problem {
+pub(crate) enum Problem {
     #[error("expected a metric name (letters, digits, `_` and `:`, not starting with a digit)")]
     Name,
     #[error("expected a label name")]
@@ -62,14 +62,14 @@ pub enum Problem {
 #[error("{problem}")]
 pub struct Error {
     pub pos: Pos,
-    pub problem: Problem,
+    pub(crate) problem: Problem,
 }
 
 /// Whether `text` reads as an exposition rather than YAML or JSON: its first
 /// line that is not blank or a plain comment is `# HELP`/`# TYPE` or a
 /// sample (`name value` or `name{…`). A YAML mapping (`key: value`) or a
 /// JSON document never reads so.
-pub fn looks_like(text: &str) -> bool {
+pub(crate) fn looks_like(text: &str) -> bool {
     for line in text.lines().take(10_000) {
         let l = line.trim();
         if l.is_empty() {
@@ -118,7 +118,7 @@ fn parse_value(s: &str) -> Option<f64> {
 }
 
 /// Every sample of `text`, in order.
-pub fn parse(text: &str) -> Result<Vec<Sample>, Error> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Sample>, Error> {
     let mut out = Vec::new();
     for (n, raw) in (1u32..).zip(text.split('\n')) {
         let line = raw.strip_suffix('\r').unwrap_or(raw);

@@ -47,7 +47,7 @@ struct Target {
 /// The host a canonical target URI names: `dns:///payments:50051` and
 /// `xds:///payments` are `payments`, `dns://8.8.8.8/payments:50051` too;
 /// a target without a scheme is taken as `host:port`.
-pub fn target_host(target: &str) -> &str {
+pub(crate) fn target_host(target: &str) -> &str {
     let rest = match target.split_once("://") {
         Some((_, rest)) => rest.split_once('/').map_or(rest, |(_, path)| path),
         None => target,
@@ -61,7 +61,7 @@ pub fn target_host(target: &str) -> &str {
 
 /// Adds the calls `samples` count to `facts`; returns how many targets
 /// had calls.
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     samples: &[Sample],
     caller: Option<&str>,

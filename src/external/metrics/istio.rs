@@ -32,7 +32,7 @@ use crate::external::facts::{At, CountedFact, CounterKind, Facts, HostRef};
 use crate::external::node::Cx;
 use crate::input::error::LoadError;
 
-pub const REQUESTS: &str = "istio_requests_total";
+pub(crate) const REQUESTS: &str = "istio_requests_total";
 
 /// The response flag Envoy sets when a request's retries ran out.
 const URX: &str = "URX";
@@ -56,7 +56,7 @@ fn label<'a>(s: &'a Sample, keys: &[&str]) -> Option<&'a str> {
 /// The one caller the `reporter="source"` series name, if they name
 /// exactly one: a sidecar's scrape is its own workload's, so its Envoy
 /// cluster counters are that caller's too.
-pub fn sole_caller(samples: &[Sample]) -> Option<String> {
+pub(crate) fn sole_caller(samples: &[Sample]) -> Option<String> {
     let mut found: Option<String> = None;
     for s in samples {
         if s.name != REQUESTS || label(s, &["reporter"]) != Some("source") {
@@ -81,7 +81,7 @@ pub fn sole_caller(samples: &[Sample]) -> Option<String> {
 
 /// Adds the calls `samples` count to `facts`; returns how many caller →
 /// callee pairs had requests.
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     samples: &[Sample],
     caller: Option<&str>,

@@ -73,7 +73,7 @@ struct Parent {
 
 /// Adds the calls `samples` count to `facts`; returns how many parents
 /// had requests.
-pub fn read(
+pub(crate) fn read(
     cx: Cx,
     samples: &[Sample],
     caller: Option<&str>,

@@ -17,7 +17,7 @@ pub mod exposition;
 pub mod grpc;
 pub mod istio;
 pub mod linkerd;
-pub mod prom_api;
+pub(crate) mod prom_api;
 
 use super::facts::{Account, Facts};
 use super::node::Cx;
@@ -55,12 +55,12 @@ fn counter(cx: Cx, s: &Sample, help: &str) -> Result<u64, LoadError> {
 }
 
 /// What counters since start cover, said beside every figure.
-pub const SINCE_START: &str = "since the proxy started";
+pub(crate) const SINCE_START: &str = "since the proxy started";
 /// The same, for a query that may hold several proxies' series.
-pub const SINCE_EACH_START: &str = "since each proxy started";
+pub(crate) const SINCE_EACH_START: &str = "since each proxy started";
 
 /// Reads a text exposition (the whole file) for `caller`'s proxy.
-pub fn read_exposition(
+pub(crate) fn read_exposition(
     cx: Cx,
     text: &str,
     caller: Option<&str>,
@@ -91,7 +91,7 @@ pub fn read_exposition(
 }
 
 /// Reads a Prometheus API query result for `caller`'s proxies.
-pub fn read_query(
+pub(crate) fn read_query(
     cx: Cx,
     root: &Node,
     caller: Option<&str>,

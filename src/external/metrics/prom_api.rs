@@ -19,17 +19,17 @@ use crate::input::{Node, Value};
 
 /// What a result gave: its series as samples, and the latest evaluation
 /// time among them (Unix seconds), which says when the counters were read.
-pub struct Read {
+pub(crate) struct Read {
     pub samples: Vec<Sample>,
-    pub evaluated_at: Option<f64>,
+    pub(crate) evaluated_at: Option<f64>,
     /// `vector`, `matrix`, or the kind that holds no series.
-    pub result_type: String,
+    pub(crate) result_type: String,
 }
 
 /// Whether a document is an API result: `status` and `data.resultType`,
 /// or an error answer (`status: error` with `errorType`), which is read to
 /// say so rather than skipped as not understood.
-pub fn detect(root: &Node) -> bool {
+pub(crate) fn detect(root: &Node) -> bool {
     let Some(status) = get(root, "status").and_then(str_at) else {
         return false;
     };
@@ -49,7 +49,7 @@ fn number(n: &Node) -> Option<f64> {
     }
 }
 
-pub fn read(cx: Cx, root: &Node) -> Result<Read, LoadError> {
+pub(crate) fn read(cx: Cx, root: &Node) -> Result<Read, LoadError> {
     let status = get(root, "status").and_then(str_at).unwrap_or("");
     if status != "success" {
         let why = get(root, "error")

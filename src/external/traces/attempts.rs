@@ -22,7 +22,7 @@
 
 /// A span attribute, whatever the format wrote it as.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Attr<'a> {
+pub(crate) enum Attr<'a> {
     Str(&'a str),
     Int(i128),
     Bool(bool),
@@ -48,15 +48,15 @@ impl Attr<'_> {
 
 /// What one span says about attempts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Signals {
+pub(crate) struct Signals {
     /// The attempt number this span is (1 for the first), from
     /// resend_count or gRPC's previous attempts.
     pub attempt: Option<u32>,
     /// `x-envoy-attempt-count` on a server span: the proxy's attempt number.
-    pub proxy_attempt: Option<u32>,
+    pub(crate) proxy_attempt: Option<u32>,
     /// The next request is a redirect or an authentication resend, or this
     /// one is gRPC's transparent retry: not a retry.
-    pub not_retry: bool,
+    pub(crate) not_retry: bool,
     /// The request failed.
     pub failed: bool,
     /// The request is known to have succeeded: a 2xx status, gRPC OK, or
@@ -92,7 +92,7 @@ fn first<'a>(attr: &impl Fn(&str) -> Option<Attr<'a>>, keys: &[&str]) -> Option<
 /// status field says (OTLP `status.code`), if anything, and `ok` whether
 /// the format says the span succeeded when nothing among its attributes
 /// says it failed.
-pub fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool, ok: bool) -> Signals {
+pub(crate) fn read<'a>(attr: impl Fn(&str) -> Option<Attr<'a>>, error: bool, ok: bool) -> Signals {
     let resend = first(&attr, RESEND).map(|r| r.saturating_add(1));
     let grpc = first(&attr, GRPC_PREVIOUS).map(|r| r.saturating_add(1));
     let status = first(&attr, STATUS);

@@ -9,7 +9,11 @@
 /// nobody calls, in index order, then at `roots` (where the traces
 /// start), then at any left (a cycle with no way in), and follows each
 /// node's edges in their order: the same input gives the same cuts.
-pub fn back_edges(n: usize, edges: &[(usize, usize)], roots: &[usize]) -> Vec<(usize, Vec<usize>)> {
+pub(crate) fn back_edges(
+    n: usize,
+    edges: &[(usize, usize)],
+    roots: &[usize],
+) -> Vec<(usize, Vec<usize>)> {
     let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut called = vec![false; n];
     for (i, &(from, to)) in edges.iter().enumerate() {

@@ -31,7 +31,7 @@ fn required<'a>(cx: Cx, n: &'a Node, key: &str) -> Result<&'a Node, LoadError> {
     })
 }
 
-pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     let traces = if get(root, "data").is_some() {
         crate::external::node::list(cx, root, "data")?
     } else {

@@ -40,7 +40,7 @@ use std::time::Duration;
 use super::facts::{At, CallFact, Facts, ServiceFact};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SpanKind {
+pub(crate) enum SpanKind {
     Client,
     Server,
     Other,
@@ -51,7 +51,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// The kind a span's messaging attribute overrides.
-    pub fn or_messaging(self, messaging: bool) -> SpanKind {
+    pub(crate) fn or_messaging(self, messaging: bool) -> SpanKind {
         if messaging { SpanKind::Messaging } else { self }
     }
 }
@@ -59,7 +59,7 @@ impl SpanKind {
 /// Whether an attribute says its span is of a gRPC call: OpenTelemetry's
 /// `rpc.system: grpc`, or a gRPC status code attribute (`rpc.grpc.status_code`;
 /// Brave's `grpc.status_code` in Zipkin).
-pub fn grpc_attr(key: &str, value: Option<&str>) -> bool {
+pub(crate) fn grpc_attr(key: &str, value: Option<&str>) -> bool {
     (key == "rpc.system" && value == Some("grpc"))
         || key == "rpc.grpc.status_code"
         || key == "grpc.status_code"
@@ -69,14 +69,14 @@ pub fn grpc_attr(key: &str, value: Option<&str>) -> bool {
 /// message: OpenTelemetry's `messaging.*` conventions, and the tags Brave's
 /// messaging instrumentations write in Zipkin (`kafka.topic`,
 /// `kafka.partition`, `rabbit.queue`, `jms.queue`, …).
-pub fn messaging_key(key: &str) -> bool {
+pub(crate) fn messaging_key(key: &str) -> bool {
     ["messaging.", "kafka.", "rabbit.", "jms."]
         .iter()
         .any(|p| key.starts_with(p))
 }
 /// One span, in the common form.
 #[derive(Debug, Clone)]
-pub struct Span {
+pub(crate) struct Span {
     pub trace: String,
     pub id: String,
     pub parent: Option<String>,
@@ -101,16 +101,16 @@ pub struct Span {
 
 /// Spans gathered from every trace file.
 #[derive(Debug, Clone, Default)]
-pub struct Acc {
+pub(crate) struct Acc {
     pub spans: Vec<Span>,
 }
 
 /// At most this many spans in all: a trace export of a busy hour would
 /// take the memory of a large topology many times over.
-pub const MAX_SPANS: usize = 2_000_000;
+pub(crate) const MAX_SPANS: usize = 2_000_000;
 
 impl Acc {
-    pub fn push(&mut self, s: Span) -> bool {
+    pub(crate) fn push(&mut self, s: Span) -> bool {
         if self.spans.len() >= MAX_SPANS {
             return false;
         }
@@ -118,7 +118,7 @@ impl Acc {
         true
     }
 
-    pub fn finish(self, facts: &mut Facts) {
+    pub(crate) fn finish(self, facts: &mut Facts) {
         let spans = dedup(self.spans, facts);
         if spans.is_empty() {
             return;
@@ -499,7 +499,10 @@ fn rank(times: &[Duration], q: f64) -> Duration {
 
 /// The HTTP method among a span's attributes, new name first; without
 /// one, from the span's name.
-pub fn method_of<'a>(attr: impl Fn(&str) -> Option<&'a str>, name: Option<&str>) -> Option<String> {
+pub(crate) fn method_of<'a>(
+    attr: impl Fn(&str) -> Option<&'a str>,
+    name: Option<&str>,
+) -> Option<String> {
     attr("http.request.method")
         .or_else(|| attr("http.method"))
         .map(|m| m.to_ascii_uppercase())
@@ -525,7 +528,7 @@ pub fn method_in_name(name: &str) -> Option<String> {
 }
 
 /// Grafana Tempo's `{"batches": […]}`: a list of OTLP resource spans.
-pub fn tempo_batches(root: &crate::input::Node) -> bool {
+pub(crate) fn tempo_batches(root: &crate::input::Node) -> bool {
     use crate::external::node::{get, items};
     get(root, "batches")
         .map(items)

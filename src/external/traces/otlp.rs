@@ -95,7 +95,7 @@ fn required<'a>(cx: Cx, span: &'a Node, key: &str) -> Result<&'a str, LoadError>
     }
 }
 
-pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     let key = if get(root, "resourceSpans").is_some() {
         "resourceSpans"
     } else {

@@ -26,7 +26,7 @@ fn required<'a>(cx: Cx, n: &'a Node, key: &str) -> Result<&'a Node, LoadError> {
     })
 }
 
-pub fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
+pub(crate) fn read(cx: Cx, root: &Node, facts: &mut Facts) -> Result<(), LoadError> {
     let mut spans: Vec<&Node> = Vec::new();
     for item in items(root) {
         match &item.value {

@@ -30,7 +30,7 @@ impl Reporter<CheckReport> for Json {
 
 /// The JSON object of a report, borrowing it.
 #[derive(Serialize)]
-pub struct Document<'a> {
+pub(crate) struct Document<'a> {
     version: u32,
     topology: &'a str,
     file: &'a str,
@@ -50,7 +50,7 @@ pub struct Document<'a> {
 }
 
 impl<'a> Document<'a> {
-    pub fn of(r: &'a CheckReport) -> Self {
+    pub(crate) fn of(r: &'a CheckReport) -> Self {
         Document {
             version: 1,
             topology: &r.topology,

@@ -8,7 +8,7 @@ const PER_THREAD: usize = 2048;
 
 /// Writes what `render` makes of each item, in order; on up to four threads
 /// when there are enough items to share.
-pub fn write_each<T: Sync>(
+pub(crate) fn write_each<T: Sync>(
     items: &[T],
     out: &mut dyn Write,
     render: impl Fn(&T, &mut String) + Sync,
@@ -40,7 +40,7 @@ pub fn write_each<T: Sync>(
 }
 
 /// Whether `items` things to render are enough to share among threads.
-pub fn worth_sharing(items: usize) -> bool {
+pub(crate) fn worth_sharing(items: usize) -> bool {
     items >= 2 * PER_THREAD
 }
 

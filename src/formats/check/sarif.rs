@@ -36,7 +36,7 @@ use crate::lint::{CheckReport, Finding, RULES, Severity, rules::find_rule};
 
 pub struct Sarif;
 
-pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+pub(crate) const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 impl Reporter<CheckReport> for Sarif {
     fn render(&self, r: &CheckReport, style: Style<'_>) -> String {
@@ -175,7 +175,7 @@ fn results(r: &CheckReport) -> impl Iterator<Item = Value> + '_ {
 }
 
 /// The hash of what a finding is about, independent of where it sits.
-pub fn finding_hash(f: &Finding) -> u64 {
+pub(crate) fn finding_hash(f: &Finding) -> u64 {
     let mut bytes = Vec::new();
     let (from, to) = f
         .call
@@ -314,7 +314,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// The hash of a finding's place: its source line without surrounding white
 /// space (so re-indenting or moving the line keeps it), then the rule code.
-pub fn line_hash(line: &str, code: &str) -> u64 {
+pub(crate) fn line_hash(line: &str, code: &str) -> u64 {
     let mut bytes = line.trim().as_bytes().to_vec();
     bytes.push(0);
     bytes.extend_from_slice(code.as_bytes());

@@ -7,7 +7,7 @@ use crate::lint::CheckReport;
 use crate::visible;
 
 /// A copy of `r` with control characters escaped, or `None` when it has none.
-pub fn escaped(r: &CheckReport) -> Option<CheckReport> {
+pub(crate) fn escaped(r: &CheckReport) -> Option<CheckReport> {
     if !needs_escape(r) {
         return None;
     }

@@ -13,7 +13,7 @@ struct Comparison<'a> {
     topologies: &'a [ComparisonRow],
 }
 
-pub fn render(rows: &[ComparisonRow], seed: u64) -> String {
+pub(crate) fn render(rows: &[ComparisonRow], seed: u64) -> String {
     let doc = Comparison {
         mode: "simulate",
         fault: rows.first().map_or("", |r| r.fault.as_str()),
@@ -26,7 +26,7 @@ pub fn render(rows: &[ComparisonRow], seed: u64) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ComparisonJson;
+pub(crate) struct ComparisonJson;
 
 impl crate::formats::Reporter<crate::formats::Comparison<'_>> for ComparisonJson {
     fn render(&self, c: &crate::formats::Comparison<'_>, _: crate::formats::Style<'_>) -> String {

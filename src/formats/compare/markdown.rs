@@ -7,7 +7,7 @@ use super::table::{after_the_fault, completion, headline, name, percent, spread}
 use crate::formats::run::table::{amp, ms};
 use crate::run::ComparisonRow;
 
-pub fn render(rows: &[ComparisonRow]) -> String {
+pub(crate) fn render(rows: &[ComparisonRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### {}\n", escape(&headline(rows)));
     if rows.is_empty() {
@@ -59,7 +59,7 @@ fn escape(s: &str) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ComparisonMarkdown;
+pub(crate) struct ComparisonMarkdown;
 
 impl crate::formats::Reporter<crate::formats::Comparison<'_>> for ComparisonMarkdown {
     fn render(&self, c: &crate::formats::Comparison<'_>, _: crate::formats::Style<'_>) -> String {

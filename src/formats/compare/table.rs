@@ -11,7 +11,7 @@ use crate::formats::run::table::{amp, ms};
 use crate::run::ComparisonRow;
 use crate::run::Spread;
 
-pub fn render(rows: &[ComparisonRow]) -> String {
+pub(crate) fn render(rows: &[ComparisonRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", headline(rows));
     let mut t = Table::new();
@@ -134,7 +134,7 @@ pub(crate) fn completion(s: Option<&Spread>) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ComparisonTable;
+pub(crate) struct ComparisonTable;
 
 impl crate::formats::Reporter<crate::formats::Comparison<'_>> for ComparisonTable {
     fn render(&self, c: &crate::formats::Comparison<'_>, _: crate::formats::Style<'_>) -> String {

@@ -6,7 +6,7 @@
 use crate::probe::ProbeReport;
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ProbeJson;
+pub(crate) struct ProbeJson;
 
 impl crate::formats::Reporter<ProbeReport> for ProbeJson {
     fn render(&self, r: &ProbeReport, _: crate::formats::Style<'_>) -> String {

@@ -15,7 +15,7 @@ fn escape(s: &str) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ProbeMarkdown;
+pub(crate) struct ProbeMarkdown;
 
 impl crate::formats::Reporter<ProbeReport> for ProbeMarkdown {
     fn render(&self, r: &ProbeReport, _: crate::formats::Style<'_>) -> String {

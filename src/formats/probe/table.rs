@@ -13,7 +13,7 @@ use crate::probe::infer::fit::fmt_ms;
 use crate::probe::{Field, ProbeReport, RunRecord, ScenarioRecord};
 
 /// One row of the policy table: field, value, confidence, evidence.
-pub struct PolicyRow {
+pub(crate) struct PolicyRow {
     pub field: String,
     pub value: String,
     pub confidence: &'static str,
@@ -34,7 +34,7 @@ fn yes_no(b: &bool) -> String {
 }
 
 /// The measured policy as rows, in the order a reader checks them.
-pub fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
+pub(crate) fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
     let p = &r.policy;
     let mut rows = vec![row(
         "max_attempts",
@@ -161,7 +161,7 @@ const SHOWN_WAITS: usize = 10;
 
 /// `1001/2003` (median waits of a scenario's runs, per retry), the first
 /// [`SHOWN_WAITS`] of them: `5.00/5.00/… 19,989 more`.
-pub fn scenario_waits(s: &ScenarioRecord) -> String {
+pub(crate) fn scenario_waits(s: &ScenarioRecord) -> String {
     let waits: Vec<Vec<f64>> = s.runs.iter().map(RunRecord::waits_ms).collect();
     let longest = waits.iter().map(Vec::len).max().unwrap_or(0);
     if longest == 0 {
@@ -185,7 +185,7 @@ pub fn scenario_waits(s: &ScenarioRecord) -> String {
 }
 
 /// `3 ×5` or `1, 3, 3`.
-pub fn scenario_attempts(s: &ScenarioRecord, refused: bool) -> String {
+pub(crate) fn scenario_attempts(s: &ScenarioRecord, refused: bool) -> String {
     if refused {
         return "not countable".into();
     }
@@ -201,7 +201,7 @@ pub fn scenario_attempts(s: &ScenarioRecord, refused: bool) -> String {
 }
 
 /// `exit 22 ×5`, `exit 0 ×3, killed at the time bound ×2`.
-pub fn scenario_exits(s: &ScenarioRecord) -> String {
+pub(crate) fn scenario_exits(s: &ScenarioRecord) -> String {
     let mut seen: Vec<(String, usize)> = Vec::new();
     for r in &s.runs {
         let d = r.exit.describe();
@@ -216,7 +216,7 @@ pub fn scenario_exits(s: &ScenarioRecord) -> String {
         .join(", ")
 }
 
-pub fn headline(r: &ProbeReport) -> String {
+pub(crate) fn headline(r: &ProbeReport) -> String {
     format!(
         "retrylint probe: {} — {} scenario{} × {} run{} in {:.1} s (each run bounded at {})",
         r.command.join(" "),
@@ -230,7 +230,7 @@ pub fn headline(r: &ProbeReport) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ProbeTable;
+pub(crate) struct ProbeTable;
 
 impl crate::formats::Reporter<ProbeReport> for ProbeTable {
     fn render(&self, r: &ProbeReport, _: crate::formats::Style<'_>) -> String {
@@ -320,7 +320,7 @@ pub fn render(r: &ProbeReport) -> String {
     out
 }
 
-pub fn preset_line(p: &crate::probe::PresetMatch) -> String {
+pub(crate) fn preset_line(p: &crate::probe::PresetMatch) -> String {
     if p.differences.is_empty() {
         return format!(
             "nearest preset: {} (no difference in what the probe sees)",
@@ -344,7 +344,7 @@ pub fn preset_line(p: &crate::probe::PresetMatch) -> String {
     )
 }
 
-pub fn expectation_line(e: &crate::probe::ExpectResult) -> String {
+pub(crate) fn expectation_line(e: &crate::probe::ExpectResult) -> String {
     let verdict = if e.held {
         "holds".to_owned()
     } else {

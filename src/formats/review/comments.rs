@@ -16,7 +16,7 @@ use crate::formats::check::markdown::{cell, code};
 use crate::review::suggestions::{Suggestion, Suggestions};
 
 /// The start of every comment's marker line.
-pub const MARKER: &str = "<!-- retrylint-suggestion ";
+pub(crate) const MARKER: &str = "<!-- retrylint-suggestion ";
 
 #[derive(Serialize)]
 struct Review<'a> {

@@ -26,7 +26,7 @@ const MAX_ROWS: usize = 40;
 const MAX_FINDINGS: usize = 20;
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ReviewMarkdown;
+pub(crate) struct ReviewMarkdown;
 
 impl crate::formats::Reporter<Review> for ReviewMarkdown {
     fn render(&self, r: &Review, _: crate::formats::Style<'_>) -> String {

@@ -20,7 +20,7 @@ pub enum RunFormat {
 
 /// A comparison: one row per topology under one scenario, and the seed.
 #[derive(Debug, Clone, Copy)]
-pub struct Comparison<'a> {
+pub(crate) struct Comparison<'a> {
     pub rows: &'a [ComparisonRow],
     pub seed: u64,
 }

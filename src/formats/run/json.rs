@@ -15,7 +15,7 @@ pub fn render(report: &RunReport) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct RunJson;
+pub(crate) struct RunJson;
 
 impl crate::formats::Reporter<RunReport> for RunJson {
     fn render(&self, report: &RunReport, _: crate::formats::Style<'_>) -> String {

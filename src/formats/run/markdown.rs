@@ -140,7 +140,7 @@ fn escape(s: &str) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct RunMarkdown;
+pub(crate) struct RunMarkdown;
 
 impl crate::formats::Reporter<RunReport> for RunMarkdown {
     fn render(&self, report: &RunReport, _: crate::formats::Style<'_>) -> String {

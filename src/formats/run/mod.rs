@@ -1,12 +1,12 @@
 //! A chaos run, a simulation, a sweep and a calibration: table, markdown and JSON.
 
 pub mod calibration;
-pub mod containment;
+pub(crate) mod containment;
 pub mod formats;
 pub mod goodput;
 pub mod json;
 pub mod markdown;
-pub mod sweep_json;
-pub mod sweep_markdown;
-pub mod sweep_table;
+pub(crate) mod sweep_json;
+pub(crate) mod sweep_markdown;
+pub(crate) mod sweep_table;
 pub mod table;

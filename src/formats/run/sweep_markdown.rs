@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::sweep_table::{cells, footer, headers, num};
 use crate::sim::sweep::SweepReport;
 
-pub fn render(r: &SweepReport) -> String {
+pub(crate) fn render(r: &SweepReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -32,7 +32,7 @@ pub fn render(r: &SweepReport) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct SweepMarkdown;
+pub(crate) struct SweepMarkdown;
 
 impl crate::formats::Reporter<SweepReport> for SweepMarkdown {
     fn render(&self, r: &SweepReport, _: crate::formats::Style<'_>) -> String {

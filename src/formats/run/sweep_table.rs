@@ -72,7 +72,7 @@ pub(crate) fn footer(r: &SweepReport) -> Vec<String> {
     out
 }
 
-pub fn render(r: &SweepReport) -> String {
+pub(crate) fn render(r: &SweepReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -119,7 +119,7 @@ pub fn render(r: &SweepReport) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct SweepTable;
+pub(crate) struct SweepTable;
 
 impl crate::formats::Reporter<SweepReport> for SweepTable {
     fn render(&self, r: &SweepReport, _: crate::formats::Style<'_>) -> String {

@@ -366,7 +366,7 @@ pub(crate) fn expectation(x: &ExpectOutcome) -> String {
 }
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct RunTable;
+pub(crate) struct RunTable;
 
 impl crate::formats::Reporter<RunReport> for RunTable {
     fn render(&self, report: &RunReport, _: crate::formats::Style<'_>) -> String {

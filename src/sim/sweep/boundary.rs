@@ -7,7 +7,7 @@ use super::Point;
 
 /// Where the boundary lies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Boundary {
+pub(crate) struct Boundary {
     /// The highest value tested at which at least half the trials
     /// recovered, below the lowest one above it at which fewer did; `null`
     /// when the grid does not bracket it (`bracket` says which way).
@@ -26,13 +26,13 @@ pub struct Boundary {
 }
 
 /// Whether at least half the trials of `p` recovered.
-pub fn recovers(p: &Point) -> bool {
+pub(crate) fn recovers(p: &Point) -> bool {
     2 * p.recovered_trials >= p.trials
 }
 
 /// The pair of neighbours (by value) to bisect between: the highest
 /// recovering point followed by one that does not.
-pub fn bracket(points: &[Point]) -> Option<(f64, f64)> {
+pub(super) fn bracket(points: &[Point]) -> Option<(f64, f64)> {
     points
         .windows(2)
         .rev()
@@ -41,7 +41,7 @@ pub fn bracket(points: &[Point]) -> Option<(f64, f64)> {
 }
 
 /// The boundary of `points`, sorted by value.
-pub fn find(points: &[Point], lo: f64, hi: f64) -> Boundary {
+pub(super) fn find(points: &[Point], lo: f64, hi: f64) -> Boundary {
     let Some((value, above)) = bracket(points) else {
         // Sorted by value, with no recovering point followed by a failing
         // one: either the top point recovers or none does.

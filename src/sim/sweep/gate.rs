@@ -10,7 +10,7 @@ use super::Sweep;
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoundaryGate {
     pub expr: String,
-    pub op: Op,
+    pub(crate) op: Op,
     /// In the swept variable's unit: `/s`, or seconds for `for`.
     pub threshold: f64,
 }

@@ -15,9 +15,10 @@ mod boundary;
 mod gate;
 mod spec;
 
-pub use boundary::{Boundary, recovers};
-pub use gate::{BoundaryGate, GateError};
-pub use spec::{Spec, SyntaxError, Unfit, Variable, point as scenario_at, surge_of};
+pub(crate) use boundary::Boundary;
+pub use gate::BoundaryGate;
+pub use spec::Spec;
+pub(crate) use spec::{Unfit, Variable, point as scenario_at, surge_of};
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -33,11 +34,11 @@ use crate::run::{ExpectOutcome, LoadSettings};
 use crate::topology::Topology;
 
 /// Bisection steps at most, once the grid brackets the boundary.
-pub const BISECT_STEPS: u32 = 4;
+pub(crate) const BISECT_STEPS: u32 = 4;
 
 /// One value of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Point {
+pub(crate) struct Point {
     /// The swept value (`/s` for `rate` and `surge`, seconds for `for`).
     pub value: f64,
     /// The open-loop rate of the point's runs, user requests a second.
@@ -45,16 +46,16 @@ pub struct Point {
     /// The surge's rate and length (seconds) in the point's scenario, when
     /// it has a surge.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub surge_rate: Option<f64>,
+    pub(crate) surge_rate: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub surge_for_s: Option<f64>,
+    pub(crate) surge_for_s: Option<f64>,
     pub trials: u32,
     pub recovered_trials: u32,
     /// 95 % Wilson interval of the recovered fraction.
     pub recovered_ci: [f64; 2],
     /// Mean over trials of the goodput (successes a second) over the window
     /// the rule judges after the fault.
-    pub goodput_after: f64,
+    pub(crate) goodput_after: f64,
     /// Mean over trials of the goodput before the fault.
     pub baseline: f64,
     /// `recovered` when at least half the trials did; otherwise the most
@@ -79,8 +80,8 @@ pub struct Sweep {
     /// The recovery rule every verdict was judged by.
     pub rule: &'static str,
     /// Sorted by value; bisection points among the grid's.
-    pub points: Vec<Point>,
-    pub boundary: Boundary,
+    pub(crate) points: Vec<Point>,
+    pub(crate) boundary: Boundary,
 }
 
 /// The whole report of `simulate --sweep`.
@@ -91,7 +92,7 @@ pub struct SweepReport {
     pub fault: String,
     pub seed: u64,
     /// Seconds each run lasts.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     pub sweep: Sweep,
     /// A sentence: how far the system recovers.
     pub headroom: String,

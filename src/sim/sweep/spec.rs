@@ -9,7 +9,7 @@ use crate::run::{Arrival, LoadSettings};
 
 /// What a sweep varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Variable {
+pub(crate) enum Variable {
     /// The open-loop `--rate`, user requests a second.
     Rate,
     /// The surge's rate (its size), user requests a second.
@@ -19,7 +19,7 @@ pub enum Variable {
 }
 
 impl Variable {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Variable::Rate => "rate",
             Variable::Surge => "surge",
@@ -28,7 +28,7 @@ impl Variable {
     }
 
     /// The unit of a value, as printed: `/s` or ` s`.
-    pub fn unit(self) -> &'static str {
+    pub(crate) fn unit(self) -> &'static str {
         match self {
             Variable::For => " s",
             _ => "/s",
@@ -37,7 +37,7 @@ impl Variable {
 
     /// A midpoint on this variable's grid: whole requests a second, tenths
     /// of a second.
-    pub fn round(self, v: f64) -> f64 {
+    pub(crate) fn round(self, v: f64) -> f64 {
         match self {
             Variable::For => (v * 10.0).round() / 10.0,
             _ => v.round(),
@@ -48,7 +48,7 @@ impl Variable {
 /// A sweep as asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spec {
-    pub variable: Variable,
+    pub(crate) variable: Variable,
     pub lo: f64,
     pub hi: f64,
     /// Grid points, LO and HI included.
@@ -172,7 +172,11 @@ pub enum Unfit {
 /// Checks that every point of `spec` leaves a whole second of each run
 /// after the fault: without one there is nothing to judge recovery by, and
 /// a verdict would be a guess.
-pub fn fit_after(spec: &Spec, scenario: &Scenario, load: &LoadSettings) -> Result<(), Unfit> {
+pub(crate) fn fit_after(
+    spec: &Spec,
+    scenario: &Scenario,
+    load: &LoadSettings,
+) -> Result<(), Unfit> {
     // The fault ends latest at the top of the grid (only `for` moves it).
     let (s, l) = point(spec.variable, spec.hi, scenario, load);
     let Some((_, end)) = s.window() else {
@@ -194,7 +198,11 @@ pub fn fit_after(spec: &Spec, scenario: &Scenario, load: &LoadSettings) -> Resul
 }
 
 /// Checks that `scenario` and `load` can be swept over `variable`.
-pub fn fit(variable: Variable, scenario: &Scenario, load: &LoadSettings) -> Result<(), Unfit> {
+pub(super) fn fit(
+    variable: Variable,
+    scenario: &Scenario,
+    load: &LoadSettings,
+) -> Result<(), Unfit> {
     if !matches!(load.arrival, Arrival::Rate(_)) {
         return Err(Unfit::ClosedLoop);
     }
@@ -213,7 +221,7 @@ pub fn fit(variable: Variable, scenario: &Scenario, load: &LoadSettings) -> Resu
 }
 
 /// The scenario and load of the point at `value`.
-pub fn point(
+pub(crate) fn point(
     variable: Variable,
     value: f64,
     scenario: &Scenario,
@@ -242,7 +250,7 @@ pub fn point(
 }
 
 /// The surge of `scenario` (its first surge phase): rate and length in seconds.
-pub fn surge_of(scenario: &Scenario) -> Option<(f64, Option<f64>)> {
+pub(crate) fn surge_of(scenario: &Scenario) -> Option<(f64, Option<f64>)> {
     scenario.phases.iter().find_map(|p| match &p.inject {
         Inject::Surge(s) => Some((s.rate, p.length.map(|l| l.as_secs_f64()))),
         _ => None,

@@ -15,7 +15,7 @@ const RIGHT: f64 = 14.0;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 44.0;
 
-pub fn section(out: &mut String, r: &Review) {
+pub(super) fn section(out: &mut String, r: &Review) {
     out.push_str("<section id=\"storm\">\n<h2>The storm in time</h2>\n");
     let _ = writeln!(
         out,

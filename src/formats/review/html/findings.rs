@@ -6,7 +6,7 @@ use super::{esc, ticks};
 use crate::review::Review;
 use crate::review::findings::Snippet;
 
-pub fn section(out: &mut String, r: &Review) {
+pub(super) fn section(out: &mut String, r: &Review) {
     out.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n");
     for side in &r.sides {
         if r.sides.len() > 1 {

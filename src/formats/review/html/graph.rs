@@ -10,7 +10,7 @@ use crate::lint::CheckReport;
 use crate::review::layout::{Layout, MAX_NAME_CHARS, NODE_H};
 use crate::review::{GraphView, Review};
 
-pub fn section(out: &mut String, r: &Review) {
+pub(super) fn section(out: &mut String, r: &Review) {
     out.push_str("<section id=\"graph\">\n<h2>Call graph</h2>\n");
     out.push_str("<p class=\"note\">Services in layers from the entry (top), each call labelled with the attempts of every layer that retries it (<code>app 3 × istio 3</code>: 9 attempts per call). Boxes are coloured by worst-case amplification; the thick line is the hottest path, red when it ends over the limit.</p>\n");
     let one = if r.sides.len() == 1 { " one" } else { "" };

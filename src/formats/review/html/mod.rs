@@ -40,7 +40,7 @@ pub const SECTIONS: &[&str] = &[
 ];
 
 /// This format behind [`crate::formats::Reporter`].
-pub struct ReviewHtml;
+pub(crate) struct ReviewHtml;
 
 impl crate::formats::Reporter<Review> for ReviewHtml {
     fn render(&self, r: &Review, _: crate::formats::Style<'_>) -> String {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::esc;
 use crate::review::Review;
 
-pub fn section(out: &mut String, r: &Review) {
+pub(super) fn section(out: &mut String, r: &Review) {
     if r.observed.is_empty() {
         return;
     }

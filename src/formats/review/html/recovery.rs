@@ -10,7 +10,7 @@ use crate::review::Review;
 use crate::review::recovery::{RecoveryMap, higher_rate_hint};
 
 /// Present only when some side has a map or a reason it has none.
-pub fn section(out: &mut String, r: &Review) {
+pub(super) fn section(out: &mut String, r: &Review) {
     if r.sides.iter().all(|s| s.recovery.is_none()) {
         return;
     }

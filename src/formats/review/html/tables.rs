@@ -13,7 +13,7 @@ type Column = (&'static str, fn(&AmplificationRow) -> String);
 use crate::formats::figures;
 use crate::review::{Measured, Review};
 
-pub fn section(out: &mut String, r: &Review) {
+pub(super) fn section(out: &mut String, r: &Review) {
     out.push_str("<section id=\"tables\">\n<h2>Figures</h2>\n");
     let first = &r.written().check;
     let _ = writeln!(
@@ -139,7 +139,7 @@ fn table(
     out.push_str("</table>\n");
 }
 
-pub fn measured(out: &mut String, m: &Measured) {
+pub(super) fn measured(out: &mut String, m: &Measured) {
     out.push_str("<section id=\"measured\">\n<h2>Measured beside predicted</h2>\n");
     let _ = writeln!(
         out,
