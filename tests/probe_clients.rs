@@ -539,3 +539,85 @@ fn node_fetch_is_one_attempt_without_a_timeout() {
     // A client with no timeout is what RL011 is about.
     assert!(codes(&v).contains(&"RL011".to_owned()), "{:?}", codes(&v));
 }
+
+/// Whether `name` resolves to 127.0.0.1 here (glibc's nss-myhostname, or
+/// /etc/hosts); says how to make it when not.
+fn resolves(name: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let found = (name, 0)
+        .to_socket_addrs()
+        .is_ok_and(|mut a| a.any(|a| a.ip() == std::net::Ipv4Addr::LOCALHOST));
+    if !found {
+        common::absent::tool_missing(
+            &format!("probe with --host {name}"),
+            &format!("a resolver that sends {name} to 127.0.0.1"),
+            "apt-get install -y libnss-myhostname, and `myhostname` on the hosts: line of /etc/nsswitch.conf",
+        );
+    }
+    found
+}
+
+#[test]
+fn curl_over_https_with_a_localhost_name_trusts_the_probe_ca_from_curl_ca_bundle() {
+    if !installed("curl") || !resolves("probe.localhost") {
+        return;
+    }
+    let (code, v) = probe(
+        &[
+            "--https",
+            "--host",
+            "probe.localhost",
+            "--runs",
+            "2",
+            "--scenario",
+            "503,reset",
+        ],
+        &[
+            "curl",
+            "-sS",
+            "--retry",
+            "2",
+            "--retry-delay",
+            "1",
+            "--max-time",
+            "5",
+            "{url}",
+        ],
+    );
+    assert_eq!(code, 0);
+    for s in v["scenarios"].as_array().unwrap() {
+        for run in s["runs"].as_array().unwrap() {
+            let url = run["url"].as_str().unwrap();
+            assert!(url.starts_with("https://probe.localhost:"), "{url}");
+            assert!(run.get("handshakes_failed").is_none(), "{run:#}");
+        }
+    }
+    assert_eq!(max_attempts(&v), 3);
+    assert_eq!(retried(&v, "503"), Some(true));
+    assert_eq!(retried(&v, "reset"), Some(false));
+    let b = &v["policy"]["backoff"];
+    assert_eq!(b["kind"], "constant", "{b:#}");
+    assert!(within(b["base_ms"].as_f64().unwrap(), 1000.0, 0.1), "{b:#}");
+}
+
+#[test]
+fn a_client_that_does_not_trust_the_probe_ca_is_told_so_not_read_as_resets() {
+    if !installed("curl") {
+        return;
+    }
+    let out = assert_cmd::Command::cargo_bin("retrylint")
+        .unwrap()
+        .args(["probe", "--https", "--runs", "2", "--scenario", "503"])
+        .args(["--", "env", "-u", "CURL_CA_BUNDLE", "-u", "SSL_CERT_FILE"])
+        .args(["curl", "-sS", "--retry", "2", "--max-time", "5", "{url}"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("completed no TLS handshake") && err.contains("2 failed"),
+        "{err}"
+    );
+    assert!(err.contains("RETRYLINT_CA"), "{err}");
+}

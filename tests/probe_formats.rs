@@ -36,6 +36,8 @@ fn runs(times: &[f64], exit: Exit, elapsed_ms: f64) -> Vec<RunRecord> {
             exit,
             elapsed_ms,
             stderr_tail: String::new(),
+            handshakes_failed: 0,
+            handshake_error: None,
         })
         .collect()
 }
@@ -62,6 +64,8 @@ fn sample() -> probe::ProbeReport {
             exit: Exit::Code(28),
             elapsed_ms: 1806.0,
             stderr_tail: String::new(),
+            handshakes_failed: 0,
+            handshake_error: None,
         })
         .collect();
     let records = vec![

@@ -52,9 +52,21 @@ pub struct ProbeArgs {
     /// More retry-policy presets for --expect-policy: a directory of NAME.yaml files.
     #[arg(long, value_name = "DIR")]
     policies: Vec<PathBuf>,
+    /// Serve HTTPS with a certificate authority made for this probe; its
+    /// PEM's path is in SSL_CERT_FILE, REQUESTS_CA_BUNDLE,
+    /// NODE_EXTRA_CA_CERTS, CURL_CA_BUNDLE, AWS_CA_BUNDLE and RETRYLINT_CA,
+    /// and removed afterwards.
+    #[arg(long)]
+    https: bool,
+    /// The name in {url}: `localhost` or under `.localhost` (e.g.
+    /// probe.localhost; bucket.probe.localhost reaches the same server).
+    /// The server still listens on 127.0.0.1 only; the name must resolve
+    /// there.
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
     /// Infer again from a saved `--format json` report instead of running
     /// a client (its arrivals are all in it).
-    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["runs", "scenarios", "timeout", "parallel"])]
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["runs", "scenarios", "timeout", "parallel", "https", "host"])]
     replay: Option<PathBuf>,
     /// The client and its arguments, after `--`; `{url}` is replaced by the
     /// probe server's URL, also in $RETRYLINT_URL. Run without a shell.
@@ -144,6 +156,8 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, Failure> {
         parallel: args.parallel,
         expect,
         progress: true,
+        https: args.https,
+        host: args.host.clone(),
         ..ProbeOptions::default()
     };
     let r = if let Some(path) = &args.replay {

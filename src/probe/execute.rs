@@ -13,7 +13,40 @@ use super::record::{RunRecord, ScenarioRecord};
 use super::refusals::SynCounter;
 use super::runner::{self, ClientCommand};
 use super::scenario::{Purpose, Scenario};
-use super::server::{self, ProbeServer};
+use super::server::{self, ProbeServer, Served};
+use super::tls::ProbeTls;
+
+/// Where the client is sent: the name in its URL (the server always
+/// listens on 127.0.0.1 alone) and, for `--https`, the probe's TLS.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `127.0.0.1`, `localhost` or a name under `.localhost`.
+    pub host: String,
+    pub tls: Option<Arc<ProbeTls>>,
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target {
+            host: "127.0.0.1".to_owned(),
+            tls: None,
+        }
+    }
+}
+
+impl Target {
+    /// The URL of a server on `port`.
+    pub fn url(&self, port: u16) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}:{port}/", self.host)
+    }
+
+    /// The client's environment beyond the URL: the CA's path under
+    /// every name TLS stacks read it from.
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.tls.as_ref().map(|t| t.env()).unwrap_or_default()
+    }
+}
 
 /// One run of the client against one scenario.
 pub async fn run_once(
@@ -23,36 +56,41 @@ pub async fn run_once(
     bound: Duration,
     stop: &CancellationToken,
     syns: Option<&SynCounter>,
+    target: &Target,
 ) -> std::io::Result<RunRecord> {
+    let env = target.env();
     if scenario.refuses() {
         let addr = server::closed_port().await?;
-        let url = format!("http://{addr}/");
-        let done = runner::run(cmd, &url, run_no, bound, stop).await;
-        let mut rec = record(url, Vec::new(), done);
+        let url = target.url(addr.port());
+        let done = runner::run(cmd, &url, &env, run_no, bound, stop).await;
+        let mut rec = record(url, Served::default(), done);
         if let Some(c) = syns {
             rec.refused_connects = Some(c.settle(addr.port()).await);
         }
         return Ok(rec);
     }
-    let srv = ProbeServer::start(scenario.clone()).await?;
-    let url = format!("http://{}/", srv.addr());
-    let done = runner::run(cmd, &url, run_no, bound, stop).await;
-    let arrivals = srv.stop(done.started).await;
-    Ok(record(url, arrivals, done))
+    let acceptor = target.tls.as_ref().map(|t| t.acceptor());
+    let srv = ProbeServer::start_with(scenario.clone(), acceptor).await?;
+    let url = target.url(srv.addr().port());
+    let done = runner::run(cmd, &url, &env, run_no, bound, stop).await;
+    let served = srv.finish(done.started).await;
+    Ok(record(url, served, done))
 }
 
-fn record(url: String, arrivals: Vec<super::record::Arrival>, done: runner::Finished) -> RunRecord {
+fn record(url: String, served: Served, done: runner::Finished) -> RunRecord {
     let mut stderr_tail = done.stderr_tail;
     if let Some(e) = done.error {
         stderr_tail = e;
     }
     RunRecord {
         url,
-        arrivals,
+        arrivals: served.arrivals,
         exit: done.exit,
         elapsed_ms: done.elapsed.as_secs_f64() * 1e3,
         refused_connects: None,
         stderr_tail,
+        handshakes_failed: served.handshakes_failed,
+        handshake_error: served.handshake_error,
     }
 }
 
@@ -90,15 +128,15 @@ pub fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
 
 /// Every scenario `runs` times; results in the scenarios' order. The hang
 /// scenario runs last, bounded by [`hang_cut`] of what the others showed.
+/// (`options`' scenarios, runs, bound, parallel and progress are read.)
 pub async fn run_all(
     cmd: &ClientCommand,
-    scenarios: &[Scenario],
-    runs: u32,
-    bound: Duration,
-    parallel: usize,
+    options: &super::ProbeOptions,
     stop: &CancellationToken,
-    progress: bool,
+    target: &Target,
 ) -> std::io::Result<Vec<ScenarioRecord>> {
+    let (scenarios, runs, bound) = (&options.scenarios[..], options.runs.max(1), options.bound);
+    let (parallel, progress) = (options.parallel, options.progress);
     let bar = super::progress::bar(progress, scenarios.len() as u64 * u64::from(runs));
     let permits = Arc::new(Semaphore::new(parallel.max(1)));
     let syns: Option<Arc<SynCounter>> = scenarios
@@ -124,6 +162,7 @@ pub async fn run_all(
         syns: &syns,
         stop,
         bar: bar.as_ref(),
+        target,
     };
     let others: Vec<usize> = (0..scenarios.len())
         .filter(|&i| !hangs(&scenarios[i]))
@@ -175,6 +214,7 @@ struct Batch<'a> {
     syns: &'a Option<Arc<SynCounter>>,
     stop: &'a CancellationToken,
     bar: Option<&'a indicatif::ProgressBar>,
+    target: &'a Target,
 }
 
 impl Batch<'_> {
@@ -204,9 +244,19 @@ impl Batch<'_> {
                 self.stop.clone(),
             );
             let syns = self.syns.clone();
+            let target = self.target.clone();
             tasks.spawn(async move {
                 let run_no = s as u64 * u64::from(runs) + u64::from(r);
-                let result = run_once(&cmd, &scenario, run_no, bound, &stop, syns.as_deref()).await;
+                let result = run_once(
+                    &cmd,
+                    &scenario,
+                    run_no,
+                    bound,
+                    &stop,
+                    syns.as_deref(),
+                    &target,
+                )
+                .await;
                 drop(permit);
                 (s, r, result)
             });
@@ -270,6 +320,8 @@ mod tests {
             elapsed_ms: 0.0,
             refused_connects: None,
             stderr_tail: String::new(),
+            handshakes_failed: 0,
+            handshake_error: None,
         }
     }
 

@@ -19,6 +19,7 @@ pub mod compare;
 pub mod execute;
 pub mod expect;
 pub mod findings;
+pub mod host;
 pub mod infer;
 pub mod preset;
 pub mod progress;
@@ -29,6 +30,7 @@ pub mod replay;
 pub mod runner;
 pub mod scenario;
 pub mod server;
+pub mod tls;
 
 use std::time::{Duration, Instant};
 
@@ -64,6 +66,11 @@ pub struct ProbeOptions {
     pub ctrl_c: bool,
     /// Draw progress on stderr when it is a terminal.
     pub progress: bool,
+    /// Serve over TLS with a CA made for this probe (`--https`).
+    pub https: bool,
+    /// The name in the client's URL (`--host`): `localhost` or under
+    /// `.localhost`; `None`: 127.0.0.1.
+    pub host: Option<String>,
 }
 
 impl Default for ProbeOptions {
@@ -78,6 +85,8 @@ impl Default for ProbeOptions {
             stop: None,
             ctrl_c: true,
             progress: false,
+            https: false,
+            host: None,
         }
     }
 }
@@ -93,15 +102,35 @@ pub enum ProbeError {
     /// The client never reached the probe server.
     #[error("the client sent no request to the probe server in any run{}", stderr_hint(.stderr))]
     NoRequests { stderr: String },
+    /// `--https`: the client never completed a TLS handshake.
+    #[error(
+        "the client completed no TLS handshake with the probe server in any run ({failed} failed, the first with: {error}): it does not trust the probe's CA. The CA's path is in SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, CURL_CA_BUNDLE, AWS_CA_BUNDLE and RETRYLINT_CA; point the client's TLS settings at $RETRYLINT_CA if it reads none of them{}",
+        stderr_end(.stderr)
+    )]
+    Untrusted {
+        failed: u32,
+        error: String,
+        stderr: String,
+    },
+    #[error(transparent)]
+    Host(#[from] host::HostError),
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
     #[error("interrupted: the probe was stopped before its end")]
     Interrupted,
 }
 
 fn stderr_hint(stderr: &str) -> String {
-    let hint = "; does it use {url} or $RETRYLINT_URL?";
+    format!(
+        "; does it use {{url}} or $RETRYLINT_URL?{}",
+        stderr_end(stderr)
+    )
+}
+
+fn stderr_end(stderr: &str) -> String {
     match stderr.lines().rev().find(|l| !l.trim().is_empty()) {
-        Some(line) => format!("{hint} Its stderr ends: {}", line.trim()),
-        None => hint.to_owned(),
+        Some(line) => format!(" Its stderr ends: {}", line.trim()),
+        None => String::new(),
     }
 }
 
@@ -201,17 +230,20 @@ pub async fn probe_async(
 ) -> Result<ProbeReport, ProbeError> {
     let wall = Instant::now();
     let stop = options.stop.clone().unwrap_or_default();
-    let records = execute::run_all(
-        cmd,
-        &options.scenarios,
-        options.runs.max(1),
-        options.bound,
-        options.parallel,
-        &stop,
-        options.progress,
-    )
-    .await
-    .map_err(ProbeError::Bind)?;
+    let mut target = execute::Target::default();
+    if let Some(h) = &options.host {
+        host::check(h).await?;
+        target.host = h.trim_end_matches('.').to_ascii_lowercase();
+    }
+    if options.https {
+        let name = options.host.as_deref().unwrap_or("localhost");
+        target.tls = Some(std::sync::Arc::new(tls::ProbeTls::generate(name)?));
+    }
+    let records = execute::run_all(cmd, options, &stop, &target)
+        .await
+        .map_err(ProbeError::Bind)?;
+    // The CA file goes now, whatever comes next.
+    drop(target);
     if stop.is_cancelled() {
         return Err(ProbeError::Interrupted);
     }
@@ -224,6 +256,17 @@ pub async fn probe_async(
             .map(|r| r.stderr_tail.clone())
             .find(|s| !s.is_empty())
             .unwrap_or_default();
+        let failed: u32 = all_runs().map(|r| r.handshakes_failed).sum();
+        if failed > 0 {
+            let error = all_runs()
+                .find_map(|r| r.handshake_error.clone())
+                .unwrap_or_default();
+            return Err(ProbeError::Untrusted {
+                failed,
+                error,
+                stderr,
+            });
+        }
         return Err(ProbeError::NoRequests { stderr });
     }
     Ok(assemble(cmd, options, records, wall.elapsed()))

@@ -80,6 +80,16 @@ pub struct RunRecord {
     /// The last lines the client wrote to stderr (at most a few KB).
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub stderr_tail: String,
+    /// `--https`: TLS handshakes the client did not complete (no request
+    /// was sent on them), and the first one's error.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub handshakes_failed: u32,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub handshake_error: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl RunRecord {

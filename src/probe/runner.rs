@@ -70,11 +70,12 @@ pub struct Finished {
     pub error: Option<String>,
 }
 
-/// Runs `cmd` against `url` for at most `bound` as run number `run_no`;
-/// `stop` kills it early.
+/// Runs `cmd` against `url` for at most `bound` as run number `run_no`,
+/// with `env` added to its environment; `stop` kills it early.
 pub async fn run(
     cmd: &ClientCommand,
     url: &str,
+    env: &[(String, String)],
     run_no: u64,
     bound: Duration,
     stop: &CancellationToken,
@@ -84,6 +85,7 @@ pub async fn run(
         .args(cmd.args_for(url))
         .env(URL_ENV, url)
         .env(RUN_ENV, run_no.to_string())
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -218,6 +220,7 @@ mod tests {
         let done = run(
             &cmd,
             "http://127.0.0.1:9",
+            &[],
             0,
             Duration::from_millis(300),
             &CancellationToken::new(),
@@ -255,6 +258,7 @@ mod tests {
         let done = run(
             &cmd,
             "http://127.0.0.1:9",
+            &[],
             0,
             Duration::from_secs(1),
             &CancellationToken::new(),

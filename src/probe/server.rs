@@ -17,6 +17,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use super::record::Arrival;
@@ -67,6 +68,9 @@ struct Log {
     scenario: Scenario,
     attempts: AtomicU32,
     connections: AtomicU64,
+    /// TLS handshakes that failed, and the first one's error.
+    handshakes_failed: AtomicU32,
+    handshake_error: Mutex<Option<String>>,
     arrivals: Mutex<Vec<Raw>>,
     /// Ends hanging attempts and open connections when the run is over.
     stop: CancellationToken,
@@ -75,6 +79,20 @@ struct Log {
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// What a run's server saw besides its arrivals.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Served {
+    pub arrivals: Vec<Arrival>,
+    /// TLS handshakes the client did not complete (it did not trust the
+    /// probe's CA, or spoke plain HTTP), and the first one's error.
+    pub handshakes_failed: u32,
+    pub handshake_error: Option<String>,
+}
+
+/// The longest a client may take over its TLS handshake: one that stalls
+/// is counted as failed, not as an attempt.
+const HANDSHAKE_BOUND: Duration = Duration::from_secs(10);
 
 /// A running probe server.
 pub struct ProbeServer {
@@ -97,19 +115,35 @@ pub async fn closed_port() -> std::io::Result<SocketAddr> {
 }
 
 impl ProbeServer {
-    /// Starts serving `scenario` on a fresh loopback port.
+    /// Starts serving `scenario` on a fresh loopback port, in plain HTTP.
     pub async fn start(scenario: Scenario) -> std::io::Result<ProbeServer> {
+        Self::start_with(scenario, None).await
+    }
+
+    /// Starts serving `scenario` on a fresh loopback port, over TLS when
+    /// `tls` is given.
+    pub async fn start_with(
+        scenario: Scenario,
+        tls: Option<TlsAcceptor>,
+    ) -> std::io::Result<ProbeServer> {
         let listener = bind_loopback().await?;
         let addr = listener.local_addr()?;
         let log = Arc::new(Log {
             scenario,
             attempts: AtomicU32::new(0),
             connections: AtomicU64::new(0),
+            handshakes_failed: AtomicU32::new(0),
+            handshake_error: Mutex::new(None),
             arrivals: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
         });
         let connections = tokio_util::task::TaskTracker::new();
-        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&log), connections.clone()));
+        let accept = tokio::spawn(accept_loop(
+            listener,
+            Arc::clone(&log),
+            connections.clone(),
+            tls,
+        ));
         Ok(ProbeServer {
             addr,
             log,
@@ -125,6 +159,11 @@ impl ProbeServer {
     /// Closes the listener and every connection, ends hanging attempts, and
     /// returns the arrivals, timed from `start`.
     pub async fn stop(self, start: Instant) -> Vec<Arrival> {
+        self.finish(start).await.arrivals
+    }
+
+    /// As [`ProbeServer::stop`], with the failed TLS handshakes.
+    pub async fn finish(self, start: Instant) -> Served {
         self.accept.abort();
         let _ = self.accept.await;
         self.log.stop.cancel();
@@ -135,17 +174,28 @@ impl ProbeServer {
         let ms = |t: Instant| t.saturating_duration_since(start).as_secs_f64() * 1e3;
         let mut raws = std::mem::take(&mut *lock(&self.log.arrivals));
         raws.sort_by_key(|r| r.at);
-        raws.into_iter()
+        let arrivals = raws
+            .into_iter()
             .map(|r| Arrival {
                 at_ms: ms(r.at),
                 hung_up_ms: r.hung_up.map(ms),
                 ..r.arrival
             })
-            .collect()
+            .collect();
+        Served {
+            arrivals,
+            handshakes_failed: self.log.handshakes_failed.load(Ordering::Relaxed),
+            handshake_error: lock(&self.log.handshake_error).take(),
+        }
     }
 }
 
-async fn accept_loop(listener: TcpListener, log: Arc<Log>, tracker: tokio_util::task::TaskTracker) {
+async fn accept_loop(
+    listener: TcpListener,
+    log: Arc<Log>,
+    tracker: tokio_util::task::TaskTracker,
+    tls: Option<TlsAcceptor>,
+) {
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
             // Out of descriptors, or a connection aborted before accept.
@@ -155,20 +205,55 @@ async fn accept_loop(listener: TcpListener, log: Arc<Log>, tracker: tokio_util::
         let _ = stream.set_nodelay(true);
         let connection = log.connections.fetch_add(1, Ordering::Relaxed) + 1;
         let log = Arc::clone(&log);
+        let tls = tls.clone();
         tracker.spawn(async move {
             let stop = log.stop.clone();
-            let svc = hyper::service::service_fn(move |req| {
-                handle(Arc::clone(&log), req, connection, peer.port())
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), svc);
-            tokio::select! {
-                _ = conn => {}
-                _ = stop.cancelled() => {}
+            let Some(tls) = tls else {
+                serve(log, stream, connection, peer.port()).await;
+                return;
+            };
+            let handshake = tokio::time::timeout(HANDSHAKE_BOUND, tls.accept(stream));
+            let result = tokio::select! {
+                r = handshake => r,
+                _ = stop.cancelled() => return,
+            };
+            match result {
+                Ok(Ok(stream)) => serve(log, stream, connection, peer.port()).await,
+                Ok(Err(e)) => handshake_failed(&log, e.to_string()),
+                Err(_) => handshake_failed(
+                    &log,
+                    format!("no handshake within {}s", HANDSHAKE_BOUND.as_secs()),
+                ),
             }
         });
     }
+}
+
+/// One connection's requests, until it closes or the run ends.
+async fn serve<S>(log: Arc<Log>, stream: S, connection: u64, peer_port: u16)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let stop = log.stop.clone();
+    let svc =
+        hyper::service::service_fn(move |req| handle(Arc::clone(&log), req, connection, peer_port));
+    let conn = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), svc);
+    tokio::select! {
+        _ = conn => {}
+        _ = stop.cancelled() => {}
+    }
+}
+
+/// Counts a handshake the client did not complete; a failure is never an
+/// attempt (the request was not sent), so it is not read as a reset.
+fn handshake_failed(log: &Log, error: String) {
+    if log.stop.is_cancelled() {
+        return;
+    }
+    log.handshakes_failed.fetch_add(1, Ordering::Relaxed);
+    lock(&log.handshake_error).get_or_insert(error);
 }
 
 /// Marks when a hanging attempt ended: dropped by hyper when the client

@@ -385,6 +385,8 @@ mod tests {
             exit: Exit::Code(1),
             elapsed_ms: n as f64 * 5.0,
             stderr_tail: String::new(),
+            handshakes_failed: 0,
+            handshake_error: None,
         };
         let s = |n| ScenarioRecord {
             bound_ms: None,

@@ -325,6 +325,7 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
             ));
         }
     }
+    handshake_note(records, &mut notes);
     if killed > 0 {
         notes.push(format!(
             "{killed} run(s) outlived the time bound of {} and were killed: counts from them are lower bounds",
@@ -348,6 +349,23 @@ pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPo
         stops_on_success,
         notes,
     }
+}
+
+/// Says so when TLS handshakes failed: those connections carried no
+/// request, so they are neither attempts nor resets the client retried.
+fn handshake_note(records: &[(Scenario, ScenarioRecord)], notes: &mut Vec<String>) {
+    let runs = || records.iter().flat_map(|(_, r)| &r.runs);
+    let failed: u32 = runs().map(|r| r.handshakes_failed).sum();
+    if failed == 0 {
+        return;
+    }
+    let in_runs = runs().filter(|r| r.handshakes_failed > 0).count();
+    let first = runs()
+        .find_map(|r| r.handshake_error.as_deref())
+        .unwrap_or("unknown");
+    notes.push(format!(
+        "{failed} TLS handshake(s) failed in {in_runs} run(s) (the first: {first}): the client did not trust the probe's CA or did not speak TLS; no request was sent on those connections, so they are not counted as attempts, and not as resets"
+    ));
 }
 
 #[cfg(test)]

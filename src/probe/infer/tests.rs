@@ -29,6 +29,8 @@ fn run(times: &[f64], exit: Exit, elapsed_ms: f64) -> RunRecord {
         exit,
         elapsed_ms,
         stderr_tail: String::new(),
+        handshakes_failed: 0,
+        handshake_error: None,
     }
 }
 
