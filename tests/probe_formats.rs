@@ -20,6 +20,7 @@ fn arrival(at_ms: f64, hung_up_ms: Option<f64>) -> Arrival {
         body_bytes: 7,
         idempotency_key: None,
         notable_headers: Vec::new(),
+        host: None,
         hung_up_ms,
     }
 }

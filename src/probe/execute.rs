@@ -313,6 +313,7 @@ mod tests {
                     body_bytes: 0,
                     idempotency_key: None,
                     notable_headers: Vec::new(),
+                    host: None,
                     hung_up_ms: None,
                 })
                 .collect(),

@@ -28,6 +28,10 @@ pub struct Arrival {
     /// did before the run ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hung_up_ms: Option<f64>,
+    /// The `Host` header when it names a host rather than an address
+    /// (`--host`, or a virtual-hosted bucket's `bucket.NAME:PORT`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host: Option<String>,
 }
 
 /// How one run of the client ended.

@@ -20,6 +20,53 @@ pub enum Purpose {
     RetryAfter { status: u16, after: Duration },
     /// Failures until attempt `k` succeeds: does a success end the retries.
     SuccessOn(u32),
+    /// An AWS throttling error on every attempt: is it retried, and on
+    /// which schedule (AWS SDKs back off from a longer base after one).
+    Throttled,
+    /// An AWS throttling error with `x-amz-retry-after` on the first
+    /// attempt, then success: is that header honoured.
+    ThrottledRetryAfter { after: Duration },
+}
+
+/// A throttling error as AWS services send it: HTTP 400 with the error code
+/// in the body — JSON (`__type`, with `x-amzn-ErrorType`) to a JSON-protocol
+/// request, XML (`<ErrorResponse><Error><Code>`) otherwise, which botocore's
+/// query and rest-xml parsers both read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AwsThrottle {
+    /// `x-amz-retry-after`, in milliseconds, when sent.
+    pub retry_after_ms: Option<u32>,
+}
+
+/// The status AWS answers a throttled request with.
+pub const AWS_THROTTLE_STATUS: u16 = 400;
+
+impl AwsThrottle {
+    /// The body and content type for a request whose content type is
+    /// `request_type`.
+    pub fn body(&self, request_type: Option<&str>) -> (&'static str, &'static str) {
+        let json = request_type.is_some_and(|t| t.starts_with("application/x-amz-json"));
+        if json {
+            (
+                "application/x-amz-json-1.0",
+                r#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#,
+            )
+        } else {
+            (
+                "text/xml",
+                "<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message></Error><RequestId>retrylint-probe</RequestId></ErrorResponse>",
+            )
+        }
+    }
+
+    /// The error code the body carries, for `x-amzn-ErrorType`.
+    pub fn code(&self, request_type: Option<&str>) -> &'static str {
+        if self.body(request_type).0.starts_with("application/x-amz-json") {
+            "ThrottlingException"
+        } else {
+            "Throttling"
+        }
+    }
 }
 
 /// One scripted scenario.
@@ -31,6 +78,8 @@ pub struct Scenario {
     /// What attempt `n` (from 1) gets, by position; past the end the last
     /// entry repeats. `None` answers `200 OK`.
     script: Vec<Option<Inject>>,
+    /// Failing answers carry an AWS throttling error.
+    pub aws: Option<AwsThrottle>,
 }
 
 impl Scenario {
@@ -39,6 +88,7 @@ impl Scenario {
             name,
             purpose: Purpose::Every(outcome),
             script: vec![Some(inject)],
+            aws: None,
         }
     }
 
@@ -65,6 +115,29 @@ impl Scenario {
                 })),
                 None,
             ],
+            aws: None,
+        }
+    }
+
+    fn aws_throttling(name: &'static str, retry_after_ms: Option<u32>) -> Self {
+        let fail = Some(Inject::Status(Status {
+            status: AWS_THROTTLE_STATUS,
+            retry_after: None,
+        }));
+        let (purpose, script) = match retry_after_ms {
+            None => (Purpose::Throttled, vec![fail]),
+            Some(ms) => (
+                Purpose::ThrottledRetryAfter {
+                    after: Duration::from_millis(u64::from(ms)),
+                },
+                vec![fail, None],
+            ),
+        };
+        Scenario {
+            name,
+            purpose,
+            script,
+            aws: Some(AwsThrottle { retry_after_ms }),
         }
     }
 
@@ -79,6 +152,7 @@ impl Scenario {
             name,
             purpose: Purpose::SuccessOn(k),
             script,
+            aws: None,
         }
     }
 
@@ -101,14 +175,32 @@ impl Scenario {
         ]
     }
 
-    /// The names of every shipped scenario.
-    pub fn names() -> Vec<&'static str> {
-        Self::all().iter().map(|s| s.name).collect()
+    /// Scenarios run only when named: signals only one family of clients
+    /// reads (AWS SDKs' throttling errors and `x-amz-retry-after`).
+    pub fn on_request() -> Vec<Scenario> {
+        vec![
+            Self::aws_throttling("aws-throttling", None),
+            // Well past botocore's throttling draw (at most 1 s before the
+            // first retry), so honouring it shows.
+            Self::aws_throttling("aws-throttling-retry-after", Some(2500)),
+        ]
     }
 
-    /// The shipped scenario called `name`.
+    /// The names of every scenario, the default ones first.
+    pub fn names() -> Vec<&'static str> {
+        Self::all()
+            .iter()
+            .chain(&Self::on_request())
+            .map(|s| s.name)
+            .collect()
+    }
+
+    /// The scenario called `name`.
     pub fn named(name: &str) -> Option<Scenario> {
-        Self::all().into_iter().find(|s| s.name == name)
+        Self::all()
+            .into_iter()
+            .chain(Self::on_request())
+            .find(|s| s.name == name)
     }
 
     /// The outcome whose retrying this scenario shows, if it shows one.
@@ -143,6 +235,13 @@ impl Scenario {
             Purpose::RetryAfter { .. } => {
                 format!("{} on the first attempt, then 200", step(&self.script[0]))
             }
+            Purpose::Throttled => {
+                "400 with an AWS ThrottlingException (JSON) or Throttling (XML) error on every attempt".to_owned()
+            }
+            Purpose::ThrottledRetryAfter { after } => format!(
+                "400 with an AWS throttling error and x-amz-retry-after: {} on the first attempt, then 200",
+                after.as_millis()
+            ),
             Purpose::SuccessOn(k) => {
                 format!(
                     "{} until attempt {k}, which gets 200",
@@ -182,7 +281,33 @@ mod tests {
             Some(Effect::Hang)
         );
         assert!(Scenario::named("refused").unwrap().refuses());
+        let aws = Scenario::named("aws-throttling-retry-after").unwrap();
+        assert_eq!(aws.aws.unwrap().retry_after_ms, Some(2500));
+        assert_eq!(
+            aws.effect(1),
+            Some(Effect::Respond {
+                status: 400,
+                retry_after: None
+            })
+        );
+        assert_eq!(aws.effect(2), None);
+        assert!(!Scenario::all().iter().any(|s| s.aws.is_some()));
         assert!(!Scenario::named("reset").unwrap().refuses());
+    }
+
+    #[test]
+    fn aws_errors_follow_the_request_protocol() {
+        let t = AwsThrottle {
+            retry_after_ms: None,
+        };
+        let (ty, body) = t.body(Some("application/x-amz-json-1.0"));
+        assert_eq!(ty, "application/x-amz-json-1.0");
+        assert!(body.contains(r#""__type":"ThrottlingException""#));
+        assert_eq!(t.code(Some("application/x-amz-json-1.1")), "ThrottlingException");
+        let (ty, body) = t.body(Some("application/x-www-form-urlencoded; charset=utf-8"));
+        assert_eq!(ty, "text/xml");
+        assert!(body.contains("<Code>Throttling</Code>"));
+        assert_eq!(t.code(None), "Throttling");
     }
 
     #[test]

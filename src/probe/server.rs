@@ -295,6 +295,14 @@ async fn handle(
         })
         .collect();
     let effect = log.scenario.effect(n);
+    let content_type = parts.headers.get(header::CONTENT_TYPE).map(text);
+    // The name the client addressed, when it is one (`--host`; a
+    // virtual-hosted bucket's `bucket.NAME`), not the address.
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .map(text)
+        .filter(|h| !is_address(h));
     // "After reading the request": the whole body, as a server would before
     // doing the work.
     let body_bytes = axum::body::to_bytes(Body::new(body), BODY_LIMIT)
@@ -317,13 +325,59 @@ async fn handle(
                     idempotency_key,
                     notable_headers,
                     hung_up_ms: None,
+                    host,
                 },
                 hung_up: None,
             });
             Some(arrivals.len() - 1)
         }
     };
-    respond(&log, effect, index.unwrap_or(usize::MAX)).await
+    let mut resp = respond(&log, effect, index.unwrap_or(usize::MAX)).await?;
+    if let Some(aws) = log.scenario.aws
+        && resp.status().as_u16() >= 400
+    {
+        let (ty, body) = aws.body(content_type.as_deref());
+        let headers = resp.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ty));
+        headers.insert(
+            "x-amzn-errortype",
+            HeaderValue::from_static(aws.code(content_type.as_deref())),
+        );
+        if let Some(ms) = aws.retry_after_ms {
+            headers.insert("x-amz-retry-after", HeaderValue::from(ms));
+        }
+        *resp.body_mut() = Body::from(body);
+    } else if resp.status().as_u16() >= 400
+        && let Some(ty) = content_type.as_deref().filter(|t| t.starts_with(AWS_JSON))
+    {
+        // A JSON-protocol AWS SDK parses every error body as a JSON object:
+        // botocore 1.44 fails on a bare `503` (an int has no `.get`) before
+        // its retry logic sees the status. No `__type`, so the status alone
+        // decides, as for an error AWS did not model.
+        let body = format!(r#"{{"message":"{}"}}"#, resp.status().as_u16());
+        if let Ok(v) = HeaderValue::from_str(ty) {
+            resp.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+        *resp.body_mut() = Body::from(body);
+    }
+    Ok(resp)
+}
+
+/// The content type of AWS's JSON protocols (`application/x-amz-json-1.0`).
+const AWS_JSON: &str = "application/x-amz-json";
+
+/// Whether a Host header names an address (`127.0.0.1:PORT`, `[::1]`)
+/// rather than a host name.
+fn is_address(host: &str) -> bool {
+    let bare = host.rsplit_once(':').map_or(host, |(h, port)| {
+        if port.bytes().all(|b| b.is_ascii_digit()) {
+            h
+        } else {
+            host
+        }
+    });
+    let bare = bare.trim_start_matches('[').trim_end_matches(']');
+    bare.parse::<std::net::IpAddr>().is_ok() || host.parse::<std::net::IpAddr>().is_ok()
 }
 
 /// Applies the scenario's effect to arrival `index`.

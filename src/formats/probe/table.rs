@@ -56,48 +56,7 @@ pub(crate) fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
     }
     match &p.backoff {
         Some(f) => {
-            let mut value = match f.kind {
-                BackoffKind::None => "none".to_owned(),
-                k => format!("{} from {} ms", k.as_str(), fmt_ms(f.base_ms)),
-            };
-            if let Some(m) = f.multiplier
-                && f.kind == BackoffKind::Exponential
-            {
-                value += &format!(" ×{m}");
-            }
-            if let Some(c) = f.cap_ms {
-                value += &format!(", cap {} ms", fmt_ms(c));
-            }
-            let mut evidence = f.kind_evidence.clone();
-            if !f.kind_alternatives.is_empty() {
-                let texts: Vec<&str> = f
-                    .kind_alternatives
-                    .iter()
-                    .map(|a| a.text.as_str())
-                    .collect();
-                evidence += &format!("; also fits: {}", texts.join("; "));
-            }
-            rows.push(PolicyRow {
-                field: "backoff".into(),
-                value,
-                confidence: f.kind_confidence.as_str(),
-                evidence,
-            });
-            let mut evidence = f.jitter_evidence.clone();
-            if !f.jitter_alternatives.is_empty() {
-                evidence += &format!("; or: {}", f.jitter_alternatives.join("; "));
-            }
-            rows.push(PolicyRow {
-                field: "jitter".into(),
-                value: match f.jitter {
-                    Jitter::Proportional { ratio } => {
-                        format!("proportional ±{:.0} %", ratio * 100.0)
-                    }
-                    j => j.as_str().to_owned(),
-                },
-                confidence: f.jitter_confidence.as_str(),
-                evidence,
-            });
+            fit_rows(&mut rows, "", f);
         }
         None if p.to_policy().retries() => rows.push(PolicyRow {
             field: "backoff".into(),
@@ -112,12 +71,20 @@ pub(crate) fn policy_rows(r: &ProbeReport) -> Vec<PolicyRow> {
             evidence: "no retry, so no wait to fit".into(),
         }),
     }
+    for c in &p.backoff_by_cause {
+        if c.cause == crate::probe::infer::Cause::Throttling {
+            fit_rows(&mut rows, " after throttling", &c.fit);
+        }
+    }
     rows.push(row(
         "honor_retry_after",
         &p.honor_retry_after,
         yes_no,
         "unknown",
     ));
+    if let Some(f) = &p.honor_amz_retry_after {
+        rows.push(row("honor x-amz-retry-after", f, yes_no, "unknown"));
+    }
     rows.push(row(
         "timeout",
         &p.timeout_ms,
@@ -360,6 +327,53 @@ pub(crate) fn expectation_line(e: &crate::probe::ExpectResult) -> String {
     )
 }
 
+/// The backoff and jitter rows of one fitted schedule; `suffix` names the
+/// cause when it is not the main one.
+fn fit_rows(rows: &mut Vec<PolicyRow>, suffix: &str, f: &crate::probe::infer::fit::BackoffFit) {
+    let mut value = match f.kind {
+        BackoffKind::None => "none".to_owned(),
+        k => format!("{} from {} ms", k.as_str(), fmt_ms(f.base_ms)),
+    };
+    if let Some(m) = f.multiplier
+        && f.kind == BackoffKind::Exponential
+    {
+        value += &format!(" ×{m}");
+    }
+    if let Some(c) = f.cap_ms {
+        value += &format!(", cap {} ms", fmt_ms(c));
+    }
+    let mut evidence = f.kind_evidence.clone();
+    if !f.kind_alternatives.is_empty() {
+        let texts: Vec<&str> = f
+            .kind_alternatives
+            .iter()
+            .map(|a| a.text.as_str())
+            .collect();
+        evidence += &format!("; also fits: {}", texts.join("; "));
+    }
+    rows.push(PolicyRow {
+        field: format!("backoff{suffix}"),
+        value,
+        confidence: f.kind_confidence.as_str(),
+        evidence,
+    });
+    let mut evidence = f.jitter_evidence.clone();
+    if !f.jitter_alternatives.is_empty() {
+        evidence += &format!("; or: {}", f.jitter_alternatives.join("; "));
+    }
+    rows.push(PolicyRow {
+        field: format!("jitter{suffix}"),
+        value: match f.jitter {
+            Jitter::Proportional { ratio } => {
+                format!("proportional ±{:.0} %", ratio * 100.0)
+            }
+            j => j.as_str().to_owned(),
+        },
+        confidence: f.jitter_confidence.as_str(),
+        evidence,
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +390,7 @@ mod tests {
             body_bytes: 0,
             idempotency_key: None,
             notable_headers: Vec::new(),
+            host: None,
             hung_up_ms: None,
         };
         let run = |n: usize| RunRecord {

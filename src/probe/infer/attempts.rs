@@ -19,6 +19,12 @@ pub(super) fn attempts_text(counts: &[usize]) -> String {
 }
 
 pub(super) fn verdict(s: &Scenario, outcome: Outcome, runs: &[RunRecord]) -> OutcomeVerdict {
+    verdict_named(s, outcome.to_string(), runs)
+}
+
+/// As [`verdict`], for an outcome the schema has no condition for (an AWS
+/// throttling error).
+pub(super) fn verdict_named(s: &Scenario, outcome: String, runs: &[RunRecord]) -> OutcomeVerdict {
     let counts: Vec<usize> = runs
         .iter()
         .map(|r| r.arrivals.len())
@@ -59,7 +65,7 @@ pub(super) fn verdict(s: &Scenario, outcome: Outcome, runs: &[RunRecord]) -> Out
         }
     };
     OutcomeVerdict {
-        outcome: outcome.to_string(),
+        outcome,
         scenario: s.name.to_owned(),
         retried,
         confidence,

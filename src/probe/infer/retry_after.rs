@@ -84,6 +84,71 @@ pub(super) fn retry_after(
     }
 }
 
+/// Whether the client honours AWS's `x-amz-retry-after` (milliseconds):
+/// its wait after a throttling error carrying one, against its own wait
+/// after a throttling error without (`throttled`, the `aws-throttling`
+/// fit); `None` when the scenario did not run.
+pub(super) fn amz_retry_after(
+    records: &[(Scenario, ScenarioRecord)],
+    throttled: Option<&BackoffFit>,
+) -> Option<Field<bool>> {
+    let (s, r) = records
+        .iter()
+        .find(|(s, _)| matches!(s.purpose, Purpose::ThrottledRetryAfter { .. }))?;
+    let Purpose::ThrottledRetryAfter { after } = s.purpose else {
+        return None;
+    };
+    let ra = after.as_secs_f64() * 1e3;
+    let mut firsts: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|r| r.arrivals.len() >= 2)
+        .map(|r| r.waits_ms()[0])
+        .collect();
+    if firsts.is_empty() {
+        return Some(Field::unknown(format!(
+            "{}: the throttling error with x-amz-retry-after was not retried",
+            s.name
+        )));
+    }
+    firsts.sort_by(f64::total_cmp);
+    let w = firsts[firsts.len() / 2];
+    let (lo, hi) = (firsts[0], firsts[firsts.len() - 1]);
+    let waited = format!(
+        "{}: waited {} ms (median; {}–{} ms over {} run(s)) after x-amz-retry-after: {}",
+        s.name,
+        fmt_ms(w),
+        fmt_ms(lo),
+        fmt_ms(hi),
+        firsts.len(),
+        after.as_millis()
+    );
+    let Some(own) = throttled.map(|f| expected_wait(f, 0).1) else {
+        return Some(Field::unknown(format!(
+            "{waited}; without the aws-throttling scenario its own wait after throttling is not known"
+        )));
+    };
+    let c = if firsts.len() >= 2 {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    Some(if own >= 0.8 * ra {
+        Field::unknown(format!(
+            "{waited}, but its own first wait after throttling ({} ms) is as long",
+            fmt_ms(own)
+        ))
+    } else if lo >= 0.9 * ra {
+        Field::known(true, c, waited)
+    } else if hi < 0.6 * ra {
+        Field::known(false, c, format!("{waited} (its own backoff)"))
+    } else {
+        Field::unknown(format!(
+            "{waited}: neither its own backoff nor the header's throughout"
+        ))
+    })
+}
+
 /// Why a status with Retry-After was not retried: when the same status
 /// without it is, the client did not refuse the status but the wait — it
 /// gave up before the header's time, so a limit on the whole call (a timeout

@@ -14,6 +14,7 @@ fn arrival(at_ms: f64, hung_up_ms: Option<f64>, key: Option<&str>) -> Arrival {
         body_bytes: 0,
         idempotency_key: key.map(str::to_owned),
         notable_headers: Vec::new(),
+        host: None,
         hung_up_ms,
     }
 }

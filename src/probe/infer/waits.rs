@@ -15,8 +15,9 @@ pub(super) fn waits_by_retry(
     let mut by: Vec<Vec<f64>> = Vec::new();
     let mut unfitted = 0;
     let mut scenarios = Vec::new();
+    let apart = own_schedules(records, hold_ms);
     for (s, r) in records {
-        if Cause::of(s) != Some(cause) || s.refuses() {
+        if Cause::of(s) != Some(cause) || s.refuses() || apart.contains(&s.name) {
             continue;
         }
         let mut any = false;
@@ -42,6 +43,51 @@ pub(super) fn waits_by_retry(
         }
     }
     (by, unfitted, scenarios)
+}
+
+/// The status scenarios whose first waits follow a schedule of their own
+/// (boto3 backs off from 1 s after a 429, a throttling error, and from
+/// 50 ms after a 5xx): pooled with the others they would make one schedule
+/// that is neither. A scenario is apart when its median first wait is more
+/// than twice the median of the status scenarios' medians (or under half).
+pub(super) fn own_schedules(
+    records: &[(Scenario, ScenarioRecord)],
+    hold_ms: Option<f64>,
+) -> Vec<&'static str> {
+    let medians: Vec<(&'static str, f64)> = records
+        .iter()
+        .filter(|(s, _)| Cause::of(s) == Some(Cause::Status))
+        .filter_map(|(s, r)| {
+            let mut firsts: Vec<f64> = r
+                .runs
+                .iter()
+                .filter_map(|run| waits_of(run, false, hold_ms).first().copied().flatten())
+                .collect();
+            if firsts.len() < 2 {
+                return None;
+            }
+            firsts.sort_by(f64::total_cmp);
+            Some((s.name, firsts[firsts.len() / 2]))
+        })
+        .collect();
+    if medians.len() < 3 {
+        return Vec::new();
+    }
+    let mut ms: Vec<f64> = medians.iter().map(|(_, m)| *m).collect();
+    ms.sort_by(f64::total_cmp);
+    let mid = if ms.len() % 2 == 1 {
+        ms[ms.len() / 2]
+    } else {
+        (ms[ms.len() / 2 - 1] + ms[ms.len() / 2]) / 2.0
+    };
+    if mid < 5.0 {
+        return Vec::new();
+    }
+    medians
+        .into_iter()
+        .filter(|(_, m)| *m > 2.0 * mid + 5.0 || *m < 0.5 * mid - 5.0)
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// A run's waits. After a hanging attempt the wait runs from the moment
@@ -164,7 +210,7 @@ pub(super) fn throttling_note(
         let m = firsts[firsts.len() / 2];
         if m > 2.0 * pooled + 5.0 || m < 0.5 * pooled - 5.0 {
             notes.push(format!(
-                "`{}` waits {} ms before its first retry against {} ms overall: this outcome backs off on a schedule of its own",
+                "`{}` waits {} ms before its first retry against {} ms overall: this outcome backs off on a schedule of its own, left out of the status fit",
                 s.name,
                 fmt_ms(m),
                 fmt_ms(pooled)

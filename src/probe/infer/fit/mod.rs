@@ -55,6 +55,11 @@ pub fn immediate_ms(floor_ms: f64) -> f64 {
 /// The shortest wait the probe calls a wait.
 pub const IMMEDIATE_MS: f64 = 25.0;
 
+/// Drawn waits all under this many times [`immediate_ms`] are not read for
+/// their schedule or jitter at more than low confidence: the client's own
+/// work per retry is a large, varying part of them.
+pub const SMALL_DRAWS: f64 = 6.0;
+
 /// The spread of one retry index's waits.
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexStats {
@@ -270,6 +275,19 @@ pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
     if jitter.jitter == Jitter::Decorrelated {
         return Some(decorrelated(stats, jitter, nominal, evidence));
     }
+    let mut jitter = jitter;
+    let longest = tail.iter().map(|s| s.max_ms).fold(0.0, f64::max);
+    let blurred = jitter.jitter != Jitter::None && longest < SMALL_DRAWS * at_once_ms;
+    if blurred {
+        // botocore draws U(0, 50 ms) then U(0, 100 ms) after a 5xx; its own
+        // work per retry (re-signing, on a loaded machine) adds 15-45 ms,
+        // and the waits read as a constant 105 ms.
+        jitter.confidence = Confidence::Low;
+        jitter.evidence += &format!(
+            "; every wait is under {} ms, within a few times a client's own work per retry, so the draws are not read apart from it",
+            fmt_ms(SMALL_DRAWS * at_once_ms)
+        );
+    }
     let schedule = fit_schedule(&nominal[skip..], skip + 1, jitter.jitter != Jitter::None);
     let mut kind_evidence = format!("{evidence}; {}", schedule.why);
     if skip == 1 {
@@ -300,7 +318,15 @@ pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
         jitter: jitter.jitter,
         nominal_ms: nominal,
         per_retry: stats,
-        kind_confidence: schedule.confidence,
+        // The nominal waits are read through the jitter's interval (the
+        // top of the draws for full jitter): where the kind of jitter is
+        // unsure, so is the schedule (botocore's full jitter over two
+        // retries read as exponential ×3 from 675 ms, not 1 s ×2).
+        kind_confidence: if jitter.jitter == Jitter::None {
+            schedule.confidence
+        } else {
+            schedule.confidence.min(jitter.confidence)
+        },
         kind_evidence,
         kind_alternatives: schedule.alternatives,
         jitter_confidence: jitter.confidence,
