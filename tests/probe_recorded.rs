@@ -389,3 +389,51 @@ fn wget_default_tries_twenty_times_so_a_ten_second_bound_shows_a_lower_bound() {
     assert_eq!(attempts(&r), (4, Confidence::Low));
     assert!(r.policy.max_attempts.evidence.starts_with("at least 4"));
 }
+
+/// boto3 1.44.18 (botocore's `standard` retry mode, its default: 3
+/// attempts) on SQS ListQueues over `--https --host probe.localhost`, with
+/// the opt-in AWS scenarios. botocore's `ExponentialBackoff`: t_i = rand ×
+/// min(base × 2^(i-1), 20 s), base 1 s after a throttling error and 50 ms
+/// after any other; `x-amz-retry-after` raises the delay to its value,
+/// capped at t_i + 5 s. The two bases are told apart (the waits after a
+/// throttling error are their own cause), and the header is honoured.
+#[test]
+fn boto3_throttling_and_transient_waits_are_fitted_apart_and_amz_retry_after_is_honoured() {
+    let r = replayed("boto3_sqs_throttling");
+    assert_eq!(attempts(&r), (3, Confidence::High));
+    assert_eq!(retried(&r, "503"), (Some(true), Confidence::High));
+    assert_eq!(retried(&r, "throttling"), (Some(true), Confidence::High));
+    let amz = r.policy.honor_amz_retry_after.as_ref().unwrap();
+    assert_eq!((amz.value, amz.confidence), (Some(true), Confidence::High));
+    let median = |cause: &str| -> Vec<f64> {
+        r.policy
+            .backoff_by_cause
+            .iter()
+            .find(|c| c.cause.as_str() == cause)
+            .unwrap_or_else(|| panic!("no {cause} fit"))
+            .fit
+            .per_retry
+            .iter()
+            .map(|p| p.median_ms)
+            .collect()
+    };
+    // Full jitter over 50 ms and 100 ms, and over 1 s and 2 s: every wait
+    // after a status lies under 100 ms, every median after a throttling
+    // error many times longer.
+    let (status, throttled) = (median("status"), median("throttling"));
+    assert!(status.iter().all(|&m| m < 100.0), "{status:?}");
+    assert!(
+        throttled.iter().zip(&status).all(|(t, s)| *t > 5.0 * s),
+        "{throttled:?} against {status:?}"
+    );
+    // Two draws of full jitter cannot fix the throttling schedule: not
+    // claimed with confidence.
+    let t = &r
+        .policy
+        .backoff_by_cause
+        .iter()
+        .find(|c| c.cause.as_str() == "throttling")
+        .unwrap()
+        .fit;
+    assert_eq!(t.kind_confidence, Confidence::Low);
+}
