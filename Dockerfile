@@ -18,9 +18,11 @@ ARG RUST_VERSION=1.95
 
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
-# Everything `cargo build` reads: the manifest names the benches, and build.rs
-# embeds the presets and fault scenarios.
+# Everything `cargo build` reads: the manifest names the benches and the
+# workspace's crates (the allocator, the YAML reader), and build.rs embeds the
+# presets and fault scenarios.
 COPY Cargo.toml Cargo.lock build.rs ./
+COPY crates crates
 COPY src src
 COPY benches benches
 COPY policies policies

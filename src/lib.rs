@@ -1,6 +1,8 @@
 //! retrylint: finds retry storms before production does.
 //!
-//! The flow is one way: `input` reads files and their spans; `topology`
+//! The flow is one way: `input` reads files and their spans (the located
+//! YAML tree is the workspace crate `retrylint-yaml`, `crates/retrylint-yaml`,
+//! re-exported as `input::yaml`); `topology`
 //! turns YAML into `policy` values, merged with what `external` reads where
 //! it lives (mesh, gateway and gRPC configuration, traces); `prediction`
 //! counts what a call chain may send; `lint` analyses them; `chaos` runs them

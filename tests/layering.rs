@@ -20,7 +20,8 @@ const LAYERS: &[&str] = &[
     "memory_limits",
     // The ground floor: backoff, budgets, breakers, Retry-After.
     "policy",
-    // The located YAML reader, durations, rates, lines, errors.
+    // The located YAML tree (the crate `retrylint-yaml`, below every module
+    // here, re-exported as `input::yaml`), durations, rates, lines, errors.
     "input",
     // Mesh, gateway and gRPC configuration, read into policy values.
     "external",

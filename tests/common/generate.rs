@@ -2,14 +2,18 @@
 //! about `calls` calls each (always to later services, so it is acyclic), every
 //! service merging one `defaults` anchor, every call with a timeout and a retry
 //! policy. Seeded: the same arguments give the same text.
+//!
+//! The generator is `retrylint::policy::seeded_rng`'s (ChaCha8 from a `u64`),
+//! named through `rand` so that the YAML reader's crate, which cannot depend on
+//! retrylint, includes this file in its tests too.
 
 use std::fmt::Write as _;
 
-use rand::RngExt;
-use retrylint::policy::seeded_rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 
 pub fn random_dag(n: usize, calls: usize, seed: u64) -> String {
-    let mut rng = seeded_rng(seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut y = String::with_capacity(n * 640);
     y.push_str("version: 1\nname: generated\nentry: s0\n");
     y.push_str("x-defaults: &defaults\n  latency: { p50: 2ms, p99: 20ms }\n  capacity: 64\n");

@@ -1,27 +1,48 @@
-//! A located YAML tree.
+//! retrylint's located YAML reader: a small generic tree in which every node
+//! keeps where it was written, under a resource budget, with errors that name
+//! the line and column to look at.
 //!
-//! We parse into this small generic tree (every node keeps its line and column) and
-//! convert it to the schema by hand in `schema.rs`. Doing the conversion ourselves is
-//! what lets every error name the exact line, the key that was wrong and the key that
-//! was meant — serde's derived messages cannot, and `Spanned` loses its location
-//! inside untagged enums, which is exactly the shape of "a preset name or a map".
+//! [`parse`] and [`parse_config`] read one YAML document into a [`Node`]: a
+//! [`Value`] (null, boolean, integer, float, string, list or mapping, keys in
+//! file order) with its [`Pos`] (1-based line and column, where the node is
+//! used) and its [`Span`] (the bytes of its text, for edits in place). retrylint
+//! converts the tree to its schema by hand: doing the conversion itself is what
+//! lets every error name the exact line, the key that was wrong and the key that
+//! was meant — serde's derived messages cannot, and `Spanned` loses its
+//! location inside untagged enums, which is exactly the shape of "a preset name
+//! or a map".
 //!
-//! The tree is built straight from the events of `granit_parser` (the parser under
-//! serde-saphyr, re-exported by it) with an explicit stack, under a resource budget
-//! sized for large topologies but closed to alias bombs and pathological nesting.
-//! It yields the tree serde-saphyr gives for `Spanned<Value>` — the same positions,
-//! scalar resolution, merge keys, duplicate-key and tag handling, and the same errors
-//! at the same places — in less than half the time: it follows serde-saphyr's event
-//! model (anchors recorded as events, aliases replayed, merge values recorded and
-//! merged when their mapping ends) without serde in between. `parse_via_serde` (tests
-//! only) keeps the old path, and a differential test holds the two together.
+//! **What it reads.** YAML 1.2 as serde-saphyr reads it, and the same tree it
+//! gives for `Spanned<Value>` — the same positions, scalar resolution, merge
+//! keys, duplicate-key and tag handling, and the same errors at the same places —
+//! in less than half the time, without serde in between. Two parsers produce the
+//! events: a hand-written scanner (`fast`) takes the plain block YAML
+//! configuration files are written in, and on anything else, or any error,
+//! granit-parser (the parser under serde-saphyr) reads the file again and has
+//! the last word. `parse_via_serde` (tests only) keeps serde-saphyr's own path,
+//! and differential tests hold the three together.
 //!
-//! The parts: `reader` (the event loop over the parser), `ahead` (the fast path's
-//! scanner on a thread of its own, for a large file), `event` (what it yields),
-//! `anchors` (recording and replay), `merge` (merge keys), `keys` (key identity),
-//! `budget` (the resource limits), `resolve` (tags and scalars), `build` (the
-//! tree from the events) and `split` (a large file's largest block read in two
-//! halves side by side).
+//! **Budgets.** One parse is held to limits sized for a 10,000-service topology
+//! (~1M nodes) but closed to alias bombs and pathological nesting: depth,
+//! events, nodes, alias replay, recorded anchor events, aliases, anchors and
+//! scalar bytes ([`Limit`]). Every count is checked as it grows; crossing one
+//! is a [`SyntaxError`] at the event that crossed it, with the figures in its
+//! [`Breach`].
+//!
+//! **Errors.** A [`SyntaxError`] has the position to fix, serde-saphyr's
+//! message (`… at line L, column C`), and when the reader can tell, what to
+//! write instead (a key indented one space off its siblings). A crossed limit
+//! carries its [`Breach`]. [`parse_config`] also refuses a custom tag where it
+//! is written and places a too-deep nesting at the bracket that crossed the
+//! limit.
+//!
+//! The parts: `reader` (the event loop over either parser), `fast` (the
+//! hand-written scanner), `event` (what they yield), `anchors` (recording and
+//! replay), `merge` (merge keys), `keys` (key identity), `budget` (the limits),
+//! `resolve` (tags and scalars), `spans` (the byte spans), `text` (shared
+//! string scalars), `hints` (what to write instead), `build` (the tree from the
+//! events) and `split` (a large file's largest block read in two halves side
+//! by side).
 
 use std::fmt;
 

@@ -196,10 +196,15 @@ pub(super) fn parse<'a>(
             lines: split.lines_after,
         }),
     );
-    let (second, first) = crate::side_by_side::side_by_side(
-        move || build::Builder::new(text, Events::Fast(second), mode).run_counted(),
-        move || build::Builder::new(text, Events::Fast(first), mode).run_counted(),
-    );
+    let (second, first) = std::thread::scope(|scope| {
+        let second = scope
+            .spawn(move || build::Builder::new(text, Events::Fast(second), mode).run_counted());
+        let first = build::Builder::new(text, Events::Fast(first), mode).run_counted();
+        let second = second
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (second, first)
+    });
     join(first, second, split)
 }
 
