@@ -13,12 +13,7 @@ pub(super) fn retry_after(
             continue;
         };
         let ra = after.as_secs_f64() * 1e3;
-        let mut firsts: Vec<f64> = r
-            .runs
-            .iter()
-            .filter(|r| r.arrivals.len() >= 2)
-            .map(|r| r.waits_ms()[0])
-            .collect();
+        let firsts = first_waits(r);
         if firsts.is_empty() {
             seen.push((
                 s.name.to_owned(),
@@ -27,7 +22,6 @@ pub(super) fn retry_after(
             ));
             continue;
         }
-        firsts.sort_by(f64::total_cmp);
         let w = firsts[firsts.len() / 2];
         let own = f.map(|f| expected_wait(f, 0).1);
         let waited = format!(
@@ -84,6 +78,18 @@ pub(super) fn retry_after(
     }
 }
 
+/// The first wait of each run that retried, shortest first.
+fn first_waits(r: &ScenarioRecord) -> Vec<f64> {
+    let mut firsts: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|r| r.arrivals.len() >= 2)
+        .map(|r| r.waits_ms()[0])
+        .collect();
+    firsts.sort_by(f64::total_cmp);
+    firsts
+}
+
 /// Whether the client honours AWS's `x-amz-retry-after` (milliseconds):
 /// its wait after a throttling error carrying one, against its own wait
 /// after a throttling error without (`throttled`, the `aws-throttling`
@@ -99,19 +105,13 @@ pub(super) fn amz_retry_after(
         return None;
     };
     let ra = after.as_secs_f64() * 1e3;
-    let mut firsts: Vec<f64> = r
-        .runs
-        .iter()
-        .filter(|r| r.arrivals.len() >= 2)
-        .map(|r| r.waits_ms()[0])
-        .collect();
+    let firsts = first_waits(r);
     if firsts.is_empty() {
         return Some(Field::unknown(format!(
             "{}: the throttling error with x-amz-retry-after was not retried",
             s.name
         )));
     }
-    firsts.sort_by(f64::total_cmp);
     let w = firsts[firsts.len() / 2];
     let (lo, hi) = (firsts[0], firsts[firsts.len() - 1]);
     let waited = format!(
