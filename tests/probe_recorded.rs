@@ -426,6 +426,17 @@ fn boto3_throttling_and_transient_waits_are_fitted_apart_and_amz_retry_after_is_
         throttled.iter().zip(&status).all(|(t, s)| *t > 5.0 * s),
         "{throttled:?} against {status:?}"
     );
+    // botocore's transient waits are full jitter over 50 ms and 100 ms:
+    // their schedule is not claimed with confidence (it read "exponential
+    // from 11 ms, decorrelated" at medium before).
+    let s = &r
+        .policy
+        .backoff_by_cause
+        .iter()
+        .find(|c| c.cause.as_str() == "status")
+        .unwrap()
+        .fit;
+    assert_eq!(s.kind_confidence, Confidence::Low, "{}", s.kind_evidence);
     // Two draws of full jitter cannot fix the throttling schedule: not
     // claimed with confidence.
     let t = &r

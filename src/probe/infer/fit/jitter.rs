@@ -207,7 +207,11 @@ pub(super) fn decorrelated(
         jitter: Jitter::Decorrelated,
         nominal_ms: nominal,
         per_retry: stats,
-        kind_confidence: Confidence::Medium,
+        // The base is read through decorrelated jitter's interval: where
+        // that jitter is itself unsure, so is the base (botocore's full
+        // jitter over 50 ms and 100 ms, two small draws, read as
+        // decorrelated from 11 ms).
+        kind_confidence: Confidence::Medium.min(jitter.confidence),
         kind_evidence: format!(
             "{evidence}; decorrelated jitter draws each wait from [base, 3 × the previous one], so the schedule is its own"
         ),
