@@ -123,6 +123,6 @@ fn json() {
     assert_eq!(v["unchecked_rules"][0]["code"], "RL014");
     assert_eq!(
         v["snippet"],
-        "- to: SERVICE\n  method: POST\n  timeout: 500ms\n  retry:\n    max_attempts: 3\n    backoff: { kind: exponential, base: 100ms, multiplier: 2, jitter: none }\n    # cap: not reached within the waits seen (longest 200 ms); add the client's cap if it has one\n    retry_on: [timeout, 503]\n    honor_retry_after: false\n"
+        "- to: SERVICE\n  method: POST\n  timeout: 500ms\n  retry:\n    max_attempts: 3\n    backoff: { kind: exponential, base: 100ms, multiplier: 2, jitter: none }\n    # low confidence: a reading of median waits 100/200 ms, not a schedule the runs fix; take the client's own setting where you know it\n    # cap: not reached within the waits seen (longest 200 ms); add the client's cap if it has one\n    retry_on: [timeout, 503]\n    honor_retry_after: false\n"
     );
 }

@@ -437,6 +437,10 @@ fn boto3_throttling_and_transient_waits_are_fitted_apart_and_amz_retry_after_is_
         .unwrap()
         .fit;
     assert_eq!(s.kind_confidence, Confidence::Low, "{}", s.kind_evidence);
+    // No cap within waits under 100 ms says nothing of botocore's 20 s: no
+    // RL014 from its absence.
+    assert!(!codes(&r).contains(&"RL014"), "{:?}", codes(&r));
+    assert!(unchecked(&r).contains(&"RL014"), "{:?}", unchecked(&r));
     // Two draws of full jitter cannot fix the throttling schedule: not
     // claimed with confidence.
     let t = &r

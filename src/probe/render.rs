@@ -87,6 +87,13 @@ fn backoff_notes(f: &super::infer::fit::BackoffFit) -> Vec<String> {
             fmt_ms(w)
         ));
     }
+    if f.kind_confidence == super::Confidence::Low {
+        let medians: Vec<String> = f.per_retry.iter().map(|s| fmt_ms(s.median_ms)).collect();
+        out.push(format!(
+            "low confidence: a reading of median waits {} ms, not a schedule the runs fix; take the client's own setting where you know it",
+            medians.join("/")
+        ));
+    }
     if let Some(above) = f.cap_unknown_above_ms {
         out.push(format!(
             "cap: not reached within the waits seen (longest {} ms); add the client's cap if it has one",

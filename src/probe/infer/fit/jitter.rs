@@ -221,7 +221,10 @@ pub(super) fn decorrelated(
         jitter_alternatives: jitter.alternatives,
         explained: true,
         first_retry_immediate: false,
-        cap_unknown_above_ms: None,
+        // No pile of waits at the longest: a cap, if any, lies above it
+        // (botocore caps at 20 s, far past two retries), so no finding
+        // comes from its absence.
+        cap_unknown_above_ms: cap.is_none().then_some(longest),
         additive_jitter_ms: None,
     }
 }
