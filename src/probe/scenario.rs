@@ -61,7 +61,11 @@ impl AwsThrottle {
 
     /// The error code the body carries, for `x-amzn-ErrorType`.
     pub fn code(&self, request_type: Option<&str>) -> &'static str {
-        if self.body(request_type).0.starts_with("application/x-amz-json") {
+        if self
+            .body(request_type)
+            .0
+            .starts_with("application/x-amz-json")
+        {
             "ThrottlingException"
         } else {
             "Throttling"
@@ -303,7 +307,10 @@ mod tests {
         let (ty, body) = t.body(Some("application/x-amz-json-1.0"));
         assert_eq!(ty, "application/x-amz-json-1.0");
         assert!(body.contains(r#""__type":"ThrottlingException""#));
-        assert_eq!(t.code(Some("application/x-amz-json-1.1")), "ThrottlingException");
+        assert_eq!(
+            t.code(Some("application/x-amz-json-1.1")),
+            "ThrottlingException"
+        );
         let (ty, body) = t.body(Some("application/x-www-form-urlencoded; charset=utf-8"));
         assert_eq!(ty, "text/xml");
         assert!(body.contains("<Code>Throttling</Code>"));
