@@ -621,3 +621,37 @@ fn a_client_that_does_not_trust_the_probe_ca_is_told_so_not_read_as_resets() {
     );
     assert!(err.contains("RETRYLINT_CA"), "{err}");
 }
+
+#[test]
+fn boto3_over_https_retries_throttling_and_honours_x_amz_retry_after() {
+    if !python_has("boto3") || !resolves("probe.localhost") {
+        return;
+    }
+    let script = format!(
+        "{}/tests/data/probe/clients/boto3_sqs.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, v) = probe(
+        &[
+            "--https",
+            "--host",
+            "probe.localhost",
+            "--runs",
+            "2",
+            "--timeout",
+            "15s",
+            "--scenario",
+            "503,400,aws-throttling,aws-throttling-retry-after",
+        ],
+        &["python3", &script],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(max_attempts(&v), 3);
+    assert_eq!(retried(&v, "503"), Some(true));
+    assert_eq!(retried(&v, "400"), Some(false));
+    assert_eq!(retried(&v, "throttling"), Some(true));
+    let amz = &v["policy"]["honor_amz_retry_after"];
+    if sure(&amz["confidence"]) {
+        assert_eq!(amz["value"], true, "{amz:#}");
+    }
+}

@@ -452,3 +452,58 @@ fn boto3_throttling_and_transient_waits_are_fitted_apart_and_amz_retry_after_is_
         .fit;
     assert_eq!(t.kind_confidence, Confidence::Low);
 }
+
+/// boto3 (botocore 1.44.18, standard mode) over `--https --host
+/// probe.localhost`: 3 attempts; 5xx, 429, resets, timeouts and refused
+/// connections retried, 400 not; AWS's throttling error retried on its own
+/// schedule; `x-amz-retry-after` honoured. Full jitter over two retries
+/// (50 ms × 2^k after a 5xx, 1 s × 2^k after throttling) pins no base, so
+/// neither schedule may be claimed above low confidence.
+#[test]
+fn boto3_standard_retries_and_throttling_over_https() {
+    let r = replayed("boto3_sqs_https");
+    assert_eq!(r.policy.max_attempts.value, Some(3));
+    for (outcome, want) in [
+        ("500", true),
+        ("503", true),
+        ("429", true),
+        ("400", false),
+        ("reset", true),
+        ("timeout", true),
+        ("connect", true),
+        ("throttling", true),
+    ] {
+        let (v, c) = retried(&r, outcome);
+        assert_eq!(v, Some(want), "{outcome}");
+        assert_eq!(c, Confidence::High, "{outcome}");
+    }
+    let amz = r.policy.honor_amz_retry_after.as_ref().unwrap();
+    assert_eq!(amz.value, Some(true), "{}", amz.evidence);
+    assert!(amz.confidence >= Confidence::Medium);
+    let status = r.policy.backoff.as_ref().unwrap();
+    assert_eq!(status.kind_confidence, Confidence::Low, "{status:?}");
+    assert_eq!(status.jitter_confidence, Confidence::Low, "{status:?}");
+    let throttled = r
+        .policy
+        .backoff_by_cause
+        .iter()
+        .find(|c| c.cause == retrylint::probe::infer::Cause::Throttling)
+        .unwrap();
+    assert_eq!(throttled.fit.kind_confidence, Confidence::Low);
+    assert!(
+        r.policy
+            .notes
+            .iter()
+            .any(|n| n.contains("`429`") && n.contains("left out of the status fit")),
+        "{:?}",
+        r.policy.notes
+    );
+    let hosts: Vec<&str> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| &s.runs)
+        .flat_map(|run| &run.arrivals)
+        .filter_map(|a| a.host.as_deref())
+        .collect();
+    assert!(!hosts.is_empty() && hosts.iter().all(|h| h.starts_with("probe.localhost:")));
+}

@@ -572,4 +572,19 @@ mod tests {
         assert_eq!(f.jitter, Jitter::None, "{f:#?}");
         assert_eq!(f.per_retry[0].outliers, 1);
     }
+
+    /// boto3's 5xx waits as measured (botocore: U(0, 50 ms) then
+    /// U(0, 100 ms), plus its own work per retry): read as a constant 105 ms
+    /// with full jitter at medium confidence before; now low.
+    #[test]
+    fn small_drawn_waits_are_not_read_confidently() {
+        let waits = vec![
+            vec![15.1, 40.2, 59.2, 70.3, 96.0, 22.5, 61.0, 88.1],
+            vec![32.4, 50.0, 76.6, 90.2, 116.0, 44.3, 70.8, 101.5],
+        ];
+        let f = super::fit(&waits, 0.0).unwrap();
+        assert_ne!(f.jitter, Jitter::None, "{f:?}");
+        assert_eq!(f.kind_confidence, Confidence::Low, "{f:?}");
+        assert_eq!(f.jitter_confidence, Confidence::Low, "{f:?}");
+    }
 }
