@@ -395,9 +395,9 @@ fn three_trace_formats_give_one_call_graph() {
                     c.from.clone(),
                     c.to.clone(),
                     c.method.clone(),
-                    c.calls,
-                    c.attempts_mean,
-                    c.attempts_max,
+                    c.figures.calls,
+                    c.figures.attempts_mean,
+                    c.figures.attempts_max,
                 )
             })
             .collect();

@@ -30,9 +30,9 @@ fn calls(f: &external::Facts) -> Vec<Row> {
                 c.from.clone(),
                 c.to.clone(),
                 c.method.clone(),
-                c.calls,
-                c.attempts_mean,
-                c.attempts_max,
+                c.figures.calls,
+                c.figures.attempts_mean,
+                c.figures.attempts_max,
             )
         })
         .collect()

@@ -365,7 +365,19 @@ pub struct CallFact {
     pub at: At,
     /// The HTTP method, when a span says it.
     pub method: Option<String>,
-    /// Logical calls seen (a parent span calling `to` once or more).
+    /// What the spans showed of its attempts: the topology keeps it as it
+    /// is, on the call (`topology::Observed::figures`).
+    pub figures: CallFigures,
+    /// A span of the call says `rpc.system: grpc`.
+    pub grpc: bool,
+}
+
+/// What was seen of one call's attempts: in traces, or, for the
+/// topology's `observed`, also what a proxy's counters or an `observed:`
+/// entry give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFigures {
+    /// Logical calls seen (a parent span calling the callee once or more).
     pub calls: u64,
     /// Attempts seen per logical call: mean and most.
     pub attempts_mean: f64,
@@ -382,8 +394,6 @@ pub struct CallFact {
     pub resend_max: u32,
     /// Logical calls whose callee failed (an error status).
     pub failed_calls: u64,
-    /// A span of the call says `rpc.system: grpc`.
-    pub grpc: bool,
 }
 
 /// Who kept the counters a [`CountedFact`] comes from, which decides
@@ -465,37 +475,101 @@ impl CounterKind {
 /// `external::metrics`).
 #[derive(Debug, Clone)]
 pub(crate) struct CountedFact {
-    /// Who counted.
-    pub by: CounterKind,
     /// The service whose proxy counted (`--metrics-caller`, or `caller:`
     /// in a `sources:` entry, or the series' own labels).
-    pub caller: String,
+    pub(crate) caller: String,
     /// The caller came from the series' labels: one the topology lacks is
     /// warned about, not an error (a gateway reports as a source too).
     pub(crate) caller_labelled: bool,
     /// The callee, as the cluster names it.
-    pub host: HostRef,
-    /// The callee as the series name it (Envoy's cluster, Istio's
-    /// destination, Linkerd's parent, gRPC's target), as written.
-    pub cluster: String,
-    /// Attempts the proxy made, retries included: `upstream_rq_total`,
-    /// plus `unattached` when the file has it. For a kind whose
-    /// [`CounterKind::lower_bound`] holds, the least the counters prove.
-    pub attempts: u64,
-    /// `upstream_rq_pending_failure_eject`: attempts that failed waiting for
-    /// a connection, which `upstream_rq_total` does not count.
-    pub(crate) unattached: Option<u64>,
-    /// `upstream_rq_retry`; for Istio, the requests flagged `URX`. The
-    /// requests that came in are `attempts - retries`.
-    pub retries: u64,
-    /// `upstream_rq_retry_overflow`, `upstream_rq_retry_limit_exceeded`,
-    /// when the file has them.
-    pub overflow: Option<u64>,
-    pub limit_exceeded: Option<u64>,
-    /// What the counters cover (`since the proxy started`).
-    pub window: String,
+    pub(crate) host: HostRef,
+    /// What was counted: the topology keeps it as it is, on the call
+    /// (`topology::Observed::counted`).
+    pub(crate) counters: Counted,
     /// The cluster's `upstream_rq_total` sample.
-    pub at: At,
+    pub(crate) at: At,
+}
+
+/// What a proxy's counters said of one call (`external::metrics`, or an
+/// `observed:` entry of the topology written from them).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Counted {
+    /// Who counted, which decides what the figures mean.
+    pub(crate) kind: CounterKind,
+    /// The callee as the counters name it: Envoy's cluster, Istio's
+    /// destination, Linkerd's parent, gRPC's target, as written.
+    pub(crate) cluster: String,
+    /// Attempts, retries included (`upstream_rq_total`, plus
+    /// `unattached`); the least the counters prove when
+    /// [`Counted::lower_bound`].
+    pub(crate) attempts: u64,
+    /// Attempts that failed waiting for a connection
+    /// (`upstream_rq_pending_failure_eject`, which `upstream_rq_total` does
+    /// not count), when the file has them.
+    pub(crate) unattached: Option<u64>,
+    /// Retries among them (`upstream_rq_retry`; for Istio, the requests
+    /// whose retries were exhausted, `URX`). The requests that came in are
+    /// `attempts - retries`.
+    pub(crate) retries: u64,
+    /// Requests not retried for the retry limit
+    /// (`upstream_rq_retry_limit_exceeded`), and for circuit breaking or
+    /// the retry budget (`upstream_rq_retry_overflow`), when the file has
+    /// them.
+    pub(crate) limit_exceeded: Option<u64>,
+    pub(crate) overflow: Option<u64>,
+    /// What the counters cover: `since the proxy started`.
+    pub(crate) window: String,
+}
+
+impl Counted {
+    /// `Envoy`.
+    pub(crate) fn by(&self) -> &'static str {
+        self.kind.by()
+    }
+
+    /// The attempts are the least the counters prove, not a count.
+    pub(crate) fn lower_bound(&self) -> bool {
+        self.kind.lower_bound()
+    }
+
+    /// `at least ` when the figures are a lower bound, else nothing.
+    pub(crate) fn least(&self) -> &'static str {
+        if self.lower_bound() { "at least " } else { "" }
+    }
+
+    /// `137 upstream requests (7 of them failed waiting for a connection)`.
+    pub(crate) fn attempts_text(&self) -> String {
+        match (self.kind, self.unattached) {
+            (CounterKind::Envoy, Some(n)) if n > 0 => format!(
+                "{} upstream requests ({n} of them failed waiting for a connection)",
+                self.attempts
+            ),
+            (CounterKind::Envoy, _) => format!("{} upstream requests", self.attempts),
+            _ => format!("{}{} attempts", self.least(), self.attempts),
+        }
+    }
+
+    /// `137 upstream requests for 100 requests, 37 retries`: what was
+    /// counted, as the messages give it.
+    pub(crate) fn counts_text(&self, requests: u64) -> String {
+        match self.kind {
+            CounterKind::Istio => format!(
+                "{} for {requests} requests, {} of them with retries exhausted (response flag URX)",
+                self.attempts_text(),
+                self.retries
+            ),
+            CounterKind::Grpc => format!(
+                "{} for {requests} calls, {} retries and hedges",
+                self.attempts_text(),
+                self.retries
+            ),
+            CounterKind::Envoy | CounterKind::Linkerd => format!(
+                "{} for {requests} requests, {} retries",
+                self.attempts_text(),
+                self.retries
+            ),
+        }
+    }
 }
 
 /// A host a route's policy applies to, as written.

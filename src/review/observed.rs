@@ -70,8 +70,8 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
         let (seen_in, most, over, below, at_least) = match &o.counted {
             None => (
                 "traces".to_owned(),
-                Some(o.attempts_max),
-                plural(o.calls, "call"),
+                Some(o.figures.attempts_max),
+                plural(o.figures.calls, "call"),
                 None,
                 false,
             ),
@@ -94,9 +94,9 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
                 (
                     format!("{} counters{cluster}", c.by()),
                     None,
-                    format!("{} {}", plural(o.calls, unit), c.window),
+                    format!("{} {}", plural(o.figures.calls, unit), c.window),
                     below,
-                    c.lower_bound,
+                    c.lower_bound(),
                 )
             }
         };
@@ -104,7 +104,7 @@ pub fn rows(t: &Topology, check: &CheckReport) -> Vec<Row> {
             from: from.clone(),
             to: to.clone(),
             seen_in,
-            mean: o.attempts_mean,
+            mean: o.figures.attempts_mean,
             most,
             over,
             declared: attempts_allowed(call, |_| true),

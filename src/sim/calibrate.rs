@@ -120,12 +120,12 @@ pub fn calibrate(t: &Topology, run: &RunReport) -> Calibration {
             from: from.clone(),
             to: to.clone(),
             source,
-            observed_calls: o.calls,
-            observed_attempts_per_call: o.attempts_mean,
-            observed_at_least: o.counted.as_ref().is_some_and(|c| c.lower_bound),
+            observed_calls: o.figures.calls,
+            observed_attempts_per_call: o.figures.attempts_mean,
+            observed_at_least: o.counted.as_ref().is_some_and(|c| c.lower_bound()),
             simulated_calls: over,
             simulated_attempts_per_call: simulated,
-            ratio: ratio(simulated, o.attempts_mean),
+            ratio: ratio(simulated, o.figures.attempts_mean),
         });
     }
     let mut services = Vec::with_capacity(latency.len());

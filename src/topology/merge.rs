@@ -22,6 +22,7 @@ use super::model::{
 use super::policy_schema::PolicyReader;
 use super::presets::Presets;
 use super::schema::method_is_idempotent;
+use crate::external::facts::CallFigures;
 use crate::external::hosts::{self, Resolved};
 use crate::external::{At, Facts, LayerFact, PolicyFact, Request, Spans};
 use crate::input::error::{ErrorKind, LoadError};
@@ -324,9 +325,9 @@ pub fn merge(
                 (
                     c.from.clone(),
                     c.to.clone(),
-                    c.attempts_mean,
-                    c.attempts_max,
-                    c.calls,
+                    c.figures.attempts_mean,
+                    c.figures.attempts_max,
+                    c.figures.calls,
                 )
             })
             .collect(),
@@ -374,13 +375,15 @@ fn add_observed(t: &mut Topology, facts: &Facts, places: &Places) {
             Some(super::model::Observed {
                 from: *ids.get(c.from.as_str())?,
                 to: *ids.get(c.to.as_str())?,
-                calls: c.calls,
-                attempts_mean: c.attempts_mean,
-                attempts_max: c.attempts_max,
-                proxy_max: c.proxy_max,
-                client_max: c.client_max,
-                resend_max: c.resend_max,
-                failed_calls: c.failed_calls,
+                figures: CallFigures {
+                    calls: c.figures.calls,
+                    attempts_mean: c.figures.attempts_mean,
+                    attempts_max: c.figures.attempts_max,
+                    proxy_max: c.figures.proxy_max,
+                    client_max: c.figures.client_max,
+                    resend_max: c.figures.resend_max,
+                    failed_calls: c.figures.failed_calls,
+                },
                 pos: places.at(c.at),
                 counted: None,
             })
@@ -437,10 +440,10 @@ fn add_counted(
                 notes.push(format!(
                     "{}: warning: {} counters name the caller `{}`, no service of the topology: its {} requests to `{}` are not compared",
                     facts.show(c.at),
-                    c.by.by(),
+                    c.counters.by(),
                     c.caller,
-                    c.attempts - c.retries,
-                    c.cluster
+                    c.counters.attempts - c.counters.retries,
+                    c.counters.cluster
                 ));
                 continue;
             }
@@ -470,13 +473,13 @@ fn add_counted(
                 notes.push(format!(
                     "{}: warning: {} {} `{}` names no service of the topology: its {} requests are not compared",
                     facts.show(c.at),
-                    c.by.by(),
-                    c.by.subject(),
-                    c.cluster,
+                    c.counters.by(),
+                    c.counters.kind.subject(),
+                    c.counters.cluster,
                     // Envoy's as they were always said: upstream requests.
-                    match c.by {
-                        CounterKind::Envoy => c.attempts,
-                        _ => c.attempts - c.retries,
+                    match c.counters.kind {
+                        CounterKind::Envoy => c.counters.attempts,
+                        _ => c.counters.attempts - c.counters.retries,
                     }
                 ));
                 continue;
@@ -486,17 +489,18 @@ fn add_counted(
             notes.push(format!(
                 "{}: warning: {} counters show `{}` calling `{}` ({} requests), a call the topology does not have: not compared (add the call to compare it)",
                 facts.show(c.at),
-                c.by.by(),
+                c.counters.by(),
                 names[from],
                 names[to],
-                c.attempts
+                c.counters.attempts
             ));
             continue;
         }
-        let requests = c.attempts - c.retries;
-        let mean = c.attempts as f64 / requests.max(1) as f64;
-        let least_max = u32::try_from(c.attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
-        let not_retried = match (c.limit_exceeded, c.overflow) {
+        let requests = c.counters.attempts - c.counters.retries;
+        let mean = c.counters.attempts as f64 / requests.max(1) as f64;
+        let least_max =
+            u32::try_from(c.counters.attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
+        let not_retried = match (c.counters.limit_exceeded, c.counters.overflow) {
             (Some(l), Some(o)) => {
                 format!(
                     "; not retried: {l} for the retry limit, {o} for circuit breaking or the budget"
@@ -506,17 +510,7 @@ fn add_counted(
             (None, Some(o)) => format!("; not retried: {o} for circuit breaking or the budget"),
             (None, None) => String::new(),
         };
-        let counted = super::model::Counted {
-            kind: c.by,
-            cluster: c.cluster.clone(),
-            attempts: c.attempts,
-            unattached: c.unattached,
-            retries: c.retries,
-            limit_exceeded: c.limit_exceeded,
-            overflow: c.overflow,
-            lower_bound: c.by.lower_bound(),
-            window: c.window.clone(),
-        };
+        let counted = c.counters.clone();
         notes.push(format!(
             "{}: note: {} counters: `{}` → `{}`: {}{mean:.2} attempts per request ({}{not_retried}), {}",
             facts.show(c.at),
@@ -525,18 +519,20 @@ fn add_counted(
             names[to],
             counted.least(),
             counted.counts_text(requests),
-            c.window
+            c.counters.window
         ));
         observed.push(super::model::Observed {
             from,
             to,
-            calls: requests,
-            attempts_mean: mean,
-            attempts_max: least_max,
-            proxy_max: least_max,
-            client_max: 1,
-            resend_max: 1,
-            failed_calls: 0,
+            figures: CallFigures {
+                calls: requests,
+                attempts_mean: mean,
+                attempts_max: least_max,
+                proxy_max: least_max,
+                client_max: 1,
+                resend_max: 1,
+                failed_calls: 0,
+            },
             pos: places.at(c.at),
             counted: Some(counted),
         });

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-pub(crate) use crate::external::facts::CounterKind;
+use crate::external::facts::CallFigures;
+pub(crate) use crate::external::facts::{Counted, CounterKind};
 use crate::policy::{BreakerSpec, HedgingPolicy, RetryPolicy};
 
 /// Where a layer's policy fields were written (shared with the importers' facts).
@@ -77,18 +78,7 @@ pub struct ObservedLatency {
 pub struct Observed {
     pub from: ServiceId,
     pub to: ServiceId,
-    /// Logical calls seen.
-    pub calls: u64,
-    pub attempts_mean: f64,
-    pub attempts_max: u32,
-    /// The most attempts one request of the caller became below it (a proxy).
-    pub proxy_max: u32,
-    /// The most attempts the caller's client made (spans or resend_count + 1).
-    pub client_max: u32,
-    /// The most attempts the spans' own numbers say (resend_count + 1).
-    pub resend_max: u32,
-    /// Logical calls whose callee failed.
-    pub failed_calls: u64,
+    pub figures: CallFigures,
     /// The first client span of the call, in its trace file (for counters,
     /// the cluster's request counter).
     pub pos: Pos,
@@ -97,79 +87,6 @@ pub struct Observed {
     /// the proxy's attempts per request, and the most per call is not
     /// known (`attempts_max` is the least it can be, the mean rounded up).
     pub(crate) counted: Option<Counted>,
-}
-
-/// What a proxy's counters said of one call (`external::metrics`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Counted {
-    /// Who counted, which decides what the figures mean.
-    pub kind: CounterKind,
-    /// The callee as the counters name it: Envoy's cluster, Istio's
-    /// destination, Linkerd's parent, gRPC's target.
-    pub cluster: String,
-    /// Attempts, retries included (`upstream_rq_total`, plus `unattached`);
-    /// the least the counters prove when `lower_bound`.
-    pub attempts: u64,
-    /// Attempts that failed waiting for a connection
-    /// (`upstream_rq_pending_failure_eject`), when the file has them.
-    pub(crate) unattached: Option<u64>,
-    /// Retries among them (`upstream_rq_retry`; for Istio, the requests
-    /// whose retries were exhausted, `URX`).
-    pub retries: u64,
-    /// Requests not retried for the retry limit, and for circuit breaking
-    /// or the retry budget, when the file has them.
-    pub limit_exceeded: Option<u64>,
-    pub overflow: Option<u64>,
-    /// The attempts are the least the counters prove, not a count.
-    pub(crate) lower_bound: bool,
-    /// What the counters cover: `since the proxy started`.
-    pub window: String,
-}
-
-impl Counted {
-    /// `Envoy`.
-    pub(crate) fn by(&self) -> &'static str {
-        self.kind.by()
-    }
-
-    /// `at least ` when the figures are a lower bound, else nothing.
-    pub(crate) fn least(&self) -> &'static str {
-        if self.lower_bound { "at least " } else { "" }
-    }
-
-    /// `137 upstream requests (7 of them failed waiting for a connection)`.
-    pub(crate) fn attempts_text(&self) -> String {
-        match (self.kind, self.unattached) {
-            (CounterKind::Envoy, Some(n)) if n > 0 => format!(
-                "{} upstream requests ({n} of them failed waiting for a connection)",
-                self.attempts
-            ),
-            (CounterKind::Envoy, _) => format!("{} upstream requests", self.attempts),
-            _ => format!("{}{} attempts", self.least(), self.attempts),
-        }
-    }
-
-    /// `137 upstream requests for 100 requests, 37 retries`: what was
-    /// counted, as the messages give it.
-    pub(crate) fn counts_text(&self, requests: u64) -> String {
-        match self.kind {
-            CounterKind::Istio => format!(
-                "{} for {requests} requests, {} of them with retries exhausted (response flag URX)",
-                self.attempts_text(),
-                self.retries
-            ),
-            CounterKind::Grpc => format!(
-                "{} for {requests} calls, {} retries and hedges",
-                self.attempts_text(),
-                self.retries
-            ),
-            CounterKind::Envoy | CounterKind::Linkerd => format!(
-                "{} for {requests} requests, {} retries",
-                self.attempts_text(),
-                self.retries
-            ),
-        }
-    }
 }
 
 /// One `sources:` entry: a path relative to the topology file, and the

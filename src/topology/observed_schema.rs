@@ -21,6 +21,7 @@
 //! resolved: a call's target is only known then.
 
 use super::model::{Counted, CounterKind, Observed, ObservedLatency, Topology};
+use crate::external::facts::CallFigures;
 use crate::input::error::LoadError;
 use crate::input::fields::{Fields, MapView};
 use crate::input::yaml::{Node, Value};
@@ -196,13 +197,15 @@ fn one(f: Fields, node: &Node) -> Result<Observed, LoadError> {
     Ok(Observed {
         from: 0,
         to: 0,
-        calls,
-        attempts_mean: mean,
-        attempts_max: max,
-        proxy_max: attempts(f, &m, "proxy_max")?.unwrap_or(1),
-        client_max: attempts(f, &m, "client_max")?.unwrap_or(1),
-        resend_max: attempts(f, &m, "resend_max")?.unwrap_or(1),
-        failed_calls: count(f, &m, "failed_calls")?.unwrap_or(0),
+        figures: CallFigures {
+            calls,
+            attempts_mean: mean,
+            attempts_max: max,
+            proxy_max: attempts(f, &m, "proxy_max")?.unwrap_or(1),
+            client_max: attempts(f, &m, "client_max")?.unwrap_or(1),
+            resend_max: attempts(f, &m, "resend_max")?.unwrap_or(1),
+            failed_calls: count(f, &m, "failed_calls")?.unwrap_or(0),
+        },
         pos: node.pos,
         counted: None,
     })
@@ -282,13 +285,15 @@ fn counted(f: Fields, node: &Node, kind: CounterKind) -> Result<Observed, LoadEr
     Ok(Observed {
         from: 0,
         to: 0,
-        calls: requests,
-        attempts_mean: mean,
-        attempts_max: least_max,
-        proxy_max: least_max,
-        client_max: 1,
-        resend_max: 1,
-        failed_calls: 0,
+        figures: CallFigures {
+            calls: requests,
+            attempts_mean: mean,
+            attempts_max: least_max,
+            proxy_max: least_max,
+            client_max: 1,
+            resend_max: 1,
+            failed_calls: 0,
+        },
         pos: node.pos,
         counted: Some(Counted {
             kind,
@@ -298,7 +303,6 @@ fn counted(f: Fields, node: &Node, kind: CounterKind) -> Result<Observed, LoadEr
             retries,
             limit_exceeded: count(f, &m, "limit_exceeded")?,
             overflow: count(f, &m, "overflow")?,
-            lower_bound: kind.lower_bound(),
             window,
         }),
     })

@@ -342,13 +342,13 @@ fn observed_text(o: &Observed) -> String {
     match &o.counted {
         None => format!(
             "{{ source: traces, calls: {}, attempts_per_call: {}, max_attempts: {}, proxy_max: {}, client_max: {}, resend_max: {}, failed_calls: {} }}",
-            o.calls,
-            o.attempts_mean,
-            o.attempts_max,
-            o.proxy_max,
-            o.client_max,
-            o.resend_max,
-            o.failed_calls
+            o.figures.calls,
+            o.figures.attempts_mean,
+            o.figures.attempts_max,
+            o.figures.proxy_max,
+            o.figures.client_max,
+            o.figures.resend_max,
+            o.figures.failed_calls
         ),
         Some(c) => {
             let (attempts, retries) = c.kind.keys();
@@ -361,7 +361,7 @@ fn observed_text(o: &Observed) -> String {
             let _ = write!(
                 text,
                 ", calls: {}, attempts_per_call: {:.2}, {attempts}: {}",
-                o.calls, o.attempts_mean, c.attempts
+                o.figures.calls, o.figures.attempts_mean, c.attempts
             );
             if let Some(n) = c.unattached {
                 let _ = write!(text, ", unattached: {n}");

@@ -31,7 +31,7 @@
 use std::collections::HashMap;
 
 use super::exposition::Sample;
-use crate::external::facts::{At, CountedFact, CounterKind, Facts, HostRef};
+use crate::external::facts::{At, Counted, CountedFact, CounterKind, Facts, HostRef};
 use crate::external::node::Cx;
 use crate::input::error::LoadError;
 
@@ -147,7 +147,6 @@ pub(crate) fn read(
             continue;
         }
         facts.counted.push(CountedFact {
-            by: CounterKind::Envoy,
             caller: caller.to_owned(),
             caller_labelled,
             host: HostRef {
@@ -155,13 +154,16 @@ pub(crate) fn read(
                 namespace: None,
                 at,
             },
-            cluster: c.name,
-            attempts,
-            unattached: c.eject,
-            retries,
-            overflow: c.overflow,
-            limit_exceeded: c.limit,
-            window: window.to_owned(),
+            counters: Counted {
+                kind: CounterKind::Envoy,
+                cluster: c.name,
+                attempts,
+                unattached: c.eject,
+                retries,
+                overflow: c.overflow,
+                limit_exceeded: c.limit,
+                window: window.to_owned(),
+            },
             at,
         });
     }

@@ -24,7 +24,7 @@
 //! user names whose client they are (`--metrics-caller`).
 
 use super::exposition::Sample;
-use crate::external::facts::{At, CountedFact, CounterKind, Facts, HostRef};
+use crate::external::facts::{At, Counted, CountedFact, CounterKind, Facts, HostRef};
 use crate::external::node::Cx;
 use crate::input::error::LoadError;
 
@@ -172,7 +172,6 @@ pub(crate) fn read(
         };
         let retries = t.retries.unwrap_or(0).saturating_add(t.hedges.unwrap_or(0));
         facts.counted.push(CountedFact {
-            by: CounterKind::Grpc,
             caller: caller.to_owned(),
             caller_labelled: false,
             host: HostRef {
@@ -180,13 +179,16 @@ pub(crate) fn read(
                 namespace: None,
                 at,
             },
-            cluster: t.name,
-            attempts: t.calls.saturating_add(retries),
-            unattached: None,
-            retries,
-            overflow: None,
-            limit_exceeded: None,
-            window: window.clone(),
+            counters: Counted {
+                kind: CounterKind::Grpc,
+                cluster: t.name,
+                attempts: t.calls.saturating_add(retries),
+                unattached: None,
+                retries,
+                overflow: None,
+                limit_exceeded: None,
+                window: window.clone(),
+            },
             at,
         });
     }

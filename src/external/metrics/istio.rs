@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 
 use super::exposition::Sample;
-use crate::external::facts::{At, CountedFact, CounterKind, Facts, HostRef};
+use crate::external::facts::{At, Counted, CountedFact, CounterKind, Facts, HostRef};
 use crate::external::node::Cx;
 use crate::input::error::LoadError;
 
@@ -150,7 +150,6 @@ pub(crate) fn read(
                 .with_help("name the service whose sidecar reported them: `--metrics-caller SERVICE`, or `{ path: FILE, caller: SERVICE }` in the topology's `sources:`"));
         };
         facts.counted.push(CountedFact {
-            by: CounterKind::Istio,
             caller: from,
             caller_labelled: labelled,
             host: HostRef {
@@ -158,13 +157,16 @@ pub(crate) fn read(
                 namespace: p.namespace,
                 at: p.at,
             },
-            cluster: p.callee,
-            attempts: p.requests.saturating_add(p.urx),
-            unattached: None,
-            retries: p.urx,
-            overflow: None,
-            limit_exceeded: None,
-            window: window.to_owned(),
+            counters: Counted {
+                kind: CounterKind::Istio,
+                cluster: p.callee,
+                attempts: p.requests.saturating_add(p.urx),
+                unattached: None,
+                retries: p.urx,
+                overflow: None,
+                limit_exceeded: None,
+                window: window.to_owned(),
+            },
             at: p.at,
         });
     }

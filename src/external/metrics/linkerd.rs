@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use super::exposition::Sample;
-use crate::external::facts::{At, CountedFact, CounterKind, Facts, HostRef};
+use crate::external::facts::{At, Counted, CountedFact, CounterKind, Facts, HostRef};
 use crate::external::node::Cx;
 use crate::input::error::LoadError;
 
@@ -187,7 +187,6 @@ pub(crate) fn read(
             }
         };
         facts.counted.push(CountedFact {
-            by: CounterKind::Linkerd,
             caller: from,
             caller_labelled: labelled,
             host: HostRef {
@@ -195,13 +194,16 @@ pub(crate) fn read(
                 namespace: p.namespace,
                 at,
             },
-            cluster: p.name,
-            attempts: p.requests.saturating_add(retries),
-            unattached: None,
-            retries,
-            overflow: p.overflow,
-            limit_exceeded: p.limit,
-            window: window.to_owned(),
+            counters: Counted {
+                kind: CounterKind::Linkerd,
+                cluster: p.name,
+                attempts: p.requests.saturating_add(retries),
+                unattached: None,
+                retries,
+                overflow: p.overflow,
+                limit_exceeded: p.limit,
+                window: window.to_owned(),
+            },
             at,
         });
     }

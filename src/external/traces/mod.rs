@@ -37,7 +37,7 @@ pub mod zipkin;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::facts::{At, CallFact, Facts, ServiceFact};
+use super::facts::{At, CallFact, CallFigures, Facts, ServiceFact};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum SpanKind {
@@ -347,13 +347,15 @@ impl Acc {
                 to: e.to,
                 at: e.at,
                 method: e.method.map(|m| m.to_ascii_uppercase()),
-                calls,
-                attempts_mean: attempts as f64 / calls.max(1) as f64,
-                attempts_max: seen.iter().map(|g| g.attempts).max().unwrap_or(1),
-                proxy_max: seen.iter().map(|g| g.proxy).max().unwrap_or(1),
-                client_max: seen.iter().map(|g| g.client).max().unwrap_or(1),
-                resend_max: seen.iter().map(|g| g.numbered).max().unwrap_or(1),
-                failed_calls: seen.iter().filter(|g| g.failed).count() as u64,
+                figures: CallFigures {
+                    calls,
+                    attempts_mean: attempts as f64 / calls.max(1) as f64,
+                    attempts_max: seen.iter().map(|g| g.attempts).max().unwrap_or(1),
+                    proxy_max: seen.iter().map(|g| g.proxy).max().unwrap_or(1),
+                    client_max: seen.iter().map(|g| g.client).max().unwrap_or(1),
+                    resend_max: seen.iter().map(|g| g.numbered).max().unwrap_or(1),
+                    failed_calls: seen.iter().filter(|g| g.failed).count() as u64,
+                },
                 grpc: e.grpc,
             });
         }
@@ -584,7 +586,7 @@ mod tests {
         let mut facts = Facts::default();
         acc.finish(&mut facts);
         let c = &facts.calls[0];
-        (c.calls, c.attempts_max)
+        (c.figures.calls, c.figures.attempts_max)
     }
 
     #[test]

@@ -38,14 +38,18 @@ declare_rule! {
 fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
     for o in &cx.topology.observed {
         // Counters say nothing of failures here: the rule is for traces.
-        if o.counted.is_some() || o.failed_calls == 0 || o.attempts_max > 1 {
+        if o.counted.is_some() || o.figures.failed_calls == 0 || o.figures.attempts_max > 1 {
             continue;
         }
         let Some((i, call)) = call_of(cx, o) else {
             continue;
         };
         for layer in call.layers.iter().filter(|l| l.policy.retries()) {
-            let failed = if o.failed_calls == 1 { "call" } else { "calls" };
+            let failed = if o.figures.failed_calls == 1 {
+                "call"
+            } else {
+                "calls"
+            };
             out.push(
                 Diagnostic::new(
                     layer.pos,
@@ -55,7 +59,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
                         where_layer(cx.topology, call, layer),
                         layer.policy.attempts_text(),
                         seen_text(o),
-                        o.failed_calls,
+                        o.figures.failed_calls,
                     ),
                 )
                 .on_layer(i, layer)

@@ -100,7 +100,7 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
     let Some(allowed) = allowed else {
         return;
     };
-    if o.attempts_mean <= allowed as f64 {
+    if o.figures.attempts_mean <= allowed as f64 {
         return;
     }
     out.push(
@@ -111,9 +111,9 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
                 "{}'s counters show {}{:.2} attempts per request on {} ({}, {}), more than {which} allow ({allowed}): a retry layer nobody declared, {}",
                 c.by(),
                 c.least(),
-                o.attempts_mean,
+                o.figures.attempts_mean,
                 edge(cx.topology, call),
-                c.counts_text(o.calls),
+                c.counts_text(o.figures.calls),
                 c.window,
                 likely_counted(c.kind),
             ),
@@ -123,7 +123,7 @@ fn check_counted(cx: &Context, o: &Observed, c: &Counted, out: &mut Vec<Diagnost
         .label(format!(
             "{}{:.2} attempts per request counted, {allowed} declared{}",
             c.least(),
-            o.attempts_mean,
+            o.figures.attempts_mean,
             match c.kind {
                 CounterKind::Grpc => "",
                 _ => " below the caller",
@@ -156,15 +156,19 @@ fn help_counted(kind: CounterKind) -> &'static str {
 
 /// `up to 9 attempts per call (3.00 on average, over 20 calls)`.
 pub(super) fn seen_text(o: &Observed) -> String {
-    let calls = if o.calls == 1 { "call" } else { "calls" };
-    let attempts = if o.attempts_max == 1 {
+    let calls = if o.figures.calls == 1 {
+        "call"
+    } else {
+        "calls"
+    };
+    let attempts = if o.figures.attempts_max == 1 {
         "attempt"
     } else {
         "attempts"
     };
     format!(
         "up to {} {attempts} per call ({:.2} on average, over {} {calls})",
-        o.attempts_max, o.attempts_mean, o.calls
+        o.figures.attempts_max, o.figures.attempts_mean, o.figures.calls
     )
 }
 
@@ -180,23 +184,23 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(allowed) = declared(call) else {
             continue;
         };
-        if u64::from(o.attempts_max) <= allowed {
+        if u64::from(o.figures.attempts_max) <= allowed {
             continue;
         }
         let app = call
             .layers
             .first()
             .map_or(1, |l| l.policy.max_attempts.max(1));
-        let likely = if o.proxy_max > 1 {
+        let likely = if o.figures.proxy_max > 1 {
             "likely a sidecar/proxy: several server spans sit under one client span"
-        } else if o.resend_max > app {
+        } else if o.figures.resend_max > app {
             "likely the SDK/HTTP client: its resend count goes past the application's declared attempts"
-        } else if o.client_max > app {
+        } else if o.figures.client_max > app {
             "likely the caller itself: more client spans under one parent span than its declared attempts"
         } else {
             "the traces do not say which"
         };
-        let help = if o.proxy_max > 1 {
+        let help = if o.figures.proxy_max > 1 {
             "declare the sidecar or proxy as a `via:` layer with its retry policy (`via: [{ name: istio-sidecar, retry: istio-default }]`), or turn its retries off"
         } else {
             "declare the layer that retries as a `via:` layer with its attempts (an SDK's built-in retries: `via: [{ name: sdk, retry: { max_attempts: N } }]`), or turn its retries off"
@@ -213,7 +217,7 @@ fn check(cx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .on_call(i)
             .help(help)
-            .label(format!("{} attempts seen, {allowed} declared", o.attempts_max)),
+            .label(format!("{} attempts seen, {allowed} declared", o.figures.attempts_max)),
         );
     }
 }
