@@ -396,6 +396,25 @@ pub struct CallFigures {
     pub failed_calls: u64,
 }
 
+impl CallFigures {
+    /// What a proxy's counters give of a call: `requests` first attempts
+    /// among `attempts` in all, so their mean per request, and at least
+    /// the ceiling of that as the most one request became (counters keep
+    /// no per-request figure); nothing of clients, resends or failures.
+    pub(crate) fn counted(requests: u64, attempts: u64) -> CallFigures {
+        let least_max = u32::try_from(attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
+        CallFigures {
+            calls: requests,
+            attempts_mean: attempts as f64 / requests.max(1) as f64,
+            attempts_max: least_max,
+            proxy_max: least_max,
+            client_max: 1,
+            resend_max: 1,
+            failed_calls: 0,
+        }
+    }
+}
+
 /// Who kept the counters a [`CountedFact`] comes from, which decides
 /// what its figures mean and how they are worded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -497,9 +497,8 @@ fn add_counted(
             continue;
         }
         let requests = c.counters.attempts - c.counters.retries;
-        let mean = c.counters.attempts as f64 / requests.max(1) as f64;
-        let least_max =
-            u32::try_from(c.counters.attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
+        let figures = CallFigures::counted(requests, c.counters.attempts);
+        let mean = figures.attempts_mean;
         let not_retried = match (c.counters.limit_exceeded, c.counters.overflow) {
             (Some(l), Some(o)) => {
                 format!(
@@ -524,15 +523,7 @@ fn add_counted(
         observed.push(super::model::Observed {
             from,
             to,
-            figures: CallFigures {
-                calls: requests,
-                attempts_mean: mean,
-                attempts_max: least_max,
-                proxy_max: least_max,
-                client_max: 1,
-                resend_max: 1,
-                failed_calls: 0,
-            },
+            figures,
             pos: places.at(c.at),
             counted: Some(counted),
         });

@@ -248,7 +248,8 @@ fn counted(f: Fields, node: &Node, kind: CounterKind) -> Result<Observed, LoadEr
             .with_help(format!("`{attempts_key}` counts every attempt, retries included: it is larger than `{retries_key}`")));
     }
     let requests = attempts.saturating_sub(retries);
-    let mean = attempts as f64 / requests.max(1) as f64;
+    let figures = CallFigures::counted(requests, attempts);
+    let mean = figures.attempts_mean;
     if let Some(calls) = count(f, &m, "calls")?
         && calls != requests
     {
@@ -281,19 +282,10 @@ fn counted(f: Fields, node: &Node, kind: CounterKind) -> Result<Observed, LoadEr
         Some(v) => f.str(v, "`window`")?.to_owned(),
         None => crate::external::metrics::SINCE_START.to_owned(),
     };
-    let least_max = u32::try_from(attempts.div_ceil(requests.max(1))).unwrap_or(u32::MAX);
     Ok(Observed {
         from: 0,
         to: 0,
-        figures: CallFigures {
-            calls: requests,
-            attempts_mean: mean,
-            attempts_max: least_max,
-            proxy_max: least_max,
-            client_max: 1,
-            resend_max: 1,
-            failed_calls: 0,
-        },
+        figures,
         pos: node.pos,
         counted: Some(Counted {
             kind,
