@@ -12,8 +12,8 @@
 //! out as Kubernetes or Compose manifests; `fix` turns findings' proposed
 //! fixes into edits of the YAML; `review` gathers the architecture review
 //! page's data; `formats` renders plain results (tables, Markdown, JSON,
-//! SARIF); `side_by_side` runs two pieces of work at once for the large
-//! inputs they share among cores.
+//! SARIF); `large` holds what `check` of a large topology runs on several
+//! cores with, each device with what it buys.
 //! `policy` is the ground floor. The modules are layers, lowest first, as
 //! `tests/layering.rs` declares them, and a module imports only those below
 //! it: `lint` states a fix as an intent, `fix` above it resolves it.
@@ -29,6 +29,7 @@ pub mod faults;
 pub mod fix;
 pub mod formats;
 pub mod input;
+mod large;
 pub mod lint;
 pub mod memory_limits;
 pub mod policy;
@@ -36,7 +37,6 @@ pub mod prediction;
 pub mod probe;
 pub mod review;
 pub mod run;
-mod side_by_side;
 pub mod sim;
 pub mod stop_signal;
 pub mod topology;

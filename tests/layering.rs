@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     // Helpers with no import of the project.
     "visible",
-    "side_by_side",
+    "large",
     "stop_signal",
     "memory_limits",
     // The ground floor: backoff, budgets, breakers, Retry-After.

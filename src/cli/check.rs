@@ -232,38 +232,31 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
         ResolveError::Cli(e) => Failure::Usage(e.to_string()),
     })?;
     config.resolve_fixes = matches!(format, CheckFormat::Json | CheckFormat::Sarif);
-    let (t, report) = if let Some(path) = &fix_target {
+    let report = if let Some(path) = &fix_target {
         let default_name = default_name(path);
         let fixed = fix_file(&args, path, &t, &default_name, &presets, &cli)?;
         if args.diff {
-            let code = if fixed.report.failed() && !args.exit_zero {
+            let code = if fixed.failed() && !args.exit_zero {
                 Outcome::Failed
             } else {
                 Outcome::Clean
             };
             return Ok(code);
         }
-        (fixed.topology, fixed.report)
+        fixed
     } else {
         // The located tree is read again only to resolve fixes. A large
-        // topology's is tens of megabytes: freed now, the findings reuse its
-        // memory instead of asking the kernel for more. It is freed beside
-        // the analysis, which runs on one core before the rules take both.
-        let unused = if config.resolve_fixes {
-            None
-        } else {
-            t.located.take()
-        };
-        let mut report = std::thread::scope(|scope| {
-            if let Some(tree) = unused {
-                scope.spawn(move || drop(tree));
-            }
-            fix::check(&t, &config)
-        });
+        // topology's is tens of megabytes: freed first, the findings reuse
+        // its memory instead of asking the kernel for more (peak 147 MB on
+        // the 10,000-service bench file; 224 MB kept, benches/RESULTS.md).
+        if !config.resolve_fixes {
+            drop(t.located.take());
+        }
+        let mut report = fix::check(&t, &config);
         if format == CheckFormat::Sarif && args.sources.from.is_empty() {
             judge_offered_fixes(&args, &t, &mut report, &presets, &cli);
         }
-        (t, report)
+        report
     };
     let links = link_base(args.link_base.clone());
     let style = Style {
@@ -286,10 +279,6 @@ fn check_or_fail(args: CheckArgs) -> Result<Outcome, Failure> {
     } else {
         Outcome::Clean
     };
-    // The process ends next: freeing a large topology and its findings one
-    // allocation at a time would only delay the exit.
-    std::mem::forget(report);
-    std::mem::forget(t);
     Ok(outcome)
 }
 
@@ -347,14 +336,9 @@ fn default_name(path: &std::path::Path) -> String {
     }
 }
 
-/// The topology after `--fix`, checked.
-struct Fixed {
-    topology: Topology,
-    report: CheckReport,
-}
-
 /// Fixes `t`'s text, then writes it in place or prints the diff; tells on
-/// stderr what was fixed and what was skipped.
+/// stderr what was fixed and what was skipped. Returns the fixed text's
+/// check.
 fn fix_file(
     args: &CheckArgs,
     path: &std::path::Path,
@@ -362,7 +346,7 @@ fn fix_file(
     default_name: &str,
     presets: &Presets,
     cli: &CliLevels,
-) -> Result<Fixed, Failure> {
+) -> Result<CheckReport, Failure> {
     let input = |e: FixError, text: &str| match e {
         FixError::Load(e) | FixError::Levels(ResolveError::Topology(e)) => {
             Failure::Input(Box::new(e), Some(text.to_owned()))
@@ -379,7 +363,7 @@ fn fix_file(
     }
     let mut run = judged.run;
     run.skipped.extend(judged.withheld);
-    let (topology, report) = fix::check_text(&run.text, &t.file, default_name, presets, cli)
+    let (_, report) = fix::check_text(&run.text, &t.file, default_name, presets, cli)
         .map_err(|e| input(e, &run.text))?;
     if args.diff {
         emit(&fix::unified(&t.file, &t.source, &run.text));
@@ -407,5 +391,5 @@ fn fix_file(
     }
     let summary = fix::summary(&run, &t.file, args.diff);
     eprint!("{summary}");
-    Ok(Fixed { topology, report })
+    Ok(report)
 }

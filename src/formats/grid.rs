@@ -4,8 +4,9 @@
 //! (`plain_matches_comfy_table` holds the two together), several times faster,
 //! which the amplification table of a topology with thousands of services
 //! needs. Anything else is left to comfy-table. Measured on `check` of the
-//! 10,000-service bench file: 4.4 % of its instructions (3.15 G against
-//! 3.29 G with comfy-table, callgrind, benches/RESULTS.md, #30 item 4).
+//! 10,000-service bench file: with comfy-table it takes 1.10–1.11× the wall
+//! time, though only 4.4 % more instructions (3.29 G against 3.15 G,
+//! callgrind; `src/large.rs`, benches/RESULTS.md, #30 item 4).
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 

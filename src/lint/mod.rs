@@ -187,9 +187,6 @@ impl CheckReport {
     }
 }
 
-/// Calls at or above which `check` runs its rules on several threads.
-const PARALLEL_CALLS: usize = 2_000;
-
 /// Resolves a rule's intent into its finding's fix. `lint` only states what
 /// a rule would change; `fix::check` passes `fix::resolve` on the file's
 /// located tree.
@@ -262,11 +259,7 @@ pub fn check(t: &Topology, config: &Config) -> CheckReport {
 
 /// The threads [`check`] shares its rules among on `t`.
 pub(crate) fn threads_for(t: &Topology) -> usize {
-    if t.calls().count() >= PARALLEL_CALLS {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
-    } else {
-        1
-    }
+    crate::large::rule_threads(t.calls().count())
 }
 
 /// [`check`] with its rules shared among `threads` threads.
@@ -309,56 +302,15 @@ pub(crate) fn check_resolving(
             findings_of(&cx, rule, level, set_by_user, resolve, scratch),
         )
     };
-    // Rules are independent, so they can share the cores. Each rule's
-    // findings stay together and in rule order: the result is the same as
-    // one rule after the other.
-    let threads = threads.clamp(1, enabled.len().max(1));
-    let rows = || {
-        (
-            amplification_rows(t, &analysis),
-            edge_rows(t, &analysis, config.max_amplification),
-        )
-    };
-    let (per_rule, (amplification, edges)) = if threads > 1 {
-        // Each thread takes the next rule not yet taken: a rule's cost
-        // depends on the topology (thousands of findings, or none).
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    let (enabled, run, next) = (&enabled, &run, &next);
-                    scope.spawn(move || {
-                        let mut done = Vec::new();
-                        let mut scratch = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(rule) = enabled.get(i) else {
-                                return done;
-                            };
-                            done.push((i, run(rule, &mut scratch)));
-                        }
-                    })
-                })
-                .collect();
-            // The tables need no findings: made here while the rules run.
-            let rows = rows();
-            let mut per_rule: Vec<order::Placed> = Vec::new();
-            per_rule.resize_with(enabled.len(), Default::default);
-            for w in workers {
-                let done = w
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                for (i, findings) in done {
-                    per_rule[i] = findings;
-                }
-            }
-            (per_rule, rows)
-        })
-    } else {
-        let mut scratch = Vec::new();
-        let per_rule = enabled.iter().map(|r| run(r, &mut scratch)).collect();
-        (per_rule, rows())
-    };
+    // Rules are independent, so they can share the cores; the tables need
+    // no findings and are made here meanwhile.
+    let (per_rule, (amplification, edges)) =
+        crate::large::each_shared(&enabled, threads, run, || {
+            (
+                amplification_rows(t, &analysis),
+                edge_rows(t, &analysis, config.max_amplification),
+            )
+        });
     let findings = order::in_file_order(per_rule);
     let mut summary = Summary::default();
     for f in &findings {

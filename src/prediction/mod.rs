@@ -186,24 +186,12 @@ impl Analysis {
     /// The figures for a run whose horizon bounds every layer in time.
     pub(crate) fn within_horizon(t: &Topology, horizon: Option<Duration>) -> Analysis {
         let order = graph::topo_order(t);
-        // The passes that do not need each other's results run side by side
-        // on a large topology.
-        let big = t.services.len() >= SIDE_BY_SIDE_SERVICES;
-        let (healthy, (client_attempts, layer_attempts)) = both(
-            big,
-            || healthy::healthy(t, &order),
-            || attempts(t, &order, horizon),
-        );
-        let (backward, (forward, with_breakers)) = both(
-            big,
-            || Backward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
-            || {
-                (
-                    Forward::of(t, &order, client_attempts.as_ref(), &layer_attempts),
-                    breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts),
-                )
-            },
-        );
+        let healthy = healthy::healthy(t, &order);
+        let (client_attempts, layer_attempts) = attempts(t, &order, horizon);
+        let backward = Backward::of(t, &order, client_attempts.as_ref(), &layer_attempts);
+        let forward = Forward::of(t, &order, client_attempts.as_ref(), &layer_attempts);
+        let with_breakers =
+            breakers::with_breakers(t, &order, client_attempts.as_ref(), &layer_attempts);
         let hang = hang::hangs(t, &order, client_attempts.as_ref(), &layer_attempts);
         let (latency_declared_below, latency_defaulted_below) = hang::latencies_below(t, &order);
         Analysis {
@@ -288,18 +276,6 @@ impl Analysis {
             }
         }
         calls
-    }
-}
-
-/// Services from which [`Analysis`] runs its independent passes side by side.
-const SIDE_BY_SIDE_SERVICES: usize = 2_000;
-
-/// `a` and `b`, side by side when `big`; `a`'s result first.
-fn both<A: Send, B>(big: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
-    if big {
-        crate::side_by_side::side_by_side(a, b)
-    } else {
-        (a(), b())
     }
 }
 

@@ -214,9 +214,6 @@ fn read_entries(
     Ok(entries)
 }
 
-/// Services from this many on are read on two threads.
-const SHARED_FROM: usize = 2_000;
-
 /// Every service with the calls it makes, in file order, each call's target
 /// resolved through `ids`. A large topology is read in two halves side by
 /// side; the error reported is the first in the file, as when it is read in
@@ -252,13 +249,12 @@ fn read_services(
         }
         Ok((services, unresolved))
     };
-    let (services, unresolved) = if entries.len() < SHARED_FROM {
+    let (services, unresolved) = if entries.len() < crate::large::SERVICES_HALVED_FROM {
         read(0, entries)?
     } else {
         let half = entries.len() / 2;
         let (first, second) = entries.split_at(half);
-        let (second, first) =
-            crate::side_by_side::side_by_side(|| read(half, second), || read(0, first));
+        let (second, first) = crate::large::side_by_side(|| read(half, second), || read(0, first));
         let (mut services, unresolved) = first?;
         let (rest, later) = second?;
         services.extend(rest);

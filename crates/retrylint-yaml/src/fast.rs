@@ -18,8 +18,7 @@ use serde_saphyr::granit_parser::{ScalarStyle, StructureStyle};
 use super::{Pos, Span};
 
 /// granit-parser's events without the tags the fast path never reads: less
-/// than half the size, and every event is moved several times (across
-/// threads, for a large file).
+/// than half the size, and every event is moved several times.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum FastEvent<'a> {
     Scalar(Cow<'a, str>, ScalarStyle, usize),

@@ -400,36 +400,3 @@ proptest! {
         }
     }
 }
-
-/// The fast path with its scanner on a thread of its own (as a large file is
-/// read), and on the builder's thread.
-fn ahead_and_inline(text: &str) -> [Result<Node, SyntaxError>; 2] {
-    [true, false].map(|ahead| {
-        let scanner = FastScanner::new(text).expect("plain text");
-        parse_fast(text, scanner, Mode::Config, ahead)
-    })
-}
-
-#[test]
-fn scanned_ahead_the_tree_and_the_errors_are_the_same() {
-    // ~30,000 events: some thirty batches.
-    let text = generate::random_dag(300, 3, 7);
-    let [ahead, inline] = ahead_and_inline(&text);
-    let ahead = ahead.expect("parses");
-    assert!(ahead == inline.expect("parses"), "the trees differ");
-    let Value::Map(root) = &ahead.value else {
-        panic!("a mapping")
-    };
-    assert_eq!(root.len(), 5, "version, name, entry, x-defaults, services");
-    // Given up in the last batch (a tag): the same error, at the same place.
-    let late = format!("{text}x-last: !custom 1\n");
-    // A builder error in the first batch (a repeated key) while the scanner
-    // is still ahead: it stops, and the parse returns.
-    let early = text.replacen("name: generated\n", "name: generated\nname: again\n", 1);
-    for (text, why) in [(late, reader::FAST_PATH_GAVE_UP), (early, "duplicate")] {
-        let [ahead, inline] = ahead_and_inline(&text);
-        let (ahead, inline) = (ahead.expect_err("fails"), inline.expect_err("fails"));
-        assert!(ahead.message.contains(why), "{}", ahead.message);
-        assert_eq!((ahead.pos, &ahead.message), (inline.pos, &inline.message));
-    }
-}

@@ -50,7 +50,6 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 use serde_saphyr::granit_parser::{ErrorKind, Marker, ScanError};
 
-mod ahead;
 mod anchors;
 mod budget;
 mod build;
@@ -279,12 +278,13 @@ fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
     // on anything else, or any error, granit-parser reads the file again and
     // has the last word. It buys 42 % of `check`'s instructions on the
     // 10,000-service bench file (3.15 G against 5.45 G, callgrind,
-    // benches/RESULTS.md, #30 item 4). A large file is first tried in two halves, read in
-    // one piece when they cannot be joined.
+    // benches/RESULTS.md, #30 item 4).
     if let Some(fast) = fast::FastScanner::new(text) {
-        let large = text.len() >= ahead::AHEAD_FROM;
+        // A large file is first tried in two halves side by side (1.14–1.18×
+        // the one-piece parse in `check`'s wall time on that file), read in
+        // one piece when they cannot be joined.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if large
+        if text.len() >= split::SPLIT_FROM
             && cores > 1
             && let Some(cut) = split::find(text, 0.5)
         {
@@ -294,28 +294,20 @@ fn parse_with(text: &str, mode: Mode) -> Result<Node, SyntaxError> {
                 split::Halves::Unjoined => {}
             }
         }
-        if let Ok(root) = parse_fast(text, fast, mode, large) {
+        if let Ok(root) = parse_fast(text, fast, mode) {
             return Ok(root);
         }
     }
     parse_with_granit(text, mode)
 }
 
-/// Parses `text` on the fast path; `ahead`, with the scanner on a thread of
-/// its own.
+/// Parses `text` on the fast path alone.
 fn parse_fast<'a>(
     text: &'a str,
     fast: fast::FastScanner<'a>,
     mode: Mode,
-    ahead: bool,
 ) -> Result<Node, SyntaxError> {
-    if !ahead {
-        return build::Builder::new(text, reader::Events::Fast(fast), mode).run();
-    }
-    std::thread::scope(|scope| {
-        let events = reader::Events::Ahead(ahead::ScanAhead::start(scope, fast));
-        build::Builder::new(text, events, mode).run()
-    })
+    build::Builder::new(text, reader::Events::Fast(fast), mode).run()
 }
 
 /// Parses `text` with granit-parser alone (the fast path's reference).

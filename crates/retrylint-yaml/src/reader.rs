@@ -9,7 +9,6 @@ use serde_saphyr::granit_parser::{
     ErrorKind, Event as ParserEvent, Parser, StrInput, StructureStyle, Tag,
 };
 
-use super::ahead::ScanAhead;
 use super::anchors::Anchors;
 use super::budget::Budget;
 use super::budget::{Limit, breached};
@@ -24,8 +23,6 @@ use super::{Mode, Pos, Span, SyntaxError, error, pos_at, scan_error};
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Events<'a> {
     Fast(FastScanner<'a>),
-    /// The fast path on a thread of its own (a large file).
-    Ahead(ScanAhead<'a>),
     Granit(Parser<'a, StrInput<'a>>),
 }
 
@@ -211,10 +208,6 @@ impl<'a> EventReader<'a> {
             // The fast path's events have no tags: the scanner gives up on one.
             let (event, tag, pos, span) = match &mut self.events {
                 Events::Fast(fast) => match fast_event(fast.next(), self.last)? {
-                    Some((event, pos, span)) => (event, None, pos, span),
-                    None => return Ok(None),
-                },
-                Events::Ahead(ahead) => match fast_event(ahead.next(), self.last)? {
                     Some((event, pos, span)) => (event, None, pos, span),
                     None => return Ok(None),
                 },

@@ -25,6 +25,10 @@ use super::fast::{FastScanner, Skip};
 use super::reader::Events;
 use super::{Mode, Node, SyntaxError, Value, build};
 
+/// Files from this size on are tried in two halves; a smaller one is parsed
+/// before a thread would have started.
+pub(super) const SPLIT_FROM: usize = 1 << 20;
+
 /// Where a block is cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Split {

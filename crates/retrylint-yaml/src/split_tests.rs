@@ -16,7 +16,7 @@ mod generate;
 /// One read of the whole text on the fast path.
 fn whole(text: &str) -> Result<Node, SyntaxError> {
     let scanner = FastScanner::new(text).expect("plain text");
-    parse_fast(text, scanner, Mode::Config, false)
+    parse_fast(text, scanner, Mode::Config)
 }
 
 /// The text read in two halves cut at `cut`.

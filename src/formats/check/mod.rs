@@ -3,7 +3,6 @@
 pub mod github;
 pub mod json;
 pub mod markdown;
-pub(crate) mod parallel;
 pub mod sarif;
 pub mod short;
 pub(crate) mod shown;

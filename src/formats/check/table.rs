@@ -27,24 +27,19 @@ impl Reporter<CheckReport> for Table {
         String::from_utf8(out).unwrap_or_default()
     }
 
-    /// The findings as they are drawn, then the summary and the table. With
-    /// many findings, the table (one row per service) is laid out beside them.
+    /// The findings as they are drawn, then the summary and the table.
     fn write(&self, r: &CheckReport, style: Style<'_>, out: &mut dyn Write) -> io::Result<()> {
-        let findings = |out: &mut dyn Write| {
-            let lines = FileLines::new(r);
-            super::parallel::write_each(&r.findings, out, |f, part| {
-                finding(&lines, f, style.color, part);
-                part.push_str("\n\n");
-            })
-        };
-        if !super::parallel::worth_sharing(r.findings.len()) {
-            findings(out)?;
-            return out.write_all(tail(r, style).as_bytes());
+        let lines = FileLines::new(r);
+        // One finding at a time through one buffer: a large report's
+        // findings are never all held as text at once.
+        let mut part = String::new();
+        for f in &r.findings {
+            part.clear();
+            finding(&lines, f, style.color, &mut part);
+            part.push_str("\n\n");
+            out.write_all(part.as_bytes())?;
         }
-        let (tail, written) =
-            crate::side_by_side::side_by_side(|| tail(r, style), || findings(&mut *out));
-        written?;
-        out.write_all(tail.as_bytes())
+        out.write_all(tail(r, style).as_bytes())
     }
 }
 
