@@ -7,8 +7,9 @@
 //! recordings hold enough waits.
 //!
 //! The proptest draws from a fixed seed and runs few cases: each is a full
-//! probe (13 scenarios × 5 runs, 4 at a time — more makes a 2-core machine's
-//! timer noise reach 20 ms), about five seconds of real waits. Forty cases
+//! probe (13 scenarios × 5 runs, 4 starting at a time and up to 16 alive —
+//! more starting at once makes a 2-core machine's timer noise reach 20 ms),
+//! about five seconds of real waits. Forty cases
 //! under another seed passed while this was written; raise `cases` to
 //! explore.
 

@@ -31,9 +31,10 @@ pub struct ProbeArgs {
     /// everything it started.
     #[arg(long, default_value = "20s", value_name = "D")]
     timeout: String,
-    /// Runs side by side. More is faster but, on a small machine, makes
-    /// the measured waits noisier; 1 for a client that shares state across
-    /// processes (a rate limiter in a file).
+    /// Clients starting at once (up to four times as many alive, waiting
+    /// between attempts). More is faster but, on a small machine, makes
+    /// the measured waits noisier; 1 runs one client at a time, for a
+    /// client that shares state across processes (a rate limiter in a file).
     #[arg(long, default_value_t = 4, value_name = "N")]
     parallel: usize,
     /// Output format [default: table].

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::record::{RunRecord, ScenarioRecord};
 use super::refusals::SynCounter;
-use super::runner::{self, ClientCommand};
+use super::runner::{self, Bound, ClientCommand};
 use super::scenario::{Purpose, Scenario};
 use super::server::{self, ProbeServer, Served};
 use super::tls::ProbeTls;
@@ -48,15 +48,19 @@ impl Target {
     }
 }
 
-/// One run of the client against one scenario.
+/// One run of the client against one scenario. `start_permit`, when
+/// given, is held only until the first attempt arrives (the client is up;
+/// from then on it mostly waits), or until the run ends.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_once(
     cmd: &ClientCommand,
     scenario: &Scenario,
     run_no: u64,
-    bound: Duration,
+    bound: Bound,
     stop: &CancellationToken,
     syns: Option<&SynCounter>,
     target: &Target,
+    start_permit: Option<OwnedSemaphorePermit>,
 ) -> std::io::Result<RunRecord> {
     let env = target.env();
     if scenario.refuses() {
@@ -72,7 +76,20 @@ pub async fn run_once(
     let acceptor = target.tls.as_ref().map(|t| t.acceptor());
     let srv = ProbeServer::start_with(scenario.clone(), acceptor).await?;
     let url = target.url(srv.addr().port());
-    let done = runner::run(cmd, &url, &env, run_no, bound, stop).await;
+    let run = runner::run(cmd, &url, &env, run_no, bound, stop);
+    let done = match start_permit {
+        None => run.await,
+        Some(permit) => {
+            tokio::pin!(run);
+            tokio::select! {
+                done = &mut run => done,
+                () = srv.first_arrival() => {
+                    drop(permit);
+                    run.await
+                }
+            }
+        }
+    };
     let served = srv.finish(done.started).await;
     Ok(record(url, served, done))
 }
@@ -93,6 +110,12 @@ fn record(url: String, served: Served, done: runner::Finished) -> RunRecord {
         handshake_error: served.handshake_error,
     }
 }
+
+/// Clients alive at once for each one starting (`--parallel` above 1): past its
+/// first attempt a client mostly sleeps through its waits, so many sit
+/// side by side while few take the CPU to start, which is what blurs the
+/// timing on a small machine.
+const ALIVE_PER_STARTING: usize = 4;
 
 /// Likely long runs first, so the slowest do not start last.
 fn weight(s: &Scenario) -> u8 {
@@ -127,7 +150,8 @@ pub fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
 }
 
 /// Every scenario `runs` times; results in the scenarios' order. The hang
-/// scenario runs last, bounded by [`hang_cut`] of what the others showed.
+/// runs start first, beside the others, and are cut at [`hang_cut`] of
+/// what the others showed once they are done.
 /// (`options`' scenarios, runs, bound, parallel and progress are read.)
 pub async fn run_all(
     cmd: &ClientCommand,
@@ -158,6 +182,7 @@ pub async fn run_all(
         cmd,
         scenarios,
         runs,
+        parallel: parallel.max(1),
         permits: &permits,
         syns: &syns,
         stop,
@@ -171,29 +196,10 @@ pub async fn run_all(
         .filter(|&i| hangs(&scenarios[i]))
         .collect();
     if let Some(b) = &bar {
-        b.set_message(format!("{} scenarios", others.len()));
+        b.set_message(format!("{} scenarios", scenarios.len()));
     }
-    let first = run.go(&others, bound).await?;
-    let done: Vec<RunRecord> = first.iter().flat_map(|(_, r)| r.clone()).collect();
-    let cut = if others.is_empty() {
-        bound
-    } else {
-        hang_cut(&done, bound)
-    };
-    if let Some(b) = &bar
-        && !later.is_empty()
-    {
-        b.set_message(format!(
-            "hang, cut at {}",
-            crate::input::duration::format(cut)
-        ));
-    }
-    let second = if stop.is_cancelled() {
-        Vec::new()
-    } else {
-        run.go(&later, cut).await?
-    };
-    for (i, runs) in first.into_iter().chain(second) {
+    let (done, cut) = run.go(&others, &later, bound).await?;
+    for (i, runs) in done {
         records[i].runs = runs;
         if hangs(&scenarios[i]) && cut < bound {
             records[i].bound_ms = Some(cut.as_secs_f64() * 1e3);
@@ -210,6 +216,8 @@ struct Batch<'a> {
     cmd: &'a ClientCommand,
     scenarios: &'a [Scenario],
     runs: u32,
+    /// Clients starting at once, and their permits.
+    parallel: usize,
     permits: &'a Arc<Semaphore>,
     syns: &'a Option<Arc<SynCounter>>,
     stop: &'a CancellationToken,
@@ -218,65 +226,128 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// The scenarios `which`, each `runs` times, up to the permits at a
-    /// time; each scenario's runs in order.
+    /// The scenarios `others` and `hanging`, each `runs` times; each
+    /// scenario's runs in order, and the hang runs' cut. A run holds one of
+    /// the permits only while its client starts, up to its first attempt,
+    /// and up to [`ALIVE_PER_STARTING`] times as many clients are alive.
+    /// The hang runs go first and sit out their cut beside the others
+    /// rather than after them; their bound is lowered to the cut when the
+    /// others are done, and whatever a run showed past the cut is dropped,
+    /// as if it had been killed there.
     async fn go(
         &self,
-        which: &[usize],
+        others: &[usize],
+        hanging: &[usize],
         bound: Duration,
-    ) -> std::io::Result<Vec<(usize, Vec<RunRecord>)>> {
+    ) -> std::io::Result<(Vec<(usize, Vec<RunRecord>)>, Duration)> {
         let runs = self.runs;
-        let mut order: Vec<(usize, u32)> = which
-            .iter()
-            .flat_map(|&s| (0..runs).map(move |r| (s, r)))
-            .collect();
-        order.sort_by_key(|&(s, r)| (weight(&self.scenarios[s]), r, s));
+        let each = |which: &[usize]| -> Vec<(usize, u32)> {
+            which
+                .iter()
+                .flat_map(|&s| (0..runs).map(move |r| (s, r)))
+                .collect()
+        };
+        let mut order = each(hanging);
+        let mut rest = each(others);
+        rest.sort_by_key(|&(s, r)| (weight(&self.scenarios[s]), r, s));
+        order.extend(rest);
+        let (set_cut, cut_rx) = watch::channel(bound);
         let mut tasks = tokio::task::JoinSet::new();
+        // Clients alive at once: a started client mostly sleeps through its
+        // waits, so several times the clients starting.
+        // `--parallel 1` is one client at a time, start to end (a client
+        // that shares state between processes).
+        let alive = match self.parallel {
+            1 => 1,
+            n => n * ALIVE_PER_STARTING,
+        };
+        let alive = Arc::new(Semaphore::new(alive));
         for (s, r) in order {
-            let permit = tokio::select! {
-                p = Arc::clone(self.permits).acquire_owned() => p.ok(),
+            let permits = tokio::select! {
+                p = async {
+                    let alive = Arc::clone(&alive).acquire_owned().await.ok()?;
+                    let start = Arc::clone(self.permits).acquire_owned().await.ok()?;
+                    Some((alive, start))
+                } => p,
                 _ = self.stop.cancelled() => None,
             };
-            let Some(permit) = permit else { break };
+            let Some((alive, start)) = permits else { break };
             let (cmd, scenario, stop) = (
                 self.cmd.clone(),
                 self.scenarios[s].clone(),
                 self.stop.clone(),
             );
-            let syns = self.syns.clone();
-            let target = self.target.clone();
+            let (syns, target) = (self.syns.clone(), self.target.clone());
+            let run_bound = if hangs(&scenario) {
+                Bound::Cut(cut_rx.clone())
+            } else {
+                Bound::Fixed(bound)
+            };
             tasks.spawn(async move {
                 let run_no = s as u64 * u64::from(runs) + u64::from(r);
                 let result = run_once(
                     &cmd,
                     &scenario,
                     run_no,
-                    bound,
+                    run_bound,
                     &stop,
                     syns.as_deref(),
                     &target,
+                    Some(start),
                 )
                 .await;
-                drop(permit);
+                drop(alive);
                 (s, r, result)
             });
         }
-        let mut slots: Vec<(usize, Vec<Option<RunRecord>>)> = which
+        let mut slots: Vec<(usize, Vec<Option<RunRecord>>)> = hanging
             .iter()
+            .chain(others)
             .map(|&s| (s, vec![None; runs as usize]))
             .collect();
+        let mut others_left = others.len() * runs as usize;
+        let mut done_others: Vec<RunRecord> = Vec::new();
+        let mut cut = bound;
+        let mut cut_sent = false;
         let mut first_error = None;
-        while let Some(joined) = tasks.join_next().await {
+        loop {
+            if others_left == 0 && !cut_sent {
+                // The others are done (every run was spawned by then: the
+                // hang runs went first).
+                if !others.is_empty() {
+                    cut = hang_cut(&done_others, bound);
+                }
+                set_cut.send_replace(cut);
+                cut_sent = true;
+                if let Some(b) = self.bar
+                    && !hanging.is_empty()
+                {
+                    b.set_message(format!(
+                        "hang, cut at {}",
+                        crate::input::duration::format(cut)
+                    ));
+                }
+            }
+            let Some(joined) = tasks.join_next().await else {
+                break;
+            };
             if let Some(b) = self.bar {
                 b.inc(1);
             }
             match joined {
                 Ok((s, r, Ok(run))) => {
+                    if !hanging.contains(&s) {
+                        others_left -= 1;
+                        done_others.push(run.clone());
+                    }
                     if let Some((_, slot)) = slots.iter_mut().find(|(i, _)| *i == s) {
                         slot[r as usize] = Some(run);
                     }
                 }
-                Ok((_, _, Err(e))) => {
+                Ok((s, _, Err(e))) => {
+                    if !hanging.contains(&s) {
+                        others_left -= 1;
+                    }
                     first_error.get_or_insert(e);
                 }
                 Err(e) => {
@@ -287,10 +358,18 @@ impl Batch<'_> {
         if let Some(e) = first_error {
             return Err(e);
         }
-        Ok(slots
+        let cut_ms = cut.as_secs_f64() * 1e3;
+        let done = slots
             .into_iter()
-            .map(|(s, slot)| (s, slot.into_iter().flatten().collect()))
-            .collect())
+            .map(|(s, slot)| {
+                let mut runs: Vec<RunRecord> = slot.into_iter().flatten().collect();
+                if hanging.contains(&s) {
+                    runs.iter_mut().for_each(|r| r.cut_to(cut_ms));
+                }
+                (s, runs)
+            })
+            .collect();
+        Ok((done, cut))
     }
 }
 
@@ -324,6 +403,26 @@ mod tests {
             handshakes_failed: 0,
             handshake_error: None,
         }
+    }
+
+    #[test]
+    fn a_hang_run_held_past_its_cut_shows_what_one_cut_there_would() {
+        // Attempts at 0 and 6.2 s, the first hung up at 6.1 s, held to 9 s;
+        // cut at 6 s: one attempt, never hung up, killed at the cut.
+        let mut held = run(&[0.0, 6200.0]);
+        held.arrivals[0].hung_up_ms = Some(6100.0);
+        held.elapsed_ms = 9000.0;
+        held.cut_to(6000.0);
+        assert_eq!(held.arrivals.len(), 1);
+        assert_eq!(held.arrivals[0].hung_up_ms, None);
+        assert_eq!((held.exit, held.elapsed_ms), (Exit::TimedOut, 6000.0));
+        // A run that ended within its cut is left as it was.
+        let mut within = run(&[0.0, 5000.0]);
+        within.arrivals[0].hung_up_ms = Some(4000.0);
+        within.elapsed_ms = 5500.0;
+        let before = within.clone();
+        within.cut_to(6000.0);
+        assert_eq!(within, before);
     }
 
     #[test]

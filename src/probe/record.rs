@@ -110,6 +110,25 @@ impl RunRecord {
     }
 }
 
+impl RunRecord {
+    /// The run as if it had been killed at `cut_ms`: a hang run started
+    /// before its cut was known, and held past it, shows no more than one
+    /// held for the cut alone (what came later is dropped).
+    pub fn cut_to(&mut self, cut_ms: f64) {
+        if self.elapsed_ms <= cut_ms {
+            return;
+        }
+        self.arrivals.retain(|a| a.at_ms <= cut_ms);
+        for a in &mut self.arrivals {
+            if a.hung_up_ms.is_some_and(|h| h > cut_ms) {
+                a.hung_up_ms = None;
+            }
+        }
+        self.exit = Exit::TimedOut;
+        self.elapsed_ms = cut_ms;
+    }
+}
+
 /// Every run of one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioRecord {

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +60,36 @@ impl ClientCommand {
     }
 }
 
+/// How long a run may take.
+#[derive(Debug, Clone)]
+pub enum Bound {
+    Fixed(Duration),
+    /// Cut shorter while it runs: a hang run starts beside the others,
+    /// before they have shown how long the client waits (the value is the
+    /// bound from the run's start, and may be lowered once).
+    Cut(watch::Receiver<Duration>),
+}
+
+impl Bound {
+    /// Ends when a run started at `started` has had its time.
+    async fn reached(self, started: Instant) {
+        match self {
+            Bound::Fixed(d) => tokio::time::sleep_until(started + d).await,
+            Bound::Cut(mut cut) => loop {
+                let d = *cut.borrow_and_update();
+                tokio::select! {
+                    _ = tokio::time::sleep_until(started + d) => return,
+                    changed = cut.changed() => if changed.is_err() {
+                        // No lower bound will come.
+                        tokio::time::sleep_until(started + d).await;
+                        return;
+                    },
+                }
+            },
+        }
+    }
+}
+
 /// How one run ended.
 #[derive(Debug, Clone)]
 pub struct Finished {
@@ -70,14 +101,14 @@ pub struct Finished {
     pub error: Option<String>,
 }
 
-/// Runs `cmd` against `url` for at most `bound` as run number `run_no`,
+/// Runs `cmd` against `url` within `bound` as run number `run_no`,
 /// with `env` added to its environment; `stop` kills it early.
 pub async fn run(
     cmd: &ClientCommand,
     url: &str,
     env: &[(String, String)],
     run_no: u64,
-    bound: Duration,
+    bound: Bound,
     stop: &CancellationToken,
 ) -> Finished {
     let mut command = tokio::process::Command::new(&cmd.program);
@@ -133,7 +164,7 @@ pub async fn run(
             },
             Err(_) => Exit::Code(-1),
         },
-        _ = tokio::time::sleep(bound) => Exit::TimedOut,
+        _ = bound.reached(started) => Exit::TimedOut,
         _ = stop.cancelled() => Exit::Interrupted,
     };
     let elapsed = started.elapsed();
@@ -222,7 +253,7 @@ mod tests {
             "http://127.0.0.1:9",
             &[],
             0,
-            Duration::from_millis(300),
+            Bound::Fixed(Duration::from_millis(300)),
             &CancellationToken::new(),
         )
         .await;
@@ -250,6 +281,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_bound_cut_while_the_client_runs_ends_it_at_the_cut() {
+        let cmd = ClientCommand {
+            program: "sleep".into(),
+            args: vec!["60".into()],
+        };
+        let (cut, bound) = watch::channel(Duration::from_secs(60));
+        let stop = CancellationToken::new();
+        let (done, ()) = tokio::join!(
+            run(&cmd, "http://127.0.0.1:9", &[], 0, Bound::Cut(bound), &stop),
+            async {
+                cut.send_replace(Duration::from_millis(200));
+            }
+        );
+        assert_eq!(done.exit, Exit::TimedOut);
+        assert!(done.elapsed >= Duration::from_millis(200));
+        assert!(done.elapsed < Duration::from_secs(30), "{:?}", done.elapsed);
+    }
+
+    #[tokio::test]
     async fn a_missing_program_is_reported() {
         let cmd = ClientCommand {
             program: "/no/such/client".into(),
@@ -260,7 +310,7 @@ mod tests {
             "http://127.0.0.1:9",
             &[],
             0,
-            Duration::from_secs(1),
+            Bound::Fixed(Duration::from_secs(1)),
             &CancellationToken::new(),
         )
         .await;

@@ -72,6 +72,8 @@ struct Log {
     handshakes_failed: AtomicU32,
     handshake_error: Mutex<Option<String>>,
     arrivals: Mutex<Vec<Raw>>,
+    /// Told of every arrival (a permit is kept for a waiter still to come).
+    arrived: tokio::sync::Notify,
     /// Ends hanging attempts and open connections when the run is over.
     stop: CancellationToken,
 }
@@ -135,6 +137,7 @@ impl ProbeServer {
             handshakes_failed: AtomicU32::new(0),
             handshake_error: Mutex::new(None),
             arrivals: Mutex::new(Vec::new()),
+            arrived: tokio::sync::Notify::new(),
             stop: CancellationToken::new(),
         });
         let connections = tokio_util::task::TaskTracker::new();
@@ -154,6 +157,14 @@ impl ProbeServer {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Returns once an attempt has arrived (at once if one already has).
+    pub async fn first_arrival(&self) {
+        if !lock(&self.log.arrivals).is_empty() {
+            return;
+        }
+        self.log.arrived.notified().await;
     }
 
     /// Closes the listener and every connection, ends hanging attempts, and
@@ -332,6 +343,7 @@ async fn handle(
             Some(arrivals.len() - 1)
         }
     };
+    log.arrived.notify_one();
     let mut resp = respond(&log, effect, index.unwrap_or(usize::MAX)).await?;
     if let Some(aws) = log.scenario.aws
         && resp.status().as_u16() >= 400

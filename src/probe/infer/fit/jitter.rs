@@ -48,15 +48,41 @@ pub(super) fn classify_jitter(stats: &[IndexStats], floor_ms: f64) -> JitterVerd
     };
     // Noise strikes one retry here and there; jitter spreads them all.
     if jittered.len() * 2 <= spread_seen.len() {
+        // Half of them spread (one retry of two: got's additive U(0, 100 ms)
+        // over five runs, whose first retry's lower waits happened to
+        // bunch) is no "here and there": not ruled out.
+        let tie = !jittered.is_empty() && jittered.len() * 2 == spread_seen.len();
+        let spread: Vec<String> = jittered
+            .iter()
+            .map(|s| format!("retry {}", s.retry))
+            .collect();
         return JitterVerdict {
             jitter: Jitter::None,
-            confidence: by_samples(samples.max(spread_seen[0].n * 4)),
-            evidence: format!(
-                "every retry waits the same across runs, within the timing noise of {} ms ({})",
-                fmt_ms(floor_ms.max(NOISE_MS)),
-                spreads.join(", ")
-            ),
-            alternatives: Vec::new(),
+            confidence: if tie {
+                Confidence::Low
+            } else {
+                by_samples(samples.max(spread_seen[0].n * 4))
+            },
+            evidence: if tie {
+                format!(
+                    "{} of the {} retries spread beyond the timing noise of {} ms ({}): too few to tell jitter from noise",
+                    jittered.len(),
+                    spread_seen.len(),
+                    fmt_ms(floor_ms.max(NOISE_MS)),
+                    spreads.join(", ")
+                )
+            } else {
+                format!(
+                    "every retry waits the same across runs, within the timing noise of {} ms ({})",
+                    fmt_ms(floor_ms.max(NOISE_MS)),
+                    spreads.join(", ")
+                )
+            },
+            alternatives: if tie {
+                vec![format!("jitter ({} spread)", spread.join(", "))]
+            } else {
+                Vec::new()
+            },
             additive_ms: None,
         };
     }

@@ -573,6 +573,31 @@ mod tests {
         assert_eq!(f.per_retry[0].outliers, 1);
     }
 
+    /// got's waits after a reset in a field run of 2026-12-06 (got 14:
+    /// 1 s, 2 s, each plus U(0, 100 ms)): the first retry's lower waits
+    /// bunched within the noise, the second's spread 66 ms. Read as "no
+    /// jitter" at high confidence before; a tie of one retry in two is
+    /// now low, with jitter named as the alternative.
+    #[test]
+    fn one_retry_of_two_spread_is_not_no_jitter_with_confidence() {
+        let waits = vec![
+            vec![1035.9, 1041.2, 1047.4, 1071.8, 1096.5],
+            vec![2029.1, 2049.7, 2065.0, 2081.3, 2095.1],
+        ];
+        let f = super::fit(&waits, 4.81).unwrap();
+        assert_eq!(f.jitter, Jitter::None, "{f:?}");
+        assert_eq!(f.jitter_confidence, Confidence::Low, "{f:?}");
+        assert_eq!(f.jitter_alternatives, ["jitter (retry 2 spread)"], "{f:?}");
+        // Both retries within the noise: still no jitter, with confidence.
+        let steady = vec![
+            vec![1000.4, 1000.9, 1001.2, 1001.6, 1003.5],
+            vec![2000.4, 2000.7, 2000.9, 2001.2, 2001.4],
+        ];
+        let f = super::fit(&steady, 4.81).unwrap();
+        assert_eq!(f.jitter, Jitter::None, "{f:?}");
+        assert_eq!(f.jitter_confidence, Confidence::High, "{f:?}");
+    }
+
     /// boto3's 5xx waits as measured (botocore: U(0, 50 ms) then
     /// U(0, 100 ms), plus its own work per retry): read as a constant 105 ms
     /// with full jitter at medium confidence before; now low.
