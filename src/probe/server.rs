@@ -307,6 +307,10 @@ async fn handle(
         .collect();
     let effect = log.scenario.effect(n);
     let content_type = parts.headers.get(header::CONTENT_TYPE).map(text);
+    // Every AWS SDK names its invocation or its attempt in these.
+    let aws_sdk = ["amz-sdk-invocation-id", "amz-sdk-request"]
+        .iter()
+        .any(|h| parts.headers.contains_key(*h));
     // The name the client addressed, when it is one (`--host`; a
     // virtual-hosted bucket's `bucket.NAME`), not the address.
     let host = parts
@@ -371,6 +375,12 @@ async fn handle(
             resp.headers_mut().insert(header::CONTENT_TYPE, v);
         }
         *resp.body_mut() = Body::from(body);
+    } else if resp.status() == hyper::StatusCode::OK && aws_sdk {
+        // botocore reads a 200 whose body is not XML, on an S3 call, as an
+        // answer cut short and retries it as a 500 (handlers.py,
+        // `_looks_like_special_case_error`): `ok` would make every success
+        // a failure. An empty body is a success to every AWS protocol.
+        *resp.body_mut() = Body::empty();
     }
     Ok(resp)
 }
@@ -430,5 +440,45 @@ async fn respond(
         // A refused connection never gets here (the port is closed), and
         // overload needs concurrent load a single client does not make.
         Some(Effect::Reset | Effect::Refuse | Effect::Overload { .. }) => Err(Dropped::Reset),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bodies of three requests to `success-on-3` (503, 503, 200), with
+    /// `headers` on each.
+    async fn bodies(headers: &[(&str, &str)]) -> Vec<(u16, String)> {
+        let srv = ProbeServer::start(Scenario::named("success-on-3").expect("shipped"))
+            .await
+            .expect("binds");
+        let url = format!("http://{}/", srv.addr());
+        let client = reqwest::Client::new();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            let mut req = client.get(&url);
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            let resp = tokio::time::timeout(Duration::from_secs(10), req.send())
+                .await
+                .expect("answered in time")
+                .expect("answered");
+            let status = resp.status().as_u16();
+            got.push((status, resp.text().await.expect("a body")));
+        }
+        srv.stop(Instant::now()).await;
+        got
+    }
+
+    #[tokio::test]
+    async fn an_aws_sdk_success_has_an_empty_body() {
+        // botocore retries an S3 200 whose body is not XML as a 500.
+        let aws = bodies(&[("amz-sdk-request", "attempt=1; max=3")]).await;
+        assert_eq!(aws[2], (200, String::new()));
+        let plain = bodies(&[]).await;
+        assert_eq!(plain[2], (200, "ok\n".to_owned()));
+        assert_eq!(plain[0].0, 503);
     }
 }

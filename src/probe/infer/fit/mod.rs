@@ -272,9 +272,6 @@ pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
         Some(_) => s.lo_end,
         None => nominal_of(s, jitter.jitter),
     }));
-    if jitter.jitter == Jitter::Decorrelated {
-        return Some(decorrelated(stats, jitter, nominal, evidence));
-    }
     let mut jitter = jitter;
     let longest = tail.iter().map(|s| s.max_ms).fold(0.0, f64::max);
     let blurred = jitter.jitter != Jitter::None && longest < SMALL_DRAWS * at_once_ms;
@@ -287,6 +284,9 @@ pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
             "; every wait is under {} ms, within a few times a client's own work per retry, so the draws are not read apart from it",
             fmt_ms(SMALL_DRAWS * at_once_ms)
         );
+    }
+    if jitter.jitter == Jitter::Decorrelated {
+        return Some(decorrelated(stats, jitter, nominal, evidence));
     }
     let schedule = fit_schedule(&nominal[skip..], skip + 1, jitter.jitter != Jitter::None);
     let mut kind_evidence = format!("{evidence}; {}", schedule.why);
