@@ -70,7 +70,7 @@ fn declared_retries(p: &RetryPolicy, o: Outcome) -> bool {
 /// Compares `inferred` with `declared`; `timeout` is the declared
 /// per-attempt timeout when it is to be compared (`Some(None)`: declared
 /// without one).
-pub fn compare(
+pub(crate) fn compare(
     inferred: &InferredPolicy,
     declared: &RetryPolicy,
     timeout: Option<Option<Duration>>,
@@ -241,7 +241,7 @@ fn detailed_backoff(inferred: &InferredPolicy, declared: &RetryPolicy, c: &mut C
 /// apart by an order of magnitude or more (3 against unlimited) three: no
 /// client that stops after a few attempts is "nearest" a preset that never
 /// stops.
-pub fn distance(c: &Comparison) -> usize {
+pub(crate) fn distance(c: &Comparison) -> usize {
     c.differences
         .iter()
         .map(|d| {

@@ -36,14 +36,14 @@ impl Default for Target {
 
 impl Target {
     /// The URL of a server on `port`.
-    pub fn url(&self, port: u16) -> String {
+    pub(crate) fn url(&self, port: u16) -> String {
         let scheme = if self.tls.is_some() { "https" } else { "http" };
         format!("{scheme}://{}:{port}/", self.host)
     }
 
     /// The client's environment beyond the URL: the CA's path under
     /// every name TLS stacks read it from.
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         self.tls.as_ref().map(|t| t.env()).unwrap_or_default()
     }
 }
@@ -52,7 +52,7 @@ impl Target {
 /// given, is held only until the first attempt arrives (the client is up;
 /// from then on it mostly waits), or until the run ends.
 #[allow(clippy::too_many_arguments)]
-pub async fn run_once(
+pub(crate) async fn run_once(
     cmd: &ClientCommand,
     scenario: &Scenario,
     run_no: u64,
@@ -138,7 +138,7 @@ pub const HANG_FLOOR: Duration = Duration::from_secs(6);
 /// attempt well past the longest wait it took elsewhere has no per-attempt
 /// timeout the probe needs to wait for (curl and got hold one forever, and
 /// would sit out the whole bound on every run). Never past `bound`.
-pub fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
+pub(crate) fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
     let longest = done
         .iter()
         .flat_map(RunRecord::waits_ms)
@@ -153,7 +153,7 @@ pub fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
 /// runs start first, beside the others, and are cut at [`hang_cut`] of
 /// what the others showed once they are done.
 /// (`options`' scenarios, runs, bound, parallel and progress are read.)
-pub async fn run_all(
+pub(crate) async fn run_all(
     cmd: &ClientCommand,
     options: &super::ProbeOptions,
     stop: &CancellationToken,

@@ -35,7 +35,7 @@ pub enum ExpectError {
 }
 
 /// `FROM→TO` or `FROM->TO`.
-pub fn parse_call(s: &str) -> Result<(String, String), ExpectError> {
+pub(crate) fn parse_call(s: &str) -> Result<(String, String), ExpectError> {
     let (from, to) = s
         .split_once('→')
         .or_else(|| s.split_once("->"))
@@ -114,7 +114,7 @@ pub struct ExpectResult {
 }
 
 /// Holds the measured policy to the declared layer.
-pub fn check(inferred: &InferredPolicy, declared: &Declared) -> ExpectResult {
+pub(crate) fn check(inferred: &InferredPolicy, declared: &Declared) -> ExpectResult {
     let Comparison {
         differences,
         not_checked,

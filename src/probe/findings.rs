@@ -12,7 +12,10 @@ use crate::policy::RetryPolicy;
 use crate::topology::{self, ErrorKind, LoadError, Presets};
 
 /// The findings on the measured policy.
-pub fn lint(policy: &RetryPolicy, inferred: &InferredPolicy) -> Result<Vec<Finding>, LoadError> {
+pub(crate) fn lint(
+    policy: &RetryPolicy,
+    inferred: &InferredPolicy,
+) -> Result<Vec<Finding>, LoadError> {
     let text = render::lint_topology(policy, inferred);
     let t = topology::load_str(&text, "probe.yaml", "probe", &Presets::embedded())?;
     let mut levels = vec![("RL012".to_owned(), Level::Allow)];
@@ -35,7 +38,7 @@ pub fn lint(policy: &RetryPolicy, inferred: &InferredPolicy) -> Result<Vec<Findi
 /// The rules the measurements cannot decide, each with why: a finding
 /// from what the probe did not see would be a finding from absence of
 /// evidence.
-pub fn unchecked(inferred: &InferredPolicy) -> Vec<(&'static str, String)> {
+pub(crate) fn unchecked(inferred: &InferredPolicy) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if !inferred.timeout_probed {
         out.push(("RL011", "the hang scenario did not run".to_owned()));

@@ -27,7 +27,7 @@ pub enum HostError {
 pub const HOW_TO_RESOLVE: &str = "with glibc, install nss-myhostname (`apt-get install libnss-myhostname`) and put `myhostname` on the `hosts:` line of /etc/nsswitch.conf, or add a line `127.0.0.1 NAME bucket.NAME` to /etc/hosts";
 
 /// Whether `name` is one the probe may put in a URL.
-pub fn is_local_name(name: &str) -> bool {
+pub(crate) fn is_local_name(name: &str) -> bool {
     let name = name.trim_end_matches('.').to_ascii_lowercase();
     let labels_ok = name
         .split('.')
@@ -37,7 +37,7 @@ pub fn is_local_name(name: &str) -> bool {
 
 /// Checks what `name` resolves to: every address on loopback, and 127.0.0.1
 /// among them (the only address the server listens on).
-pub fn judge(name: &str, addrs: &[SocketAddr]) -> Result<(), HostError> {
+pub(crate) fn judge(name: &str, addrs: &[SocketAddr]) -> Result<(), HostError> {
     if addrs.is_empty() {
         return Err(HostError::Unresolved {
             name: name.to_owned(),
@@ -65,7 +65,7 @@ pub fn judge(name: &str, addrs: &[SocketAddr]) -> Result<(), HostError> {
 }
 
 /// Resolves `name` as the client will (getaddrinfo) and [`judge`]s it.
-pub async fn check(name: &str) -> Result<(), HostError> {
+pub(crate) async fn check(name: &str) -> Result<(), HostError> {
     if !is_local_name(name) {
         return Err(HostError::NotLocal(name.to_owned()));
     }

@@ -168,7 +168,7 @@ pub struct UncheckedRule {
 impl ProbeReport {
     /// What the table and the PR comment say when no rule fired: never a
     /// plain "no finding" when the rules did not run, or ran in part.
-    pub fn no_finding_text(&self) -> String {
+    pub(crate) fn no_finding_text(&self) -> String {
         if let Some(e) = &self.rules_error {
             return format!("the rules could not check the measured policy: {e}");
         }
@@ -224,7 +224,7 @@ pub fn probe(cmd: &ClientCommand, options: &ProbeOptions) -> Result<ProbeReport,
 
 /// The probe on the caller's runtime. Every server, connection and client
 /// process it started is gone when it returns.
-pub async fn probe_async(
+pub(crate) async fn probe_async(
     cmd: &ClientCommand,
     options: &ProbeOptions,
 ) -> Result<ProbeReport, ProbeError> {

@@ -15,7 +15,7 @@ pub struct PresetMatch {
 }
 
 /// The preset with the fewest differences (ties: the first by name).
-pub fn nearest(inferred: &InferredPolicy, presets: &Presets) -> Option<PresetMatch> {
+pub(crate) fn nearest(inferred: &InferredPolicy, presets: &Presets) -> Option<PresetMatch> {
     presets
         .names()
         .filter_map(|name| {

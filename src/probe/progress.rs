@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A bar over `runs` runs on stderr when `enabled` and stderr is a terminal.
-pub fn bar(enabled: bool, runs: u64) -> Option<ProgressBar> {
+pub(crate) fn bar(enabled: bool, runs: u64) -> Option<ProgressBar> {
     if !enabled || !std::io::stderr().is_terminal() {
         return None;
     }

@@ -99,7 +99,7 @@ fn is_zero(n: &u32) -> bool {
 impl RunRecord {
     /// Waits between consecutive attempts, in ms: from the end of one
     /// attempt (its answer, or the client hanging up) to the next arrival.
-    pub fn waits_ms(&self) -> Vec<f64> {
+    pub(crate) fn waits_ms(&self) -> Vec<f64> {
         self.arrivals
             .windows(2)
             .map(|w| {
@@ -114,7 +114,7 @@ impl RunRecord {
     /// The run as if it had been killed at `cut_ms`: a hang run started
     /// before its cut was known, and held past it, shows no more than one
     /// held for the cut alone (what came later is dropped).
-    pub fn cut_to(&mut self, cut_ms: f64) {
+    pub(crate) fn cut_to(&mut self, cut_ms: f64) {
         if self.elapsed_ms <= cut_ms {
             return;
         }

@@ -80,7 +80,7 @@ impl SynCounter {
     /// connect of our own (from a source port we know) is read, the
     /// client's earlier ones are too. Waits at most [`SETTLE`]; forgets
     /// the port (it may be handed out again).
-    pub async fn settle(&self, port: u16) -> u32 {
+    pub(crate) async fn settle(&self, port: u16) -> u32 {
         let to = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         let sentinel = tokio::net::TcpSocket::new_v4().and_then(|s| {
             s.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
@@ -107,7 +107,7 @@ impl SynCounter {
     }
 
     /// The SYNs seen to `port` so far, forgetting them.
-    pub fn take(&self, port: u16) -> u32 {
+    pub(crate) fn take(&self, port: u16) -> u32 {
         self.counts
             .lock()
             .unwrap_or_else(|e| e.into_inner())

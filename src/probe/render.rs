@@ -18,7 +18,11 @@ pub const CALLER: &str = "caller";
 pub const CALLEE: &str = "probed";
 
 /// The `retry:` block, each line indented by `indent` spaces.
-pub fn retry_block(policy: &RetryPolicy, inferred: &InferredPolicy, indent: usize) -> String {
+pub(crate) fn retry_block(
+    policy: &RetryPolicy,
+    inferred: &InferredPolicy,
+    indent: usize,
+) -> String {
     let pad = " ".repeat(indent);
     let mut out = String::new();
     if !policy.retries() {
@@ -133,7 +137,7 @@ fn trim_number(x: f64) -> String {
 }
 
 /// The call as a `calls:` item, ready to paste under the caller.
-pub fn call_snippet(policy: &RetryPolicy, inferred: &InferredPolicy, to: &str) -> String {
+pub(crate) fn call_snippet(policy: &RetryPolicy, inferred: &InferredPolicy, to: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "- to: {}", scalar(to));
     if let Some(m) = &inferred.method.value {
@@ -156,7 +160,7 @@ pub fn call_snippet(policy: &RetryPolicy, inferred: &InferredPolicy, to: &str) -
 }
 
 /// A topology with one call, caller → probed, carrying the measured policy.
-pub fn lint_topology(policy: &RetryPolicy, inferred: &InferredPolicy) -> String {
+pub(crate) fn lint_topology(policy: &RetryPolicy, inferred: &InferredPolicy) -> String {
     let mut out =
         format!("version: 1\nname: probe\nentry: {CALLER}\nservices:\n  {CALLER}:\n    calls:\n");
     for line in call_snippet(policy, inferred, CALLEE).lines() {

@@ -45,7 +45,7 @@ impl ClientCommand {
     }
 
     /// The arguments with `{url}` replaced.
-    pub fn args_for(&self, url: &str) -> Vec<String> {
+    pub(crate) fn args_for(&self, url: &str) -> Vec<String> {
         self.args
             .iter()
             .map(|a| a.replace(URL_PLACEHOLDER, url))
@@ -53,7 +53,7 @@ impl ClientCommand {
     }
 
     /// The command as a list, for reports.
-    pub fn argv(&self) -> Vec<String> {
+    pub(crate) fn argv(&self) -> Vec<String> {
         std::iter::once(self.program.clone())
             .chain(self.args.iter().cloned())
             .collect()
@@ -103,7 +103,7 @@ pub struct Finished {
 
 /// Runs `cmd` against `url` within `bound` as run number `run_no`,
 /// with `env` added to its environment; `stop` kills it early.
-pub async fn run(
+pub(crate) async fn run(
     cmd: &ClientCommand,
     url: &str,
     env: &[(String, String)],

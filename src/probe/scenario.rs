@@ -44,7 +44,7 @@ pub const AWS_THROTTLE_STATUS: u16 = 400;
 impl AwsThrottle {
     /// The body and content type for a request whose content type is
     /// `request_type`.
-    pub fn body(&self, request_type: Option<&str>) -> (&'static str, &'static str) {
+    pub(crate) fn body(&self, request_type: Option<&str>) -> (&'static str, &'static str) {
         let json = request_type.is_some_and(|t| t.starts_with("application/x-amz-json"));
         if json {
             (
@@ -60,7 +60,7 @@ impl AwsThrottle {
     }
 
     /// The error code the body carries, for `x-amzn-ErrorType`.
-    pub fn code(&self, request_type: Option<&str>) -> &'static str {
+    pub(crate) fn code(&self, request_type: Option<&str>) -> &'static str {
         if self
             .body(request_type)
             .0
@@ -181,7 +181,7 @@ impl Scenario {
 
     /// Scenarios run only when named: signals only one family of clients
     /// reads (AWS SDKs' throttling errors and `x-amz-retry-after`).
-    pub fn on_request() -> Vec<Scenario> {
+    pub(crate) fn on_request() -> Vec<Scenario> {
         vec![
             Self::aws_throttling("aws-throttling", None),
             // Well past botocore's throttling draw (at most 1 s before the
@@ -208,7 +208,7 @@ impl Scenario {
     }
 
     /// The outcome whose retrying this scenario shows, if it shows one.
-    pub fn outcome(&self) -> Option<Outcome> {
+    pub(crate) fn outcome(&self) -> Option<Outcome> {
         match self.purpose {
             Purpose::Every(o) => Some(o),
             _ => None,
@@ -217,12 +217,12 @@ impl Scenario {
 
     /// Whether no server listens: the port is closed and every attempt is
     /// refused before it arrives (so none can be recorded).
-    pub fn refuses(&self) -> bool {
+    pub(crate) fn refuses(&self) -> bool {
         matches!(self.script.first(), Some(Some(Inject::Down(_))))
     }
 
     /// What the probe server does to attempt `n` (from 1); `None` answers 200.
-    pub fn effect(&self, n: u32) -> Option<Effect> {
+    pub(crate) fn effect(&self, n: u32) -> Option<Effect> {
         let i = (n.max(1) as usize - 1).min(self.script.len() - 1);
         // None of the kinds used here draws; the generator only satisfies
         // the trait.

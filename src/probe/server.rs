@@ -105,13 +105,13 @@ pub struct ProbeServer {
 }
 
 /// Binds a listener on 127.0.0.1 and nothing else.
-pub async fn bind_loopback() -> std::io::Result<TcpListener> {
+pub(crate) async fn bind_loopback() -> std::io::Result<TcpListener> {
     TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await
 }
 
 /// A port on 127.0.0.1 that nobody listens on: bound by the OS, noted, and
 /// closed again, so connecting to it is refused.
-pub async fn closed_port() -> std::io::Result<SocketAddr> {
+pub(crate) async fn closed_port() -> std::io::Result<SocketAddr> {
     let l = bind_loopback().await?;
     l.local_addr()
 }
@@ -124,7 +124,7 @@ impl ProbeServer {
 
     /// Starts serving `scenario` on a fresh loopback port, over TLS when
     /// `tls` is given.
-    pub async fn start_with(
+    pub(crate) async fn start_with(
         scenario: Scenario,
         tls: Option<TlsAcceptor>,
     ) -> std::io::Result<ProbeServer> {
@@ -160,7 +160,7 @@ impl ProbeServer {
     }
 
     /// Returns once an attempt has arrived (at once if one already has).
-    pub async fn first_arrival(&self) {
+    pub(crate) async fn first_arrival(&self) {
         if !lock(&self.log.arrivals).is_empty() {
             return;
         }
@@ -174,7 +174,7 @@ impl ProbeServer {
     }
 
     /// As [`ProbeServer::stop`], with the failed TLS handshakes.
-    pub async fn finish(self, start: Instant) -> Served {
+    pub(crate) async fn finish(self, start: Instant) -> Served {
         self.accept.abort();
         let _ = self.accept.await;
         self.log.stop.cancel();

@@ -170,7 +170,7 @@ pub struct InferredPolicy {
 
 impl InferredPolicy {
     /// The conditions seen retried, in the schema's order.
-    pub fn retried_conditions(&self) -> Vec<Condition> {
+    pub(crate) fn retried_conditions(&self) -> Vec<Condition> {
         let mut out: Vec<Condition> = self
             .retry_on
             .iter()
@@ -184,7 +184,7 @@ impl InferredPolicy {
 
     /// The policy engine's value for what was measured: fields not
     /// determined take the schema's defaults, which the report says.
-    pub fn to_policy(&self) -> RetryPolicy {
+    pub(crate) fn to_policy(&self) -> RetryPolicy {
         let max_attempts = self.max_attempts.value.unwrap_or(1).max(1);
         let backoff =
             self.backoff
@@ -207,12 +207,13 @@ impl InferredPolicy {
     }
 
     /// The per-attempt timeout, rounded like the rendered YAML.
-    pub fn timeout(&self) -> Option<Duration> {
+    pub(crate) fn timeout(&self) -> Option<Duration> {
         self.timeout_ms.value.map(|t| ms_to_duration(round_sig(t)))
     }
 
     /// Whether the verdict for `outcome` is known, and what it is.
-    pub fn retries(&self, outcome: Outcome) -> Option<bool> {
+    #[cfg(test)]
+    pub(crate) fn retries(&self, outcome: Outcome) -> Option<bool> {
         let name = outcome.to_string();
         self.retry_on
             .iter()
@@ -221,13 +222,13 @@ impl InferredPolicy {
     }
 }
 
-pub fn ms_to_duration(ms: f64) -> Duration {
+pub(crate) fn ms_to_duration(ms: f64) -> Duration {
     Duration::from_secs_f64((ms.max(0.0)) / 1e3)
 }
 
 /// Two significant digits (whole microseconds below 1 ms): how the rendered
 /// policy writes measured durations, since more digits would be noise.
-pub fn round_sig(ms: f64) -> f64 {
+pub(crate) fn round_sig(ms: f64) -> f64 {
     if ms <= 0.0 || !ms.is_finite() {
         return 0.0;
     }
@@ -248,7 +249,7 @@ pub struct Context<'a> {
 }
 
 /// Infers the policy from every scenario's runs.
-pub fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPolicy {
+pub(crate) fn infer(records: &[(Scenario, ScenarioRecord)], cx: &Context) -> InferredPolicy {
     let mut notes = Vec::new();
     let mut retry_on: Vec<OutcomeVerdict> = records
         .iter()

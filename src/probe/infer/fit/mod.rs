@@ -48,7 +48,7 @@ fn noise_at(ms: f64, floor_ms: f64) -> f64 {
 /// A retry sent within this long of the failure is sent at once: a wait of
 /// a few ms is the client's own work (a new connection, an exception
 /// raised and caught), not a backoff, and its spread is not jitter.
-pub fn immediate_ms(floor_ms: f64) -> f64 {
+pub(crate) fn immediate_ms(floor_ms: f64) -> f64 {
     IMMEDIATE_MS.max(2.0 * floor_ms)
 }
 
@@ -236,7 +236,7 @@ pub struct Alternative {
 /// on the first [`MAX_FITTED_RETRIES`] retries, with `floor_ms` the timing
 /// noise measured on waits that draw nothing. `None` when there is no wait
 /// at all.
-pub fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
+pub(crate) fn fit(by_retry: &[Vec<f64>], floor_ms: f64) -> Option<BackoffFit> {
     // Past the first retries the caller has set them aside already; the
     // schedule's fit below is quadratic in the number of indices.
     let by_retry = &by_retry[..by_retry.len().min(MAX_FITTED_RETRIES)];
@@ -385,7 +385,7 @@ fn waits_evidence(stats: &[IndexStats]) -> String {
     )
 }
 
-pub fn fmt_ms(ms: f64) -> String {
+pub(crate) fn fmt_ms(ms: f64) -> String {
     if ms >= 100.0 {
         format!("{ms:.0}")
     } else if ms >= 10.0 {
