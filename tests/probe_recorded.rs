@@ -453,6 +453,29 @@ fn boto3_throttling_and_transient_waits_are_fitted_apart_and_amz_retry_after_is_
     assert_eq!(t.kind_confidence, Confidence::Low);
 }
 
+/// What botocore's standard mode retries: every failure the probe makes but
+/// 400, AWS's throttling error included.
+const BOTOCORE_RETRIES: [(&str, bool); 8] = [
+    ("500", true),
+    ("503", true),
+    ("429", true),
+    ("400", false),
+    ("reset", true),
+    ("timeout", true),
+    ("connect", true),
+    ("throttling", true),
+];
+
+/// The `Host` names every attempt was addressed to.
+fn hosts(r: &ProbeReport) -> Vec<&str> {
+    r.scenarios
+        .iter()
+        .flat_map(|s| &s.runs)
+        .flat_map(|run| &run.arrivals)
+        .filter_map(|a| a.host.as_deref())
+        .collect()
+}
+
 /// boto3 (botocore 1.44.18, standard mode) over `--https --host
 /// probe.localhost`: 3 attempts; 5xx, 429, resets, timeouts and refused
 /// connections retried, 400 not; AWS's throttling error retried on its own
@@ -463,16 +486,7 @@ fn boto3_throttling_and_transient_waits_are_fitted_apart_and_amz_retry_after_is_
 fn boto3_standard_retries_and_throttling_over_https() {
     let r = replayed("boto3_sqs_https");
     assert_eq!(r.policy.max_attempts.value, Some(3));
-    for (outcome, want) in [
-        ("500", true),
-        ("503", true),
-        ("429", true),
-        ("400", false),
-        ("reset", true),
-        ("timeout", true),
-        ("connect", true),
-        ("throttling", true),
-    ] {
+    for (outcome, want) in BOTOCORE_RETRIES {
         let (v, c) = retried(&r, outcome);
         assert_eq!(v, Some(want), "{outcome}");
         assert_eq!(c, Confidence::High, "{outcome}");
@@ -498,13 +512,7 @@ fn boto3_standard_retries_and_throttling_over_https() {
         "{:?}",
         r.policy.notes
     );
-    let hosts: Vec<&str> = r
-        .scenarios
-        .iter()
-        .flat_map(|s| &s.runs)
-        .flat_map(|run| &run.arrivals)
-        .filter_map(|a| a.host.as_deref())
-        .collect();
+    let hosts = hosts(&r);
     assert!(!hosts.is_empty() && hosts.iter().all(|h| h.starts_with("probe.localhost:")));
 }
 
@@ -520,16 +528,7 @@ fn boto3_standard_retries_and_throttling_over_https() {
 fn boto3_s3_virtual_hosted_stops_on_success_and_honours_amz_retry_after() {
     let r = replayed("boto3_s3_virtual");
     assert_eq!(attempts(&r), (3, Confidence::High));
-    for (outcome, want) in [
-        ("500", true),
-        ("503", true),
-        ("429", true),
-        ("400", false),
-        ("reset", true),
-        ("timeout", true),
-        ("connect", true),
-        ("throttling", true),
-    ] {
+    for (outcome, want) in BOTOCORE_RETRIES {
         assert_eq!(
             retried(&r, outcome),
             (Some(want), Confidence::High),
@@ -566,13 +565,7 @@ fn boto3_s3_virtual_hosted_stops_on_success_and_honours_amz_retry_after() {
         (Confidence::Low, Confidence::Low),
         "{b:?}"
     );
-    let hosts: Vec<&str> = r
-        .scenarios
-        .iter()
-        .flat_map(|s| &s.runs)
-        .flat_map(|run| &run.arrivals)
-        .filter_map(|a| a.host.as_deref())
-        .collect();
+    let hosts = hosts(&r);
     assert!(
         !hosts.is_empty()
             && hosts
