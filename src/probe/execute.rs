@@ -225,15 +225,18 @@ struct Batch<'a> {
     target: &'a Target,
 }
 
+/// The runs under way: each ends with its scenario, its number and its record.
+type Tasks = tokio::task::JoinSet<(usize, u32, std::io::Result<RunRecord>)>;
+
 impl Batch<'_> {
     /// The scenarios `others` and `hanging`, each `runs` times; each
     /// scenario's runs in order, and the hang runs' cut. A run holds one of
     /// the permits only while its client starts, up to its first attempt,
     /// and up to [`ALIVE_PER_STARTING`] times as many clients are alive.
-    /// The hang runs go first and sit out their cut beside the others
-    /// rather than after them; their bound is lowered to the cut when the
-    /// others are done, and whatever a run showed past the cut is dropped,
-    /// as if it had been killed there.
+    /// The hang runs go first, when they leave room for the others, and sit
+    /// out their cut beside them rather than after them; their bound is
+    /// lowered to the cut when the others are done, and whatever a run
+    /// showed past the cut is dropped, as if it had been killed there.
     async fn go(
         &self,
         others: &[usize],
@@ -241,65 +244,31 @@ impl Batch<'_> {
         bound: Duration,
     ) -> std::io::Result<(Vec<(usize, Vec<RunRecord>)>, Duration)> {
         let runs = self.runs;
-        let each = |which: &[usize]| -> Vec<(usize, u32)> {
-            which
-                .iter()
-                .flat_map(|&s| (0..runs).map(move |r| (s, r)))
-                .collect()
-        };
-        let mut order = each(hanging);
-        let mut rest = each(others);
-        rest.sort_by_key(|&(s, r)| (weight(&self.scenarios[s]), r, s));
-        order.extend(rest);
-        let (set_cut, cut_rx) = watch::channel(bound);
-        let mut tasks = tokio::task::JoinSet::new();
-        // Clients alive at once: a started client mostly sleeps through its
-        // waits, so several times the clients starting.
         // `--parallel 1` is one client at a time, start to end (a client
         // that shares state between processes).
         let alive = match self.parallel {
             1 => 1,
             n => n * ALIVE_PER_STARTING,
         };
+        let each = |which: &[usize]| -> Vec<(usize, u32)> {
+            which
+                .iter()
+                .flat_map(|&s| (0..runs).map(move |r| (s, r)))
+                .collect()
+        };
+        let mut rest = each(others);
+        rest.sort_by_key(|&(s, r)| (weight(&self.scenarios[s]), r, s));
+        let hang_runs = each(hanging);
+        // Hang runs first would hold every place until the cut, which only
+        // the others' end fixes: then they wait for it instead.
+        let mut queue: std::collections::VecDeque<(usize, u32)> = if alive > hang_runs.len() {
+            hang_runs.into_iter().chain(rest).collect()
+        } else {
+            rest.into_iter().chain(hang_runs).collect()
+        };
         let alive = Arc::new(Semaphore::new(alive));
-        for (s, r) in order {
-            let permits = tokio::select! {
-                p = async {
-                    let alive = Arc::clone(&alive).acquire_owned().await.ok()?;
-                    let start = Arc::clone(self.permits).acquire_owned().await.ok()?;
-                    Some((alive, start))
-                } => p,
-                _ = self.stop.cancelled() => None,
-            };
-            let Some((alive, start)) = permits else { break };
-            let (cmd, scenario, stop) = (
-                self.cmd.clone(),
-                self.scenarios[s].clone(),
-                self.stop.clone(),
-            );
-            let (syns, target) = (self.syns.clone(), self.target.clone());
-            let run_bound = if hangs(&scenario) {
-                Bound::Cut(cut_rx.clone())
-            } else {
-                Bound::Fixed(bound)
-            };
-            tasks.spawn(async move {
-                let run_no = s as u64 * u64::from(runs) + u64::from(r);
-                let result = run_once(
-                    &cmd,
-                    &scenario,
-                    run_no,
-                    run_bound,
-                    &stop,
-                    syns.as_deref(),
-                    &target,
-                    Some(start),
-                )
-                .await;
-                drop(alive);
-                (s, r, result)
-            });
-        }
+        let (set_cut, cut_rx) = watch::channel(bound);
+        let mut tasks: Tasks = tokio::task::JoinSet::new();
         let mut slots: Vec<(usize, Vec<Option<RunRecord>>)> = hanging
             .iter()
             .chain(others)
@@ -307,57 +276,78 @@ impl Batch<'_> {
             .collect();
         let mut others_left = others.len() * runs as usize;
         let mut done_others: Vec<RunRecord> = Vec::new();
-        let mut cut = bound;
-        let mut cut_sent = false;
+        let mut cut = None;
         let mut first_error = None;
         loop {
-            if others_left == 0 && !cut_sent {
-                // The others are done (every run was spawned by then: the
-                // hang runs went first).
-                if !others.is_empty() {
-                    cut = hang_cut(&done_others, bound);
-                }
-                set_cut.send_replace(cut);
-                cut_sent = true;
+            if others_left == 0 && cut.is_none() {
+                let c = if others.is_empty() {
+                    bound
+                } else {
+                    hang_cut(&done_others, bound)
+                };
+                set_cut.send_replace(c);
+                cut = Some(c);
                 if let Some(b) = self.bar
                     && !hanging.is_empty()
                 {
                     b.set_message(format!(
                         "hang, cut at {}",
-                        crate::input::duration::format(cut)
+                        crate::input::duration::format(c)
                     ));
                 }
             }
-            let Some(joined) = tasks.join_next().await else {
+            if queue.is_empty() && tasks.is_empty() {
                 break;
-            };
-            if let Some(b) = self.bar {
-                b.inc(1);
             }
-            match joined {
-                Ok((s, r, Ok(run))) => {
+            // Starts the next run once it has its places, and meanwhile
+            // takes in the runs that end (one of them may fix the cut).
+            let places = async {
+                let alive = Arc::clone(&alive).acquire_owned().await.ok()?;
+                let start = Arc::clone(self.permits).acquire_owned().await.ok()?;
+                Some((alive, start))
+            };
+            tokio::select! {
+                biased;
+                Some(joined) = tasks.join_next() => {
+                    if let Some(b) = self.bar {
+                        b.inc(1);
+                    }
+                    let (s, r, result) = match joined {
+                        Ok(done) => done,
+                        Err(e) => {
+                            first_error.get_or_insert(std::io::Error::other(e.to_string()));
+                            continue;
+                        }
+                    };
                     if !hanging.contains(&s) {
                         others_left -= 1;
-                        done_others.push(run.clone());
                     }
-                    if let Some((_, slot)) = slots.iter_mut().find(|(i, _)| *i == s) {
-                        slot[r as usize] = Some(run);
+                    match result {
+                        Ok(run) => {
+                            if !hanging.contains(&s) {
+                                done_others.push(run.clone());
+                            }
+                            if let Some((_, slot)) = slots.iter_mut().find(|(i, _)| *i == s) {
+                                slot[r as usize] = Some(run);
+                            }
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
                     }
                 }
-                Ok((s, _, Err(e))) => {
-                    if !hanging.contains(&s) {
-                        others_left -= 1;
+                Some((alive, start)) = places, if !queue.is_empty() && !self.stop.is_cancelled() => {
+                    if let Some((s, r)) = queue.pop_front() {
+                        self.spawn(&mut tasks, (s, r), (alive, start), bound, &cut_rx);
                     }
-                    first_error.get_or_insert(e);
                 }
-                Err(e) => {
-                    first_error.get_or_insert(std::io::Error::other(e.to_string()));
-                }
+                _ = self.stop.cancelled(), if !queue.is_empty() => queue.clear(),
             }
         }
         if let Some(e) = first_error {
             return Err(e);
         }
+        let cut = cut.unwrap_or(bound);
         let cut_ms = cut.as_secs_f64() * 1e3;
         let done = slots
             .into_iter()
@@ -370,6 +360,46 @@ impl Batch<'_> {
             })
             .collect();
         Ok((done, cut))
+    }
+
+    /// Starts run `r` of scenario `s`, holding its places: the start
+    /// permit until the first attempt arrives, the alive one to its end.
+    fn spawn(
+        &self,
+        tasks: &mut Tasks,
+        (s, r): (usize, u32),
+        (alive, start): (OwnedSemaphorePermit, OwnedSemaphorePermit),
+        bound: Duration,
+        cut: &watch::Receiver<Duration>,
+    ) {
+        let (cmd, scenario, stop) = (
+            self.cmd.clone(),
+            self.scenarios[s].clone(),
+            self.stop.clone(),
+        );
+        let (syns, target) = (self.syns.clone(), self.target.clone());
+        let run_bound = if hangs(&scenario) {
+            Bound::Cut(cut.clone())
+        } else {
+            Bound::Fixed(bound)
+        };
+        let runs = self.runs;
+        tasks.spawn(async move {
+            let run_no = s as u64 * u64::from(runs) + u64::from(r);
+            let result = run_once(
+                &cmd,
+                &scenario,
+                run_no,
+                run_bound,
+                &stop,
+                syns.as_deref(),
+                &target,
+                Some(start),
+            )
+            .await;
+            drop(alive);
+            (s, r, result)
+        });
     }
 }
 
