@@ -138,9 +138,12 @@ pub const HANG_FLOOR: Duration = Duration::from_secs(6);
 /// attempt well past the longest wait it took elsewhere has no per-attempt
 /// timeout the probe needs to wait for (curl and got hold one forever, and
 /// would sit out the whole bound on every run). Never past `bound`.
-pub(crate) fn hang_cut(done: &[RunRecord], bound: Duration) -> Duration {
+pub(crate) fn hang_cut<'a>(
+    done: impl IntoIterator<Item = &'a RunRecord>,
+    bound: Duration,
+) -> Duration {
     let longest = done
-        .iter()
+        .into_iter()
         .flat_map(RunRecord::waits_ms)
         .fold(0.0, f64::max);
     // In whole tenths of a second, as the report writes it.
@@ -275,7 +278,6 @@ impl Batch<'_> {
             .map(|&s| (s, vec![None; runs as usize]))
             .collect();
         let mut others_left = others.len() * runs as usize;
-        let mut done_others: Vec<RunRecord> = Vec::new();
         let mut cut = None;
         let mut first_error = None;
         loop {
@@ -283,7 +285,12 @@ impl Batch<'_> {
                 let c = if others.is_empty() {
                     bound
                 } else {
-                    hang_cut(&done_others, bound)
+                    // From the others' records, kept in their slots.
+                    let done = slots
+                        .iter()
+                        .filter(|(s, _)| !hanging.contains(s))
+                        .flat_map(|(_, runs)| runs.iter().flatten());
+                    hang_cut(done, bound)
                 };
                 set_cut.send_replace(c);
                 cut = Some(c);
@@ -324,9 +331,6 @@ impl Batch<'_> {
                     }
                     match result {
                         Ok(run) => {
-                            if !hanging.contains(&s) {
-                                done_others.push(run.clone());
-                            }
                             if let Some((_, slot)) = slots.iter_mut().find(|(i, _)| *i == s) {
                                 slot[r as usize] = Some(run);
                             }
